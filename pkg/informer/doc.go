@@ -1,0 +1,23 @@
+// Package informer builds, starts and syncs the short-lived shared informers that
+// back every kubectl-idx command.
+//
+// Vocabulary:
+//   - Resource: one API resource to watch, identified by its REST mapping
+//     (GroupVersionResource, Kind, scope).
+//   - Mode: how much of each object is fetched. Full objects come from typed,
+//     protobuf-speaking informers for types compiled into client-go and from
+//     dynamic (unstructured JSON) informers for everything else; MetadataOnly
+//     objects are *metav1.PartialObjectMetadata fetched as protobuf.
+//   - Factory: one per invocation. It de-duplicates informers by resource and mode,
+//     registers indexers before start, installs the managedFields transform, and
+//     owns start, sync and shutdown.
+//
+// Contract: objects read from an informer's store are shared and read-only. Callers
+// must DeepCopyObject before changing anything, including setting TypeMeta for a
+// printer. Informers run in their own goroutines; stores and indexers are safe for
+// concurrent reads. A Factory itself is not safe for concurrent configuration:
+// configure from one goroutine, then Start.
+//
+// Nothing here imports cobra or writes to os.Stdout: progress goes to the writer in
+// Config, and errors are returned.
+package informer

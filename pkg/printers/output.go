@@ -1,0 +1,263 @@
+package printers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
+	"sigs.k8s.io/yaml"
+)
+
+// Group is the objects of one resource type, in print order.
+type Group struct {
+	// GVK is the kind the objects are printed as (it fills apiVersion and kind).
+	GVK schema.GroupVersionKind
+	// Namespaced resources get a NAMESPACE column with --all-namespaces.
+	Namespaced bool
+	// Objects are read-only cache objects.
+	Objects []runtime.Object
+	// CRDColumns are the additionalPrinterColumns of a custom resource.
+	CRDColumns []apiextensionsv1.CustomResourceColumnDefinition
+}
+
+// Options carry the printing flags that are not inside the delegate printer.
+type Options struct {
+	// Format is the -o value: "" and "wide" are human tables.
+	Format string
+	// Human table options, as kubectl's HumanPrintFlags name them.
+	NoHeaders     bool
+	ShowLabels    bool
+	ShowKind      bool
+	ColumnLabels  []string
+	WithNamespace bool
+	// SortBy is --sort-by: a JSONPath over the objects.
+	SortBy string
+	// SingleItem prints a lone object by itself instead of inside a List, as
+	// kubectl does when exactly one TYPE/NAME was asked for.
+	SingleItem bool
+	// Now is the reference time for ages.
+	Now time.Time
+}
+
+// IsHuman reports whether format selects kubectl's human-readable tables.
+func IsHuman(format string) bool { return format == "" || format == "wide" }
+
+// Print writes groups to w. delegate is the printer cli-runtime's flags chose; it
+// is used for every format except human tables and lists in json/yaml, which are
+// produced here. It returns the number of objects printed.
+func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
+	if IsHuman(opts.Format) {
+		return printTables(w, groups, opts)
+	}
+	objs := make([]runtime.Object, 0, total(groups))
+	for _, g := range groups {
+		for _, o := range g.Objects {
+			objs = append(objs, o)
+		}
+	}
+	if opts.SortBy != "" && len(objs) > 1 {
+		copies := make([]runtime.Object, len(objs))
+		for i := range objs {
+			copies[i] = objs[i] // the sorter reorders the slice, never the objects
+		}
+		if _, err := get.SortObjects(unstructured.UnstructuredJSONScheme, copies, opts.SortBy); err != nil {
+			return 0, err
+		}
+		objs = copies
+	}
+	gvks := gvkIndex(groups)
+	if opts.SingleItem && len(objs) == 1 {
+		return 1, delegate.PrintObj(Printable(objs[0], gvks[objs[0]]), w)
+	}
+	switch opts.Format {
+	case "json":
+		return len(objs), WriteJSONList(w, objs, gvks)
+	case "yaml":
+		return len(objs), WriteYAMLList(w, objs, gvks)
+	}
+	list := &corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
+	list.Items = make([]runtime.RawExtension, len(objs))
+	for i, o := range objs {
+		list.Items[i] = runtime.RawExtension{Object: Printable(o, gvks[o])}
+	}
+	return len(objs), delegate.PrintObj(list, w)
+}
+
+func total(groups []Group) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.Objects)
+	}
+	return n
+}
+
+// gvkIndex maps each object to its group's kind. Typed and metadata-only objects
+// from informers carry no TypeMeta, so the kind comes from the mapping.
+func gvkIndex(groups []Group) map[runtime.Object]schema.GroupVersionKind {
+	m := make(map[runtime.Object]schema.GroupVersionKind, total(groups))
+	for _, g := range groups {
+		for _, o := range g.Objects {
+			m[o] = g.GVK
+		}
+	}
+	return m
+}
+
+// Printable returns a deep copy of obj with apiVersion and kind set, which the
+// name, JSON and YAML printers need. The cache object is left untouched.
+func Printable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	c := obj.DeepCopyObject()
+	if !gvk.Empty() {
+		c.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return c
+}
+
+// WriteJSONList writes objs as a v1 List, byte for byte in the layout of kubectl's
+// JSON printer (four-space indent), one item at a time: the whole document is
+// never held in memory, which matters at tens of thousands of objects.
+func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
+		return err
+	}
+	var indented bytes.Buffer
+	for i, o := range objs {
+		data, err := json.Marshal(Printable(o, gvks[o]))
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", describe(o), err)
+		}
+		indented.Reset()
+		if err := json.Indent(&indented, data, "        ", "    "); err != nil {
+			return err
+		}
+		sep := ",\n        "
+		if i == 0 {
+			sep = "\n        "
+		}
+		if _, err := bw.WriteString(sep); err != nil {
+			return err
+		}
+		if _, err := bw.Write(indented.Bytes()); err != nil {
+			return err
+		}
+	}
+	if len(objs) > 0 {
+		if _, err := bw.WriteString("\n    "); err != nil {
+			return err
+		}
+	}
+	if _, err := bw.WriteString("],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,
+// one item at a time.
+func WriteYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	header := "apiVersion: v1\nitems:\n"
+	if len(objs) == 0 {
+		header = "apiVersion: v1\nitems: []\n"
+	}
+	if _, err := bw.WriteString(header); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		data, err := yaml.Marshal(Printable(o, gvks[o]))
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", describe(o), err)
+		}
+		// A list item is the object's mapping indented by two, its first line
+		// opened with "- ". Empty lines stay empty so block scalars keep their
+		// content.
+		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			prefix := "  "
+			switch {
+			case i == 0:
+				prefix = "- "
+			case line == "":
+				prefix = ""
+			}
+			if _, err := bw.WriteString(prefix + line + "\n"); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func describe(o runtime.Object) string {
+	if a, ok := o.(metav1.Object); ok {
+		if a.GetNamespace() != "" {
+			return a.GetNamespace() + "/" + a.GetName()
+		}
+		return a.GetName()
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+// printTables prints one table per group, separated by a blank line as kubectl
+// separates the tables of several types.
+func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
+	nonEmpty := 0
+	for _, g := range groups {
+		if len(g.Objects) > 0 {
+			nonEmpty++
+		}
+	}
+	printed := 0
+	for _, g := range groups {
+		if len(g.Objects) == 0 {
+			continue
+		}
+		table, err := TableFor(g.GVK.GroupKind(), g.Objects, g.CRDColumns, opts.Now)
+		if err != nil {
+			return printed, err
+		}
+		if opts.SortBy != "" {
+			sorter, err := get.NewTableSorter(table, opts.SortBy)
+			if err != nil {
+				return printed, err
+			}
+			if err := sorter.Sort(); err != nil {
+				return printed, err
+			}
+		}
+		p := printers.NewTablePrinter(printers.PrintOptions{
+			Kind:          g.GVK.GroupKind(),
+			WithKind:      opts.ShowKind || nonEmpty > 1,
+			NoHeaders:     opts.NoHeaders,
+			Wide:          opts.Format == "wide",
+			WithNamespace: opts.WithNamespace && g.Namespaced,
+			ColumnLabels:  opts.ColumnLabels,
+			ShowLabels:    opts.ShowLabels,
+		})
+		if printed > 0 && !opts.NoHeaders {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return printed, err
+			}
+		}
+		if err := p.PrintObj(table, w); err != nil {
+			return printed, err
+		}
+		printed += len(g.Objects)
+	}
+	return printed, nil
+}
