@@ -1,0 +1,390 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+)
+
+var getLong = `List any resource type, built-in or custom, from informer caches.
+
+kubectl idx starts short-lived client-go informers for the requested types, waits
+for their caches to sync and prints the objects with kubectl's printers and flags.
+Namespace, label and field selectors are applied by the server. Objects are sorted
+by namespace, then name.`
+
+var getExample = `  # List pods in the current namespace
+  kubectl idx pods
+
+  # List deployments and services in the shop namespace, wide
+  kubectl idx deploy,svc -n shop -o wide
+
+  # Two pods by name
+  kubectl idx po web-1 web-2
+
+  # A custom resource across all namespaces, piped into jq
+  kubectl idx crontabs.stable.example.com -A -o json | jq '.items[].metadata.name'
+
+  # Pods with a label, only their names
+  kubectl idx pods -l app=web -o name`
+
+// GetOptions holds the flags and resolved state of the root listing command.
+type GetOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	PrintFlags  *get.PrintFlags
+
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	SyncTimeout   time.Duration
+
+	// Resolved by Complete.
+	namespace         string
+	requests          []Request
+	singleItemImplied bool
+	printer           cliprinters.ResourcePrinter
+	restConfig        *rest.Config
+	progress          bool
+	// newFactory builds the informer factory; tests swap in fake clients.
+	newFactory func(cfg informer.Config) (*informer.Factory, error)
+	// crdColumns fetches a custom resource's printer columns; nil for built-ins.
+	crdColumns func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)
+
+	genericiooptions.IOStreams
+}
+
+// NewGetOptions returns GetOptions with kubectl's printing flags.
+func NewGetOptions(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *GetOptions {
+	return &GetOptions{
+		ConfigFlags: configFlags,
+		PrintFlags:  get.NewGetPrintFlags(),
+		SyncTimeout: 60 * time.Second,
+		IOStreams:   streams,
+	}
+}
+
+func newCmdGet(o *GetOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Short:   "Answer the questions kubectl get cannot, from client-go informer caches",
+		Long:    getLong,
+		Example: getExample,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
+	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	return cmd
+}
+
+// Complete resolves the namespace, the requested resources and the printer.
+func (o *GetOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return errors.New(`you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`)
+	}
+	// The printer first: an unknown -o is a usage error and needs no server.
+	if o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat == "wide" {
+		// kubectl's custom-columns flags read this too.
+		o.PrintFlags.CustomColumnsFlags.NoHeaders = *o.PrintFlags.NoHeaders
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	o.printer = p
+
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	if o.AllNamespaces {
+		o.namespace = metav1.NamespaceAll
+	}
+
+	o.restConfig, err = o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	mapper, err := o.ConfigFlags.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	var expander restmapper.CategoryExpander
+	if dc, err := o.ConfigFlags.ToDiscoveryClient(); err == nil {
+		expander = restmapper.NewDiscoveryCategoryExpander(dc)
+	}
+	o.requests, o.singleItemImplied, err = ParseResourceArgs(mapper, expander, args)
+	if err != nil {
+		return err
+	}
+	if o.crdColumns == nil {
+		o.crdColumns = o.fetchCRDColumns
+	}
+	if o.newFactory == nil {
+		o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+			return informer.NewFactory(o.restConfig, cfg)
+		}
+	}
+	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
+		o.progress = term.IsTerminal(int(f.Fd()))
+	}
+	return nil
+}
+
+// Validate checks flag combinations; it does no I/O.
+func (o *GetOptions) Validate() error {
+	if o.AllNamespaces {
+		for _, r := range o.requests {
+			if len(r.Names) > 0 {
+				return errors.New("a resource cannot be retrieved by name across all namespaces")
+			}
+		}
+	}
+	if _, err := labels.Parse(o.LabelSelector); err != nil {
+		return fmt.Errorf("invalid label selector %q: %w", o.LabelSelector, err)
+	}
+	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+		return fmt.Errorf("invalid field selector %q: %w", o.FieldSelector, err)
+	}
+	if o.SyncTimeout < 0 {
+		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	return nil
+}
+
+// Run starts the informers, waits for them to sync and prints the objects.
+func (o *GetOptions) Run(ctx context.Context) error {
+	format := *o.PrintFlags.OutputFormat
+	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
+		format = "go-template"
+	}
+	human := printers.IsHuman(format)
+
+	// Custom resources print their CRD's columns; fetch those first (one GET
+	// each) because they decide whether metadata-only objects suffice.
+	crdColumns := make([][]apiextensionsv1.CustomResourceColumnDefinition, len(o.requests))
+	if human {
+		for i, r := range o.requests {
+			if clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
+				continue
+			}
+			cols, err := o.crdColumns(ctx, r.Resource)
+			if err != nil {
+				return err
+			}
+			crdColumns[i] = cols
+		}
+	}
+
+	factory, err := o.newFactory(informer.Config{
+		Namespace:         o.namespace,
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.fieldSelectorFor(),
+		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
+		SyncTimeout:       o.SyncTimeout,
+		Progress:          o.progressWriter(),
+		ProgressDelay:     time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer factory.Shutdown()
+
+	infs := make([]cache.SharedIndexInformer, len(o.requests))
+	for i, r := range o.requests {
+		mode := informer.Full
+		switch {
+		case format == "name":
+			mode = informer.MetadataOnly
+		case human && o.PrintFlags.HumanReadableFlags.SortBy != nil && *o.PrintFlags.HumanReadableFlags.SortBy != "":
+			// --sort-by may name any field.
+		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), crdColumns[i]):
+			mode = informer.MetadataOnly
+		}
+		inf, err := factory.Informer(r.Resource, mode, nil)
+		if err != nil {
+			return err
+		}
+		infs[i] = inf
+	}
+	factory.Start(ctx)
+	if err := factory.WaitForSync(ctx); err != nil {
+		return err
+	}
+
+	groups := make([]printers.Group, len(o.requests))
+	var errs []error
+	for i, r := range o.requests {
+		objs, missing := collect(infs[i].GetIndexer(), r, o.namespace)
+		for _, name := range missing {
+			errs = append(errs, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
+		}
+		groups[i] = printers.Group{GVK: r.Resource.GVK, Namespaced: r.Resource.Namespaced, Objects: objs, CRDColumns: crdColumns[i]}
+	}
+	// Everything needed is in hand: release connections and goroutines now, not
+	// after a long print.
+	factory.Shutdown()
+
+	hf := o.PrintFlags.HumanReadableFlags
+	n, err := printers.Print(o.Out, groups, o.printer, printers.Options{
+		Format:        format,
+		NoHeaders:     *o.PrintFlags.NoHeaders,
+		ShowLabels:    *hf.ShowLabels,
+		ShowKind:      *hf.ShowKind,
+		ColumnLabels:  *hf.ColumnLabels,
+		WithNamespace: o.AllNamespaces,
+		SortBy:        *hf.SortBy,
+		SingleItem:    o.singleItemImplied,
+		Now:           time.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 && human && len(errs) == 0 {
+		if o.namespace == metav1.NamespaceAll || !anyNamespaced(o.requests) {
+			fmt.Fprintln(o.ErrOut, "No resources found")
+		} else {
+			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// fieldSelectorFor narrows the server-side list to the one object asked for by
+// name, so `kubectl idx po web-1` does not list a whole namespace.
+func (o *GetOptions) fieldSelectorFor() string {
+	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
+		return o.FieldSelector
+	}
+	byName := "metadata.name=" + o.requests[0].Names[0]
+	if o.FieldSelector == "" {
+		return byName
+	}
+	return byName + "," + o.FieldSelector
+}
+
+// progressWriter is stderr when it is a terminal, nil otherwise: progress lines
+// would only be noise in a log file or a pipe.
+func (o *GetOptions) progressWriter() io.Writer {
+	if !o.progress {
+		return nil
+	}
+	return o.ErrOut
+}
+
+// fetchCRDColumns returns the additionalPrinterColumns of the CRD serving r, or
+// nil when r is not served by a CRD (an aggregated API) or the CRD cannot be read.
+func (o *GetOptions) fetchCRDColumns(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+	client, err := apiextensionsclient.NewForConfig(o.restConfig)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, r.GVR.GroupResource().String(), metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading printer columns of %s: %w", r.Name(), err)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == r.GVR.Version {
+			return v.AdditionalPrinterColumns, nil
+		}
+	}
+	return nil, nil
+}
+
+// collect returns the objects r asks for, sorted by namespace then name, and the
+// names asked for that do not exist. Named objects are fetched by key, never by a
+// scan of the store.
+func collect(store cache.Indexer, r Request, namespace string) ([]runtime.Object, []string) {
+	if len(r.Names) == 0 {
+		items := store.List()
+		objs := make([]runtime.Object, 0, len(items))
+		for _, it := range items {
+			if obj, ok := it.(runtime.Object); ok {
+				objs = append(objs, obj)
+			}
+		}
+		sortObjects(objs)
+		return objs, nil
+	}
+	var objs []runtime.Object
+	var missing []string
+	for _, name := range r.Names {
+		key := name
+		if r.Resource.Namespaced {
+			key = namespace + "/" + name
+		}
+		it, ok, err := store.GetByKey(key)
+		if err != nil || !ok {
+			missing = append(missing, name)
+			continue
+		}
+		objs = append(objs, it.(runtime.Object))
+	}
+	return objs, missing
+}
+
+func anyNamespaced(reqs []Request) bool {
+	for _, r := range reqs {
+		if r.Resource.Namespaced {
+			return true
+		}
+	}
+	return false
+}
+
+// sortObjects orders by namespace, then name.
+func sortObjects(objs []runtime.Object) {
+	keys := make(map[runtime.Object][2]string, len(objs))
+	for _, o := range objs {
+		if a, err := meta.Accessor(o); err == nil {
+			keys[o] = [2]string{a.GetNamespace(), a.GetName()}
+		}
+	}
+	slices.SortStableFunc(objs, func(a, b runtime.Object) int {
+		ka, kb := keys[a], keys[b]
+		if c := strings.Compare(ka[0], kb[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(ka[1], kb[1])
+	})
+}

@@ -1,0 +1,85 @@
+// Package cmd holds the cobra commands of kubectl-idx. Commands translate flags
+// into plain configuration and call into pkg/, which does the work.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
+)
+
+// NewCmdRoot returns the `kubectl idx` command. The root command itself lists
+// resources (see get.go); other verbs are subcommands.
+func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	configFlags := genericclioptions.NewConfigFlags(true)
+	o := NewGetOptions(configFlags, streams)
+	root := newCmdGet(o)
+	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"
+	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl idx"}
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	root.CompletionOptions.HiddenDefaultCmd = true
+
+	flags := root.PersistentFlags()
+	configFlags.AddFlags(flags)
+	flags.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+	addKlogVerbosity(root)
+
+	root.AddCommand(NewCmdVersion(configFlags, streams))
+	return root
+}
+
+// addKlogVerbosity exposes klog's -v and nothing else of klog's flag set.
+func addKlogVerbosity(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	// klog writes to stderr only, never into the data on stdout.
+	_ = fs.Set("logtostderr", "true")
+	if v := fs.Lookup("v"); v != nil {
+		cmd.PersistentFlags().AddGoFlag(v)
+	}
+}
+
+// Execute runs the root command with args and returns the process exit code.
+// Errors are printed once, on stderr, in kubectl's wording.
+func Execute(streams genericiooptions.IOStreams, args []string) int {
+	// Without this a write to a closed pipe (`kubectl idx ... | head`) kills the
+	// process with SIGPIPE; with it the write fails with EPIPE and we exit quietly.
+	signal.Ignore(syscall.SIGPIPE)
+	// client-go reports some failures it also returns (discovery, for one) through
+	// utilruntime.HandleError, which would print klog lines on top of our one-line
+	// error. Keep them for -v=2 and above.
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
+		func(_ context.Context, err error, msg string, kv ...any) {
+			klog.V(2).ErrorS(err, msg, kv...)
+		},
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root := NewCmdRoot(streams)
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	err := root.ExecuteContext(ctx)
+	klog.Flush()
+	if err == nil || errors.Is(err, syscall.EPIPE) {
+		return 0
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return 0
+	}
+	fmt.Fprintln(streams.ErrOut, FormatError(err))
+	return 1
+}
