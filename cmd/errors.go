@@ -15,6 +15,9 @@ import (
 // everything else as `error: ...`. Aggregated errors print one line each.
 func FormatError(err error) string {
 	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) && len(agg.Errors()) == 1 {
+		return FormatError(agg.Errors()[0])
+	}
 	if errors.As(err, &agg) && len(agg.Errors()) > 1 {
 		lines := make([]string, 0, len(agg.Errors()))
 		for _, e := range agg.Errors() {

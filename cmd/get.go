@@ -231,10 +231,10 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	for i, r := range o.requests {
 		mode := informer.Full
 		switch {
+		case o.PrintFlags.HumanReadableFlags.SortBy != nil && *o.PrintFlags.HumanReadableFlags.SortBy != "":
+			// --sort-by may name any field.
 		case format == "name":
 			mode = informer.MetadataOnly
-		case human && o.PrintFlags.HumanReadableFlags.SortBy != nil && *o.PrintFlags.HumanReadableFlags.SortBy != "":
-			// --sort-by may name any field.
 		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), crdColumns[i]):
 			mode = informer.MetadataOnly
 		}

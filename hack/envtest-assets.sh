@@ -13,7 +13,9 @@ STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
 CACHE_ROOT=${KUBECTL_IDX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-idx}
 OUT="$CACHE_ROOT/envtest/k8s-$KUBE_VERSION"
 
-if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]]; then
+# Reuse a cached build only if it reports the version it was built for.
+if [[ -x "$OUT/kube-apiserver" && -x "$OUT/etcd" ]] &&
+  [[ "$("$OUT/kube-apiserver" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]]; then
   echo "$OUT"
   exit 0
 fi
@@ -54,8 +56,16 @@ GO
 log "resolving k8s.io/kubernetes $KUBE_VERSION (staging $STAGING_VERSION) and etcd $etcd_version"
 go get "go.etcd.io/etcd/server/v3@$etcd_version" >&2
 go mod tidy >&2
+# The version packages are stamped as the release build does, so the server
+# reports its real version (/version, `kubectl version`) instead of v0.0.0-master.
+minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+ldflags="-s"
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+done
 log "building kube-apiserver (several minutes on first run)"
-CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$OUT/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2
+CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$OUT/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2
 log "building etcd $etcd_version"
 CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$OUT/etcd.tmp" go.etcd.io/etcd/server/v3 >&2
 mv "$OUT/kube-apiserver.tmp" "$OUT/kube-apiserver"

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -91,6 +93,11 @@ type Clients struct {
 	// protobuf: for built-in types it decodes several times faster than JSON and
 	// typed structs take a fraction of the memory of unstructured maps.
 	Typed func(gv schema.GroupVersion) (rest.Interface, error)
+	// TypedJSON returns a JSON-speaking client for one built-in group version. It
+	// serves the few kinds whose protobuf form drops the apiVersion and kind of an
+	// embedded object (a StatefulSet's volumeClaimTemplates), which -o json must
+	// show as kubectl does. Nil means Typed serves those kinds too.
+	TypedJSON func(gv schema.GroupVersion) (rest.Interface, error)
 	// Dynamic serves full objects of types client-go does not know.
 	Dynamic dynamic.Interface
 	// Metadata serves *metav1.PartialObjectMetadata.
@@ -144,25 +151,32 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	var mu sync.Mutex
-	typed := map[schema.GroupVersion]rest.Interface{}
 	return NewFactoryWithClients(Clients{
-		Typed: func(gv schema.GroupVersion) (rest.Interface, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if c, ok := typed[gv]; ok {
-				return c, nil
-			}
-			c, err := ProtobufClient(restConfig, gv)
-			if err != nil {
-				return nil, err
-			}
-			typed[gv] = c
-			return c, nil
-		},
-		Dynamic:  dyn,
-		Metadata: md,
+		Typed:     cachedClients(restConfig, runtime.ContentTypeProtobuf),
+		TypedJSON: cachedClients(restConfig, runtime.ContentTypeJSON),
+		Dynamic:   dyn,
+		Metadata:  md,
 	}, cfg), nil
+}
+
+// cachedClients returns a constructor of typed REST clients for contentType that
+// builds one client per group version.
+func cachedClients(restConfig *rest.Config, contentType string) func(schema.GroupVersion) (rest.Interface, error) {
+	var mu sync.Mutex
+	clients := map[schema.GroupVersion]rest.Interface{}
+	return func(gv schema.GroupVersion) (rest.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := clients[gv]; ok {
+			return c, nil
+		}
+		c, err := TypedClient(restConfig, gv, contentType)
+		if err != nil {
+			return nil, err
+		}
+		clients[gv] = c
+		return c, nil
+	}
 }
 
 // NewFactoryWithClients returns a Factory using the given clients.
@@ -224,8 +238,15 @@ func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) 
 	existing := inf.GetIndexer().GetIndexers()
 	missing := cache.Indexers{}
 	for name, fn := range indexers {
-		if _, ok := existing[name]; !ok {
+		old, ok := existing[name]
+		if !ok {
 			missing[name] = fn
+			continue
+		}
+		// Closures built by the same constructor share code; a different
+		// function under a taken name would silently answer the wrong query.
+		if reflect.ValueOf(old).Pointer() != reflect.ValueOf(fn).Pointer() {
+			return fmt.Errorf("index %q is already registered with a different function", name)
 		}
 	}
 	if len(missing) == 0 {
@@ -238,10 +259,11 @@ func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) 
 // Transforms run on freshly decoded objects before they reach the store, so
 // mutating them here is allowed.
 func DropManagedFields(obj any) (any, error) {
+	inner := obj
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+		inner = d.Obj
 	}
-	if a, err := meta.Accessor(obj); err == nil {
+	if a, err := meta.Accessor(inner); err == nil {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
@@ -264,13 +286,17 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ri.Watch(ctx, o) }
 		example = &metav1.PartialObjectMetadata{}
 	case clientgoscheme.Scheme.Recognizes(e.res.GVK):
-		client, err := f.clients.Typed(e.res.GVK.GroupVersion())
-		if err != nil {
-			return nil, nil, err
-		}
 		obj, err := clientgoscheme.Scheme.New(e.res.GVK)
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating %s: %w", e.res.GVK, err)
+		}
+		newClient := f.clients.Typed
+		if f.clients.TypedJSON != nil && embedsTypeMeta(reflect.TypeOf(obj)) {
+			newClient = f.clients.TypedJSON
+		}
+		client, err := newClient(e.res.GVK.GroupVersion())
+		if err != nil {
+			return nil, nil, err
 		}
 		example = obj
 		resource, namespaced := e.res.GVR.Resource, e.res.Namespaced && ns != ""
@@ -305,7 +331,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				o.ResourceVersion = ""
 				o.ResourceVersionMatch = ""
 			}
-			if o.Limit > 0 && o.Limit < f.cfg.PageSize {
+			if o.Limit > 0 {
 				o.Limit = f.cfg.PageSize
 			}
 			obj, err := list(ctx, o)
@@ -335,17 +361,20 @@ func namespaceableDynamic(r dynamic.NamespaceableResourceInterface, ns string) d
 	return r
 }
 
-// ProtobufClient returns a REST client for the built-in group version gv that
-// asks for protobuf and decodes into client-go's typed structs.
-func ProtobufClient(restConfig *rest.Config, gv schema.GroupVersion) (rest.Interface, error) {
+// TypedClient returns a REST client for the built-in group version gv that asks
+// for contentType (protobuf or JSON) and decodes into client-go's typed structs.
+func TypedClient(restConfig *rest.Config, gv schema.GroupVersion, contentType string) (rest.Interface, error) {
 	cfg := rest.CopyConfig(restConfig)
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
 	if gv.Group == "" {
 		cfg.APIPath = "/api"
 	}
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cfg.ContentType = contentType
+	cfg.AcceptContentTypes = contentType
+	if contentType == runtime.ContentTypeProtobuf {
+		cfg.AcceptContentTypes += "," + runtime.ContentTypeJSON
+	}
 	cfg.NegotiatedSerializer = clientgoscheme.Codecs.WithoutConversion()
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()

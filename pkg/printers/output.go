@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,17 +66,23 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 			objs = append(objs, o)
 		}
 	}
+	gvks := gvkIndex(groups)
 	if opts.SortBy != "" && len(objs) > 1 {
-		copies := make([]runtime.Object, len(objs))
-		for i := range objs {
-			copies[i] = objs[i] // the sorter reorders the slice, never the objects
+		// kubectl sorts unstructured objects; its sorter cannot compare a typed
+		// struct with a map, so mixed lists (pods,crontabs) are converted first.
+		sorted := make([]runtime.Object, len(objs))
+		for i, o := range objs {
+			u, err := ToUnstructured(o, gvks[o])
+			if err != nil {
+				return 0, err
+			}
+			sorted[i] = u
 		}
-		if _, err := get.SortObjects(unstructured.UnstructuredJSONScheme, copies, opts.SortBy); err != nil {
+		if _, err := get.SortObjects(unstructured.UnstructuredJSONScheme, sorted, opts.SortBy); err != nil {
 			return 0, err
 		}
-		objs = copies
+		objs = sorted
 	}
-	gvks := gvkIndex(groups)
 	if opts.SingleItem && len(objs) == 1 {
 		return 1, delegate.PrintObj(Printable(objs[0], gvks[objs[0]]), w)
 	}
@@ -87,12 +92,50 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 	case "yaml":
 		return len(objs), WriteYAMLList(w, objs, gvks)
 	}
-	list := &corev1.List{TypeMeta: metav1.TypeMeta{Kind: "List", APIVersion: "v1"}}
-	list.Items = make([]runtime.RawExtension, len(objs))
+	if opts.Format == "name" {
+		// cli-runtime's name printer refuses typed lists; it prints one object
+		// at a time anyway.
+		for _, o := range objs {
+			if err := delegate.PrintObj(Printable(o, gvks[o]), w); err != nil {
+				return 0, err
+			}
+		}
+		return len(objs), nil
+	}
+	// kubectl hands its generic printers an unstructured List. Doing the same
+	// keeps their output identical: custom-columns, for one, prints "<none>" for
+	// a field absent from a map but "" for the zero value of a typed struct field.
+	list := &unstructured.UnstructuredList{Object: map[string]any{
+		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
+	}}
+	list.Items = make([]unstructured.Unstructured, len(objs))
 	for i, o := range objs {
-		list.Items[i] = runtime.RawExtension{Object: Printable(o, gvks[o])}
+		u, err := ToUnstructured(o, gvks[o])
+		if err != nil {
+			return 0, err
+		}
+		list.Items[i] = *u
 	}
 	return len(objs), delegate.PrintObj(list, w)
+}
+
+// ToUnstructured converts a cache object to a new unstructured object with
+// apiVersion and kind set. The cache object is left untouched.
+func ToUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	if in, ok := obj.(*unstructured.Unstructured); ok {
+		u = in.DeepCopy()
+	} else {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("converting %s: %w", describe(obj), err)
+		}
+		u = &unstructured.Unstructured{Object: m}
+	}
+	if !gvk.Empty() {
+		u.SetGroupVersionKind(gvk)
+	}
+	return u, nil
 }
 
 func total(groups []Group) int {
@@ -232,7 +275,11 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 			return printed, err
 		}
 		if opts.SortBy != "" {
-			sorter, err := get.NewTableSorter(table, opts.SortBy)
+			field, err := get.RelaxedJSONPathExpression(opts.SortBy)
+			if err != nil {
+				return printed, err
+			}
+			sorter, err := get.NewTableSorter(table, field)
 			if err != nil {
 				return printed, err
 			}

@@ -1,0 +1,327 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/metadata"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+)
+
+var completionLong = `Print a shell completion script for kubectl-idx.
+
+kubectl idx is completed two ways:
+
+- As kubectl idx TAB, by kubectl's own completion (kubectl 1.26 or later). kubectl
+  asks the plugin through an executable named kubectl_complete-idx on PATH, which
+  every release archive ships next to kubectl-idx; no script from this command is
+  involved. krew links only kubectl-idx, so link the other by hand (Linux, macOS):
+
+    ln -s "${KREW_ROOT:-$HOME/.krew}"/store/idx/*/kubectl_complete-idx "${KREW_ROOT:-$HOME/.krew}/bin/"
+
+- As kubectl-idx TAB, calling the binary directly: load the script this command
+  prints for your shell, as the examples show.
+
+Both complete resource types from the server's discovery and then object names
+from the server, --namespace from the server, and --context, --cluster and --user
+from kubeconfig.`
+
+var completionExample = `  # Load completion for kubectl-idx in every new bash shell (needs bash-completion)
+  kubectl idx completion bash > ~/.local/share/bash-completion/completions/kubectl-idx
+
+  # Install it for zsh, in a directory on $fpath
+  kubectl idx completion zsh > "${fpath[1]}/_kubectl-idx"
+
+  # Install it for fish
+  kubectl idx completion fish > ~/.config/fish/completions/kubectl-idx.fish
+
+  # Load it in the current PowerShell session
+  kubectl idx completion powershell | Out-String | Invoke-Expression`
+
+// completionShells are the shells cobra generates scripts for, in help order.
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+// CompletionOptions holds the shell to print a completion script for.
+type CompletionOptions struct {
+	Shell string
+
+	genericiooptions.IOStreams
+}
+
+// NewCompletionOptions returns CompletionOptions writing to streams.
+func NewCompletionOptions(streams genericiooptions.IOStreams) *CompletionOptions {
+	return &CompletionOptions{IOStreams: streams}
+}
+
+// NewCmdCompletion returns the completion command.
+func NewCmdCompletion(streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewCompletionOptions(streams)
+	return &cobra.Command{
+		Use:                   "completion SHELL",
+		DisableFlagsInUseLine: true,
+		Short:                 "Print the shell completion script for bash, zsh, fish or powershell",
+		Long:                  completionLong,
+		Example:               completionExample,
+		ValidArgs:             completionShells,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run()
+		},
+	}
+}
+
+// Complete takes the shell from the arguments.
+func (o *CompletionOptions) Complete(args []string) error {
+	switch len(args) {
+	case 0:
+		return fmt.Errorf("shell not specified; one of: %s", strings.Join(completionShells, ", "))
+	case 1:
+		o.Shell = args[0]
+		return nil
+	default:
+		return errors.New("too many arguments; expected only the shell type")
+	}
+}
+
+// Validate checks the shell is one cobra supports.
+func (o *CompletionOptions) Validate() error {
+	if !slices.Contains(completionShells, o.Shell) {
+		return fmt.Errorf("unsupported shell type %q; one of: %s", o.Shell, strings.Join(completionShells, ", "))
+	}
+	return nil
+}
+
+// Run prints the script. Cobra's scripts depend on nothing but the program name
+// (they ask the program itself, through __complete, at every TAB), and the root
+// command is named idx after `kubectl idx`; a bare command named after the binary
+// gives the script for the name a shell actually sees.
+func (o *CompletionOptions) Run() error {
+	prog := &cobra.Command{Use: "kubectl-idx"}
+	switch o.Shell {
+	case "bash":
+		return prog.GenBashCompletionV2(o.Out, true)
+	case "zsh":
+		return prog.GenZshCompletion(o.Out)
+	case "fish":
+		return prog.GenFishCompletion(o.Out, true)
+	default:
+		return prog.GenPowerShellCompletionWithDesc(o.Out)
+	}
+}
+
+// addCompletion replaces cobra's default completion command with NewCmdCompletion
+// and registers dynamic completion on root: resource types, then object names, for
+// its arguments, and values for --namespace, --context, --cluster and --user.
+// --output already completes through kubectl's PrintFlags.
+func addCompletion(root *cobra.Command, configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) {
+	c := &completer{getter: configFlags, requestTimeout: configFlags.Timeout, timeout: 5 * time.Second}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(NewCmdCompletion(streams))
+	root.ValidArgsFunction = c.typeAndName
+
+	flagValues := map[string]cobra.CompletionFunc{
+		"namespace": func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			return c.names(cmd, "namespaces", toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+		"context": c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.Contexts)) }),
+		"cluster": c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.Clusters)) }),
+		"user":    c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.AuthInfos)) }),
+	}
+	for name, fn := range flagValues {
+		// Registration fails only for a flag that does not exist or is registered
+		// twice: programming errors, which the completion tests catch.
+		cmdutil.CheckErr(root.RegisterFlagCompletionFunc(name, fn))
+	}
+}
+
+// completer answers dynamic completion from the cluster that the command line
+// being completed points at: cobra parses its flags (--kubeconfig, --context, -n,
+// -A) into the ConfigFlags behind getter before calling in.
+//
+// It follows kubectl's own completion (k8s.io/kubectl/pkg/util/completion) in
+// what it offers, but that package is not used: it needs two modules this one
+// does not (for pod and container completions kubectl idx has no use for), and it
+// runs a whole kubectl get per TAB where one metadata-only list is enough. Types
+// are offered only if they can be listed and watched, since every kubectl idx
+// command does both. Errors mean no completions, never output: the shell would
+// show it as candidates.
+type completer struct {
+	getter genericclioptions.RESTClientGetter
+	// requestTimeout is --request-timeout; when it is not given, timeout bounds
+	// server calls instead, so a TAB against an unreachable cluster gives up rather
+	// than hang the shell.
+	requestTimeout *string
+	timeout        time.Duration
+}
+
+// typeAndName completes the root command's arguments the way kubectl get's are:
+// "TYPE[,TYPE...] NAME..." or "TYPE/NAME...".
+func (c *completer) typeAndName(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	directive := cobra.ShellCompDirectiveNoFileComp
+	switch {
+	case len(args) > 0 && !strings.Contains(args[0], "/"):
+		// "TYPE NAME...": names of that type, less those already given. A list of
+		// types has no single set of names.
+		if strings.Contains(args[0], ",") {
+			return nil, directive
+		}
+		return without(c.names(cmd, args[0], toComplete), args[1:]), directive
+	case strings.Contains(toComplete, "/"):
+		// "TYPE/NA": names of TYPE, prefixed back with "TYPE/".
+		typ, prefix, _ := strings.Cut(toComplete, "/")
+		var comps []string
+		for _, n := range c.names(cmd, typ, prefix) {
+			comps = append(comps, typ+"/"+n)
+		}
+		return without(comps, args), directive
+	case len(args) == 0:
+		// The first argument: a type, or the last of a comma-separated list.
+		done, last := "", toComplete
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			done, last = toComplete[:i+1], toComplete[i+1:]
+		}
+		var comps []string
+		for _, t := range c.resourceTypes(last) {
+			comps = append(comps, done+t)
+		}
+		return comps, directive
+	default:
+		// After "TYPE/NAME" every argument has that form: offer "TYPE/" and let
+		// the next TAB complete the name.
+		var comps []string
+		for _, t := range c.resourceTypes(toComplete) {
+			comps = append(comps, t+"/")
+		}
+		return comps, directive | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// resourceTypes returns the listable and watchable resource types starting with
+// prefix, named as `kubectl api-resources -o name` names them ("pods",
+// "deployments.apps"), each group at its preferred version.
+func (c *completer) resourceTypes(prefix string) []string {
+	c.defaultTimeout()
+	dc, err := c.getter.ToDiscoveryClient()
+	if err != nil {
+		return nil
+	}
+	// With some groups unavailable discovery returns the others and an error;
+	// those others are still worth offering.
+	lists, _ := dc.ServerPreferredResources()
+	seen := map[string]bool{}
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
+				continue // a subresource, or nothing an informer can follow
+			}
+			name := r.Name
+			if gv.Group != "" {
+				name += "." + gv.Group
+			}
+			if strings.HasPrefix(name, prefix) {
+				seen[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// names returns the names of the objects of type typ starting with prefix, in
+// the namespace of the command line, or in all namespaces with -A.
+func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
+	c.defaultTimeout()
+	mapper, err := c.getter.ToRESTMapper()
+	if err != nil {
+		return nil
+	}
+	mapping, err := mappingFor(mapper, typ)
+	if err != nil {
+		return nil
+	}
+	cfg, err := c.getter.ToRESTConfig()
+	if err != nil {
+		return nil
+	}
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	var lister metadata.ResourceInterface = client.Resource(mapping.Resource)
+	if all, _ := cmd.Flags().GetBool("all-namespaces"); !all && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns, _, err := c.getter.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return nil
+		}
+		lister = client.Resource(mapping.Resource).Namespace(ns)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	list, err := lister.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{} // with -A the same name can be in several namespaces
+	for _, item := range list.Items {
+		if strings.HasPrefix(item.Name, prefix) {
+			seen[item.Name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// kubeconfigNames returns a flag completion listing the names that pick returns
+// from the merged kubeconfig, such as its contexts.
+func (c *completer) kubeconfigNames(pick func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		cfg, err := c.getter.ToRawKubeConfigLoader().RawConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var comps []string
+		for _, n := range pick(&cfg) {
+			if strings.HasPrefix(n, toComplete) {
+				comps = append(comps, n)
+			}
+		}
+		slices.Sort(comps)
+		return comps, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// defaultTimeout sets --request-timeout to c.timeout unless the user gave one.
+// Completion runs in a process of its own (kubectl-idx __complete), so nothing
+// else sees the change.
+func (c *completer) defaultTimeout() {
+	if t := c.requestTimeout; t != nil && (*t == "" || *t == "0") {
+		*t = c.timeout.String()
+	}
+}
+
+// without returns comps less the values in given, which are already on the
+// command line.
+func without(comps, given []string) []string {
+	return slices.DeleteFunc(comps, func(s string) bool { return slices.Contains(given, s) })
+}

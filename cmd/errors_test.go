@@ -1,0 +1,109 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+func TestFormatError(t *testing.T) {
+	pods := schema.GroupResource{Resource: "pods"}
+	forbidden := apierrors.NewForbidden(pods, "", errors.New(`User "jane" cannot list resource "pods" in API group "" in the namespace "shop"`))
+	refused := &url.Error{
+		Op:  "Get",
+		URL: "https://127.0.0.1:6443/api?timeout=32s",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)},
+	}
+	timeout := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api", Err: context.DeadlineExceeded}
+
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{
+			name: "status error",
+			err:  forbidden,
+			want: `Error from server (Forbidden): pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "shop"`,
+		},
+		{
+			name: "wrapped status error",
+			err:  fmt.Errorf("waiting for pods cache to sync: %w", forbidden),
+			want: `Error from server (Forbidden): pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "shop"`,
+		},
+		{
+			name: "not found",
+			err:  apierrors.NewNotFound(pods, "web-0"),
+			want: `Error from server (NotFound): pods "web-0" not found`,
+		},
+		{
+			name: "unauthorized",
+			err:  apierrors.NewUnauthorized("Unauthorized"),
+			want: "error: You must be logged in to the server (Unauthorized)",
+		},
+		{
+			name: "connection refused",
+			err:  refused,
+			want: "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?",
+		},
+		{
+			name: "wrapped connection refused",
+			err:  fmt.Errorf("listing pods: %w", refused),
+			want: "The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?",
+		},
+		{
+			name: "other transport error",
+			err:  timeout,
+			want: "Unable to connect to the server: context deadline exceeded",
+		},
+		{
+			name: "aggregate of two not found",
+			err:  utilerrors.NewAggregate([]error{apierrors.NewNotFound(pods, "a"), apierrors.NewNotFound(pods, "b")}),
+			want: "Error from server (NotFound): pods \"a\" not found\nError from server (NotFound): pods \"b\" not found",
+		},
+		{
+			// kubectl get pods nope prints exactly this; Run returns one missing
+			// name as an aggregate of one.
+			name: "aggregate of one not found",
+			err:  utilerrors.NewAggregate([]error{apierrors.NewNotFound(pods, "nope")}),
+			want: `Error from server (NotFound): pods "nope" not found`,
+		},
+		{
+			name: "aggregate of a status and a plain error",
+			err:  utilerrors.NewAggregate([]error{forbidden, errors.New("reading printer columns of crontabs.stable.example.com: boom")}),
+			want: "Error from server (Forbidden): pods is forbidden: User \"jane\" cannot list resource \"pods\" in API group \"\" in the namespace \"shop\"\n" +
+				"error: reading printer columns of crontabs.stable.example.com: boom",
+		},
+		{
+			name: "plain error",
+			err:  errors.New("--sync-timeout must not be negative, got -1s"),
+			want: "error: --sync-timeout must not be negative, got -1s",
+		},
+		{
+			name: "plain error already prefixed",
+			err:  errors.New("error: unable to match a printer"),
+			want: "error: unable to match a printer",
+		},
+		{
+			name: "wrapped plain error",
+			err:  fmt.Errorf("waiting for pods to sync: %w", context.Canceled),
+			want: "error: waiting for pods to sync: context canceled",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FormatError(tc.err); got != tc.want {
+				t.Errorf("FormatError() =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,684 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
+	"k8s.io/kubectl/pkg/cmd/get"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// TestMain keeps klog quiet: the mutation detector the tests run under logs a
+// warning for every informer.
+func TestMain(m *testing.M) {
+	klog.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// writeKubeconfig writes a kubeconfig for server with "shop" as the context's
+// namespace and returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: ` + server + `
+contexts:
+- name: test
+  context:
+    cluster: test
+    user: test
+    namespace: shop
+current-context: test
+users:
+- name: test
+  user:
+    token: not-a-real-token
+`
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// unreachableKubeconfig is a kubeconfig for a server the test must never contact:
+// any request to it fails the test.
+func unreachableKubeconfig(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
+	}))
+	t.Cleanup(srv.Close)
+	return writeKubeconfig(t, srv.URL)
+}
+
+// discoveryServer serves the discovery documents of testAPIResources and nothing
+// else: Complete may resolve types, but a list or watch fails the test, because
+// every case it serves must fail before Run.
+func discoveryServer(t *testing.T) string {
+	t.Helper()
+	docs := map[string]any{
+		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
+	}
+	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
+	for _, rl := range testAPIResources() {
+		rl.TypeMeta = metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}
+		if rl.GroupVersion == "v1" {
+			docs["/api/v1"] = rl
+			continue
+		}
+		docs["/apis/"+rl.GroupVersion] = rl
+		group, version, _ := strings.Cut(rl.GroupVersion, "/")
+		gv := metav1.GroupVersionForDiscovery{GroupVersion: rl.GroupVersion, Version: version}
+		groups.Groups = append(groups.Groups, metav1.APIGroup{Name: group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+	}
+	docs["/apis"] = groups
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		doc, ok := docs[r.URL.Path]
+		if !ok {
+			t.Errorf("unexpected request beyond discovery: %s %s", r.Method, r.URL)
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if err := json.NewEncoder(w).Encode(doc); err != nil {
+			t.Error(err)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return writeKubeconfig(t, srv.URL)
+}
+
+func TestGetFlagsAndValidation(t *testing.T) {
+	const (
+		never     = "never"     // the server must not be contacted
+		discovery = "discovery" // only discovery may be asked
+	)
+	tests := []struct {
+		name    string
+		args    []string
+		server  string
+		wantErr string
+	}{
+		{
+			name: "no arguments", server: never,
+			wantErr: `you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`,
+		},
+		{
+			name: "unknown output format", args: []string{"pods", "-o", "table"}, server: never,
+			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
+		},
+		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, server: never, wantErr: "template format specified but no template given"},
+		{name: "custom-columns without spec", args: []string{"pods", "-o", "custom-columns"}, server: never, wantErr: "custom-columns format specified but no custom columns given"},
+		{name: "unknown flag", args: []string{"pods", "--bogus"}, server: never, wantErr: "unknown flag: --bogus"},
+		{
+			name: "malformed duration", args: []string{"pods", "--sync-timeout", "soon"}, server: never,
+			wantErr: `invalid argument "soon" for "--sync-timeout" flag: time: invalid duration "soon"`,
+		},
+		{
+			name: "name across all namespaces", args: []string{"-A", "pods", "web-0"}, server: discovery,
+			wantErr: "a resource cannot be retrieved by name across all namespaces",
+		},
+		{
+			name: "type/name across all namespaces", args: []string{"pods/web-0", "--all-namespaces"}, server: discovery,
+			wantErr: "a resource cannot be retrieved by name across all namespaces",
+		},
+		{
+			name: "malformed label selector", args: []string{"pods", "-l", "app in (web"}, server: discovery,
+			wantErr: `invalid label selector "app in (web": unable to parse requirement: found '', expected: ',' or ')'`,
+		},
+		{
+			name: "malformed field selector", args: []string{"pods", "--field-selector", "spec.nodeName"}, server: discovery,
+			wantErr: `invalid field selector "spec.nodeName": invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'`,
+		},
+		{
+			name: "negative sync timeout", args: []string{"pods", "--sync-timeout=-1s"}, server: discovery,
+			wantErr: "--sync-timeout must not be negative, got -1s",
+		},
+		{name: "unknown type", args: []string{"podz"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
+		{
+			name: "type and type/name", args: []string{"pods", "pods/web-0"}, server: discovery,
+			wantErr: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl idx resource/<resource_name>' instead of 'kubectl idx resource resource/<resource_name>'",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kubeconfig := unreachableKubeconfig(t)
+			if tc.server == discovery {
+				kubeconfig = discoveryServer(t)
+			}
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			root := NewCmdRoot(streams)
+			root.SetArgs(append(tc.args, "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()))
+			root.SetOut(streams.Out)
+			root.SetErr(streams.ErrOut)
+			err := root.ExecuteContext(context.Background())
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("error = %v\nwant    %s", err, tc.wantErr)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+			if errOut.Len() != 0 {
+				t.Errorf("stderr = %q, want nothing (errors are printed once, by Execute)", errOut)
+			}
+		})
+	}
+}
+
+// TestGetValidate checks Validate alone, with requests as Complete resolves them.
+func TestGetValidate(t *testing.T) {
+	named := []Request{{Resource: podsResource, Names: []string{"web-0"}}}
+	unnamed := []Request{{Resource: podsResource}}
+	tests := []struct {
+		name    string
+		o       GetOptions
+		wantErr string
+	}{
+		{name: "defaults", o: GetOptions{requests: unnamed, SyncTimeout: time.Minute}},
+		{name: "all namespaces without names", o: GetOptions{requests: unnamed, AllNamespaces: true}},
+		{name: "names in one namespace", o: GetOptions{requests: named}},
+		{name: "selectors", o: GetOptions{requests: unnamed, LabelSelector: "app in (web,api),!canary", FieldSelector: "spec.nodeName=worker-1,status.phase!=Running"}},
+		{name: "no sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: 0}},
+		{name: "names across all namespaces", o: GetOptions{requests: named, AllNamespaces: true}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "negative sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: -time.Second}, wantErr: "--sync-timeout must not be negative, got -1s"},
+		{name: "bad label selector", o: GetOptions{requests: unnamed, LabelSelector: "a b"}, wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Errorf("Validate: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("Validate error = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestExecutePrintsErrorOnce(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantErrOut string
+	}{
+		{"no arguments", nil, `error: you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources` + "\n"},
+		{"unknown type", []string{"podz"}, `error: the server doesn't have a resource type "podz"` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			code := Execute(streams, append(tc.args, "--kubeconfig", discoveryServer(t), "--cache-dir", t.TempDir()))
+			if code != 1 {
+				t.Errorf("exit code = %d, want 1", code)
+			}
+			if got := errOut.String(); got != tc.wantErrOut {
+				t.Errorf("stderr = %q, want %q", got, tc.wantErrOut)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+		})
+	}
+}
+
+// Fixtures of the Run tests. Ages are relative to the real clock because Run
+// prints with time.Now(); 49 hours shows as "2d".
+func runPod(namespace, name, app string, ready bool) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, Name: name, Labels: map[string]string{"app": app},
+			CreationTimestamp: metav1.NewTime(time.Now().Add(-49 * time.Hour)),
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)},
+			}},
+		},
+		Spec: corev1.PodSpec{NodeName: "worker-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+	}
+	if ready {
+		p.Status = corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: "10.244.0.7",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", Ready: true, RestartCount: 1,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-48 * time.Hour))}},
+			}},
+		}
+	} else {
+		p.Status = corev1.PodStatus{
+			Phase: corev1.PodPending,
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+			}},
+		}
+	}
+	return p
+}
+
+func runService(namespace, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, CreationTimestamp: metav1.NewTime(time.Now().Add(-49 * time.Hour))},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.12.34",
+			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+func runCronTab(namespace, name, spec string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "stable.example.com/v1",
+		"kind":       "CronTab",
+		"spec":       map[string]any{"cronSpec": spec, "image": "busybox"},
+	}}
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	u.SetCreationTimestamp(metav1.NewTime(time.Now().Add(-49 * time.Hour)))
+	return u
+}
+
+// runObjects is the cluster most Run cases read: two pods and a service in shop,
+// one pod in other, two crontabs in shop.
+func runObjects() []runtime.Object {
+	return []runtime.Object{
+		runPod("shop", "web-1", "api", false),
+		runPod("shop", "web-0", "web", true),
+		runPod("other", "db-0", "db", true),
+		runService("shop", "web"),
+		runCronTab("shop", "nightly", "0 3 * * *"),
+		runCronTab("shop", "every-5m", "*/5 * * * *"),
+	}
+}
+
+var crontabColumns = []apiextensionsv1.CustomResourceColumnDefinition{
+	{Name: "Spec", Type: "string", JSONPath: ".spec.cronSpec"},
+	{Name: "Image", Type: "string", JSONPath: ".spec.image", Priority: 1},
+	{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+}
+
+// runFlags are the flags of one Run case; the zero value is `kubectl idx <args>`
+// in namespace shop.
+type runFlags struct {
+	format, template, sortBy string
+	allNamespaces            bool
+	labelSelector            string
+	showManagedFields        bool
+	namespace                string // default "shop"
+}
+
+// runHarness is a GetOptions wired to fakes, with what Run did recorded.
+type runHarness struct {
+	o        *GetOptions
+	server   *fakeapi.Server
+	out, err *strings.Builder
+
+	mu         sync.Mutex
+	factoryCfg informer.Config
+	crdCalls   []string
+}
+
+func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *runHarness {
+	t.Helper()
+	pf := get.NewGetPrintFlags()
+	*pf.OutputFormat = f.format
+	if f.template != "" {
+		*pf.TemplateFlags.TemplateArgument = f.template
+	}
+	*pf.HumanReadableFlags.SortBy = f.sortBy
+	pf.JSONYamlPrintFlags.ShowManagedFields = f.showManagedFields
+	printer, err := pf.ToPrinter()
+	if err != nil {
+		t.Fatalf("ToPrinter: %v", err)
+	}
+	mapper, categories := testMapper(t)
+	reqs, single, err := ParseResourceArgs(mapper, categories, args)
+	if err != nil {
+		t.Fatalf("ParseResourceArgs(%q): %v", args, err)
+	}
+	namespace := f.namespace
+	if namespace == "" {
+		namespace = "shop"
+	}
+	if f.allNamespaces {
+		namespace = metav1.NamespaceAll
+	}
+
+	out, errOut := &strings.Builder{}, &strings.Builder{}
+	h := &runHarness{server: s, out: out, err: errOut}
+	o := NewGetOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
+	o.PrintFlags = pf
+	o.AllNamespaces = f.allNamespaces
+	o.LabelSelector = f.labelSelector
+	o.SyncTimeout = 20 * time.Second
+	o.namespace = namespace
+	o.requests = reqs
+	o.singleItemImplied = single
+	o.printer = printer
+	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+		h.mu.Lock()
+		h.factoryCfg = cfg
+		h.mu.Unlock()
+		f := informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg)
+		t.Cleanup(f.Shutdown)
+		return f, nil
+	}
+	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.crdCalls = append(h.crdCalls, r.Name())
+		if r.GVR == crontabsResource.GVR {
+			return crontabColumns, nil
+		}
+		return nil, nil
+	}
+	h.o = o
+	return h
+}
+
+func (h *runHarness) run(t *testing.T) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return h.o.Run(ctx)
+}
+
+func TestGetRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		flags   runFlags
+		objects []runtime.Object // default runObjects()
+
+		wantOut    string // exact stdout, unless golden or check is set
+		golden     string // stdout golden file under testdata/
+		check      func(t *testing.T, stdout string)
+		wantErrOut string
+		wantErr    string // FormatError of Run's error
+	}{
+		{name: "pods", args: []string{"pods"}, golden: "testdata/get_pods.golden"},
+		{name: "pods wide", args: []string{"po"}, flags: runFlags{format: "wide"}, golden: "testdata/get_pods_wide.golden"},
+		{name: "pods in all namespaces", args: []string{"pods"}, flags: runFlags{allNamespaces: true}, golden: "testdata/get_pods_all_namespaces.golden"},
+		{name: "pods and services", args: []string{"pods,svc"}, golden: "testdata/get_pods_services.golden"},
+		{name: "custom resources with printer columns", args: []string{"ct"}, golden: "testdata/get_crontabs.golden"},
+		{name: "label selector", args: []string{"pods"}, flags: runFlags{labelSelector: "app=web", format: "jsonpath", template: "{.items[*].metadata.name}"}, wantOut: "web-0"},
+		{name: "name output", args: []string{"pods"}, flags: runFlags{format: "name"}, wantOut: "pod/web-0\npod/web-1\n"},
+		{name: "name output, one named object", args: []string{"pods/web-1"}, flags: runFlags{format: "name"}, wantOut: "pod/web-1\n"},
+		{
+			name: "json output", args: []string{"pods"}, flags: runFlags{format: "json"},
+			check: func(t *testing.T, stdout string) {
+				kind, names := jsonItems(t, stdout)
+				if kind != "List" || !slices.Equal(names, []string{"web-0", "web-1"}) {
+					t.Errorf("json output is %s of %q, want List of [web-0 web-1]", kind, names)
+				}
+			},
+		},
+		{
+			name: "json output, one named object", args: []string{"pods", "web-1"}, flags: runFlags{format: "json"},
+			check: func(t *testing.T, stdout string) {
+				kind, names := jsonItems(t, stdout)
+				if kind != "Pod" || !slices.Equal(names, []string{"web-1"}) {
+					t.Errorf("json output is %s %q, want Pod web-1", kind, names)
+				}
+			},
+		},
+		{
+			name: "yaml output drops managedFields", args: []string{"pods"}, flags: runFlags{format: "yaml"},
+			check: func(t *testing.T, stdout string) {
+				if strings.Contains(stdout, "managedFields") {
+					t.Errorf("output has managedFields without --show-managed-fields:\n%s", stdout)
+				}
+			},
+		},
+		{
+			name: "yaml output with --show-managed-fields", args: []string{"pods"}, flags: runFlags{format: "yaml", showManagedFields: true},
+			check: func(t *testing.T, stdout string) {
+				var list struct {
+					Items []corev1.Pod `json:"items"`
+				}
+				if err := yaml.Unmarshal([]byte(stdout), &list); err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range list.Items {
+					if len(p.ManagedFields) != 1 {
+						t.Errorf("%s has %d managedFields, want 1 with --show-managed-fields", p.Name, len(p.ManagedFields))
+					}
+				}
+			},
+		},
+		{
+			name: "jsonpath", args: []string{"pods"}, flags: runFlags{format: "jsonpath", template: "{range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}"},
+			wantOut: "web-0 Running\nweb-1 Pending\n",
+		},
+		{
+			name: "sorted by a field", args: []string{"pods"}, flags: runFlags{sortBy: "{.status.phase}", format: "custom-columns", template: "NAME:.metadata.name,PHASE:.status.phase"},
+			wantOut: "NAME    PHASE\nweb-1   Pending\nweb-0   Running\n",
+		},
+		{
+			name: "a found and a missing name", args: []string{"pods", "web-0", "nope"},
+			check: func(t *testing.T, stdout string) {
+				if !strings.HasPrefix(stdout, "NAME    READY   STATUS    RESTARTS") || !strings.Contains(stdout, "\nweb-0 ") || strings.Count(stdout, "\n") != 2 {
+					t.Errorf("stdout should be the table of web-0 alone:\n%s", stdout)
+				}
+			},
+			wantErr: `Error from server (NotFound): pods "nope" not found`,
+		},
+		{
+			name: "a missing name", args: []string{"pods", "nope"},
+			wantErr: `Error from server (NotFound): pods "nope" not found`,
+		},
+		{
+			name: "two missing names", args: []string{"po/nope-1", "po/nope-2"},
+			wantErr: "Error from server (NotFound): pods \"nope-1\" not found\nError from server (NotFound): pods \"nope-2\" not found",
+		},
+		{
+			name: "a name in another namespace", args: []string{"pods", "db-0"},
+			wantErr: `Error from server (NotFound): pods "db-0" not found`,
+		},
+		{
+			name: "nothing in the namespace", args: []string{"pods"}, objects: []runtime.Object{runPod("other", "db-0", "db", true)},
+			wantErrOut: "No resources found in shop namespace.\n",
+		},
+		{
+			name: "nothing in any namespace", args: []string{"pods"}, flags: runFlags{allNamespaces: true}, objects: []runtime.Object{},
+			wantErrOut: "No resources found\n",
+		},
+		{
+			name: "nothing of a cluster-scoped type", args: []string{"nodes"},
+			wantErrOut: "No resources found\n",
+		},
+		{
+			name: "nothing matches the selector", args: []string{"pods"}, flags: runFlags{labelSelector: "app=none"},
+			wantErrOut: "No resources found in shop namespace.\n",
+		},
+		{
+			name: "nothing, as json", args: []string{"pods"}, flags: runFlags{format: "json", namespace: "empty"},
+			wantOut: "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n",
+		},
+		{
+			name: "nothing, as names", args: []string{"pods"}, flags: runFlags{format: "name", namespace: "empty"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objects := tc.objects
+			if objects == nil {
+				objects = runObjects()
+			}
+			s := fakeapi.New(nil, objects...)
+			h := newRunHarness(t, s, tc.args, tc.flags)
+			err := h.run(t)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("Run: %s", FormatError(err))
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("Run: no error, want %q", tc.wantErr)
+			case tc.wantErr != "":
+				if got := FormatError(err); got != tc.wantErr {
+					t.Errorf("Run error, formatted:\n%s\nwant:\n%s", got, tc.wantErr)
+				}
+			}
+			stdout := h.out.String()
+			switch {
+			case tc.golden != "":
+				golden.Assert(t, tc.golden, stdout)
+			case tc.check != nil:
+				tc.check(t, stdout)
+			default:
+				if stdout != tc.wantOut {
+					t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tc.wantOut)
+				}
+			}
+			if got := h.err.String(); got != tc.wantErrOut {
+				t.Errorf("stderr = %q, want %q", got, tc.wantErrOut)
+			}
+		})
+	}
+}
+
+// jsonItems returns the kind of a JSON document and the names of its items, or its
+// own name when it is not a list.
+func jsonItems(t *testing.T, doc string) (kind string, names []string) {
+	t.Helper()
+	var v struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, doc)
+	}
+	if v.Kind != "List" {
+		return v.Kind, []string{v.Metadata.Name}
+	}
+	for _, it := range v.Items {
+		names = append(names, it.Metadata.Name)
+	}
+	return v.Kind, names
+}
+
+// TestGetRunFactoryConfig checks what Run asks of the informer layer: the
+// server-side filters and, per output, which client lists the objects (metadata
+// only when the output needs nothing else).
+func TestGetRunFactoryConfig(t *testing.T) {
+	tests := []struct {
+		name          string
+		args          []string
+		flags         runFlags
+		wantFieldSel  string
+		wantClient    string // typed, dynamic or metadata
+		wantCRDLookup []string
+	}{
+		{name: "pods table needs full pods", args: []string{"pods"}, wantClient: "typed"},
+		{name: "one name is a field selector", args: []string{"pods", "web-0"}, wantFieldSel: "metadata.name=web-0", wantClient: "typed"},
+		{name: "two names list the namespace", args: []string{"pods", "web-0", "web-1"}, wantClient: "typed"},
+		{name: "names only need metadata", args: []string{"pods"}, flags: runFlags{format: "name"}, wantClient: "metadata"},
+		{name: "json needs full pods", args: []string{"pods"}, flags: runFlags{format: "json"}, wantClient: "typed"},
+		{name: "crontab columns read spec", args: []string{"crontabs"}, wantClient: "dynamic", wantCRDLookup: []string{"crontabs.stable.example.com"}},
+		{name: "crontab yaml", args: []string{"crontabs"}, flags: runFlags{format: "yaml"}, wantClient: "dynamic"},
+		{name: "--sort-by may read any field in a table", args: []string{"pods"}, flags: runFlags{sortBy: "{.status.phase}"}, wantClient: "typed"},
+		{name: "--sort-by may read any field with names", args: []string{"pods"}, flags: runFlags{format: "name", sortBy: "{.status.phase}"}, wantClient: "typed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := fakeapi.New(nil, runObjects()...)
+			h := newRunHarness(t, s, tc.args, tc.flags)
+			_ = h.run(t) // a missing name is not the point here
+			if h.factoryCfg.FieldSelector != tc.wantFieldSel {
+				t.Errorf("field selector = %q, want %q", h.factoryCfg.FieldSelector, tc.wantFieldSel)
+			}
+			if h.factoryCfg.Namespace != "shop" {
+				t.Errorf("namespace = %q, want shop", h.factoryCfg.Namespace)
+			}
+			if h.factoryCfg.Progress != nil {
+				t.Error("progress writer set although stderr is not a terminal")
+			}
+			var used []string
+			if len(s.Requests()) > 0 {
+				used = append(used, "typed")
+			}
+			if hasList(s.Dynamic.Actions()) {
+				used = append(used, "dynamic")
+			}
+			if hasList(s.Metadata.Actions()) {
+				used = append(used, "metadata")
+			}
+			if !slices.Equal(used, []string{tc.wantClient}) {
+				t.Errorf("clients that listed = %q, want [%s]", used, tc.wantClient)
+			}
+			if !slices.Equal(h.crdCalls, tc.wantCRDLookup) {
+				t.Errorf("printer columns fetched for %q, want %q", h.crdCalls, tc.wantCRDLookup)
+			}
+		})
+	}
+}
+
+func hasList(actions []clienttesting.Action) bool {
+	return slices.ContainsFunc(actions, func(a clienttesting.Action) bool { return a.GetVerb() == "list" })
+}
+
+// TestGetRunProgress checks that sync progress reaches stderr only when stderr is
+// a terminal (Complete sets progress from that).
+func TestGetRunProgress(t *testing.T) {
+	for _, terminal := range []bool{false, true} {
+		name := "not a terminal"
+		if terminal {
+			name = "terminal"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := fakeapi.New(nil, runObjects()...)
+			// Slower than Run's one-second progress delay.
+			s.BeforeList = func(*http.Request) *metav1.Status { time.Sleep(1500 * time.Millisecond); return nil }
+			h := newRunHarness(t, s, []string{"pods"}, runFlags{})
+			h.o.progress = terminal
+			if err := h.run(t); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			stderr := h.err.String()
+			if !terminal && stderr != "" {
+				t.Errorf("stderr = %q, want nothing when it is not a terminal", stderr)
+			}
+			if terminal && !strings.Contains(stderr, "syncing: pods") {
+				t.Errorf("stderr = %q, want a progress line for pods", stderr)
+			}
+			if strings.Contains(h.out.String(), "syncing") {
+				t.Errorf("progress leaked to stdout: %q", h.out.String())
+			}
+		})
+	}
+}

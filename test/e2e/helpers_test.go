@@ -1,0 +1,306 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-idx/kubectl-idx/test/testenv"
+)
+
+// cmdTimeout bounds one kubectl or kubectl-idx run; generous for a loaded 2-core machine.
+const cmdTimeout = 90 * time.Second
+
+// runner runs kubectl-idx or kubectl as a user of the test cluster.
+type runner struct {
+	kubeconfig string
+}
+
+// as returns the runner for user: "" is the admin (system:masters), narrowUser the user
+// who may only read pods in fixtures.Shop.
+func as(user string) runner {
+	switch user {
+	case "":
+		return runner{kubeconfig: env.Kubeconfig}
+	case narrowUser:
+		return runner{kubeconfig: narrow.Kubeconfig}
+	}
+	panic("unknown user " + user)
+}
+
+// idx runs the binary under test.
+func (r runner) idx(t *testing.T, args ...string) testenv.Result {
+	t.Helper()
+	res := run(t, testenv.Cmd{Path: binary, Args: args, Env: env.Environ(r.kubeconfig, ""), Timeout: cmdTimeout})
+	res.Stderr = dropDetectorNotice(res.Stderr)
+	return res
+}
+
+// detectorNotice is the klog line client-go prints for every informer when
+// KUBE_CACHE_MUTATION_DETECTOR=true, which the e2e run sets on purpose; no user sees it.
+var detectorNotice = regexp.MustCompile(`(?m)^W\d{4} [0-9:.]+ +\d+ mutation_detector\.go:\d+\] Mutation detector is enabled, this will result in memory leakage\.\n`)
+
+func dropDetectorNotice(stderr string) string {
+	return detectorNotice.ReplaceAllString(stderr, "")
+}
+
+// kubectl runs the reference kubectl with args as given (the caller adds "get").
+func (r runner) kubectl(t *testing.T, args ...string) testenv.Result {
+	t.Helper()
+	return run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: args, Env: env.Environ(r.kubeconfig, ""), Timeout: cmdTimeout})
+}
+
+// shell runs a bash pipeline with kubectl-idx discoverable as `kubectl idx`.
+func (r runner) shell(t *testing.T, script string) testenv.Result {
+	t.Helper()
+	res, err := testenv.Run(context.Background(), testenv.Cmd{
+		Path: "bash", Args: []string{"-o", "pipefail", "-c", script},
+		Env: env.Environ(r.kubeconfig, pluginPath), Timeout: cmdTimeout,
+	})
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, res)
+	}
+	res.Stderr = dropDetectorNotice(res.Stderr)
+	return res
+}
+
+func run(t *testing.T, c testenv.Cmd) testenv.Result {
+	t.Helper()
+	res, err := testenv.Run(context.Background(), c)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", c.Path, strings.Join(c.Args, " "), err, res)
+	}
+	return res
+}
+
+// mustSucceed fails t unless res exited 0 with no panic text.
+func mustSucceed(t *testing.T, what string, res testenv.Result) {
+	t.Helper()
+	if res.ExitCode != 0 {
+		t.Fatalf("%s: want exit code 0\n%s", what, res)
+	}
+	noPanic(t, what, res)
+}
+
+func noPanic(t *testing.T, what string, res testenv.Result) {
+	t.Helper()
+	for _, s := range []string{"panic", "goroutine "} {
+		if strings.Contains(res.Stderr, s) || strings.Contains(res.Stdout, s) {
+			t.Fatalf("%s: output contains %q\n%s", what, s, res)
+		}
+	}
+}
+
+// bothSucceed runs kubectl-idx with args and `kubectl get` with kubectlArgs (args when nil),
+// and returns their results after checking both exited 0.
+func bothSucceed(t *testing.T, r runner, args, kubectlArgs []string) (idxRes, kubectlRes testenv.Result) {
+	t.Helper()
+	if kubectlArgs == nil {
+		kubectlArgs = args
+	}
+	kubectlRes = r.kubectl(t, append([]string{"get"}, kubectlArgs...)...)
+	mustSucceed(t, "kubectl get "+strings.Join(kubectlArgs, " "), kubectlRes)
+	idxRes = r.idx(t, args...)
+	mustSucceed(t, "kubectl-idx "+strings.Join(args, " "), idxRes)
+	return idxRes, kubectlRes
+}
+
+// decodeDoc parses JSON or YAML output into plain Go values with kubectl's managedFields
+// removed, so map key order and the server-side bookkeeping that kubectl-idx's informer
+// transform drops do not count.
+func decodeDoc(t *testing.T, what, out string, isYAML bool) map[string]any {
+	t.Helper()
+	data := []byte(out)
+	if isYAML {
+		var err error
+		if data, err = yaml.YAMLToJSON(data); err != nil {
+			t.Fatalf("%s: output is not YAML: %v\n%s", what, err, out)
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: output is not one JSON object: %v\n%s", what, err, out)
+	}
+	return doc
+}
+
+func dropManagedFields(obj map[string]any) {
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "managedFields")
+	}
+}
+
+func itemKey(obj map[string]any) string {
+	md, _ := obj["metadata"].(map[string]any)
+	return fmt.Sprintf("%v %v/%v", obj["kind"], md["namespace"], md["name"])
+}
+
+// compareLists checks that two `-o json` List documents have the same kind and the same
+// items in the same order, item by item, after dropping kubectl's managedFields.
+func compareLists(t *testing.T, idxDoc, kubectlDoc map[string]any) {
+	t.Helper()
+	compareDocs(t, idxDoc, kubectlDoc, true)
+}
+
+// compareDocs is compareLists, dropping kubectl's managedFields only when dropMF is set.
+func compareDocs(t *testing.T, idxDoc, kubectlDoc map[string]any, dropMF bool) {
+	t.Helper()
+	drop := func(obj map[string]any) {
+		if dropMF {
+			dropManagedFields(obj)
+		}
+	}
+	for _, k := range []string{"kind", "apiVersion"} {
+		if idxDoc[k] != kubectlDoc[k] {
+			t.Errorf("%s: kubectl-idx %v, kubectl %v", k, idxDoc[k], kubectlDoc[k])
+		}
+	}
+	idxItems, _ := idxDoc["items"].([]any)
+	kubectlItems, _ := kubectlDoc["items"].([]any)
+	if kubectlItems == nil {
+		// A single object, as `kubectl get TYPE NAME -o json` prints.
+		drop(kubectlDoc)
+		if diff := cmp.Diff(kubectlDoc, idxDoc); diff != "" {
+			t.Errorf("object differs (-kubectl +kubectl-idx):\n%s", diff)
+		}
+		return
+	}
+	keys := func(items []any) []string {
+		var out []string
+		for _, it := range items {
+			obj, _ := it.(map[string]any)
+			out = append(out, itemKey(obj))
+		}
+		return out
+	}
+	if diff := cmp.Diff(keys(kubectlItems), keys(idxItems)); diff != "" {
+		t.Fatalf("items differ in names or order (-kubectl +kubectl-idx):\n%s", diff)
+	}
+	for i := range kubectlItems {
+		want := kubectlItems[i].(map[string]any)
+		drop(want)
+		if diff := cmp.Diff(want, idxItems[i]); diff != "" {
+			t.Errorf("item %s differs (-kubectl +kubectl-idx):\n%s", itemKey(want), diff)
+		}
+	}
+}
+
+// table is one block of kubectl's human-readable output.
+type table struct {
+	header string
+	cols   []string
+	rows   [][]string
+}
+
+var headerCell = regexp.MustCompile(`\S+(?: \S+)*`)
+
+// parseTables splits human-readable output into its tables (kubectl separates the tables of
+// several types with a blank line) and each row into cells by the header's column starts, so
+// cells holding spaces ("7 (20h ago)") and empty cells stay whole.
+func parseTables(out string) []table {
+	var tables []table
+	for _, block := range strings.Split(strings.TrimRight(out, "\n"), "\n\n") {
+		lines := strings.Split(block, "\n")
+		if len(lines) == 0 || lines[0] == "" {
+			continue
+		}
+		tb := table{header: lines[0]}
+		idx := headerCell.FindAllStringIndex(lines[0], -1)
+		for _, span := range idx {
+			tb.cols = append(tb.cols, lines[0][span[0]:span[1]])
+		}
+		for _, line := range lines[1:] {
+			row := make([]string, len(idx))
+			for i, span := range idx {
+				end := len(line)
+				if i+1 < len(idx) {
+					end = min(idx[i+1][0], len(line))
+				}
+				if span[0] < end {
+					row[i] = strings.TrimSpace(line[span[0]:end])
+				}
+			}
+			tb.rows = append(tb.rows, row)
+		}
+		tables = append(tables, tb)
+	}
+	return tables
+}
+
+var wideGap = regexp.MustCompile(`\s{3,}`)
+
+// parseHeaderless splits --no-headers output on the three-space tabwriter padding; fine for
+// tables without empty cells.
+func parseHeaderless(out string) [][]string {
+	var rows [][]string
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if line != "" {
+			rows = append(rows, wideGap.Split(strings.TrimSpace(line), -1))
+		}
+	}
+	return rows
+}
+
+// ageLike matches what duration.HumanDuration prints for a recent object.
+var ageLike = regexp.MustCompile(`^(\d+[smhdy])+$`)
+
+// maskColumns replaces the cells of time-dependent columns (AGE: the objects were created
+// seconds ago, so kubectl and kubectl-idx may be a second apart) after checking they look
+// like ages.
+func maskColumns(t *testing.T, what string, tb table, masked ...string) table {
+	t.Helper()
+	out := table{header: tb.header, cols: tb.cols}
+	for _, row := range tb.rows {
+		r := slices.Clone(row)
+		for i, col := range tb.cols {
+			if slices.Contains(masked, col) && i < len(r) {
+				if !ageLike.MatchString(r[i]) {
+					t.Errorf("%s: column %s holds %q, not an age", what, col, r[i])
+				}
+				r[i] = "<age>"
+			}
+		}
+		out.rows = append(out.rows, r)
+	}
+	return out
+}
+
+// firstCol returns column 0 of each row.
+func firstCol(rows [][]string) []string {
+	var out []string
+	for _, r := range rows {
+		if len(r) > 0 {
+			out = append(out, r[0])
+		}
+	}
+	return out
+}
+
+// stderrLines returns the non-empty lines of stderr.
+func stderrLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// shortNames returns the names part of "namespace/name" keys.
+func shortNames(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		_, name, _ := strings.Cut(k, "/")
+		out = append(out, name)
+	}
+	return out
+}

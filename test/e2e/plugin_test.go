@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-idx/kubectl-idx/test/testenv"
+)
+
+// TestPluginDiscovery runs the binary as kubectl runs plugins: an executable named
+// kubectl-idx on PATH, invoked as `kubectl idx`.
+func TestPluginDiscovery(t *testing.T) {
+	r := as("")
+	t.Run("kubectl idx lists like kubectl get", func(t *testing.T) {
+		got := r.shell(t, "kubectl idx pods -A -o name")
+		mustSucceed(t, "kubectl idx pods -A -o name", got)
+		want := r.kubectl(t, "get", "pods", "-A", "-o", "name")
+		mustSucceed(t, "kubectl get pods -A -o name", want)
+		if got.Stdout != want.Stdout || got.Stdout == "" {
+			t.Errorf("kubectl idx:\n%s\nkubectl get:\n%s", got.Stdout, want.Stdout)
+		}
+	})
+	t.Run("kubectl plugin list finds it", func(t *testing.T) {
+		res := r.shell(t, "kubectl plugin list")
+		if !strings.Contains(res.Stdout, filepath.Join(pluginPath, "kubectl-idx")) {
+			t.Errorf("kubectl plugin list does not show %s:\n%s", pluginPath, res)
+		}
+	})
+	t.Run("help names the command kubectl idx", func(t *testing.T) {
+		res := r.shell(t, "kubectl idx --help")
+		mustSucceed(t, "kubectl idx --help", res)
+		usage := usageLine(res.Stdout)
+		if !strings.HasPrefix(usage, "kubectl idx") {
+			t.Errorf("usage line %q does not start with `kubectl idx`:\n%s", usage, res.Stdout)
+		}
+		if strings.Contains(res.Stdout, "kubectl-idx ") {
+			t.Errorf("help mentions the binary name kubectl-idx instead of `kubectl idx`:\n%s", res.Stdout)
+		}
+	})
+}
+
+// usageLine returns the first line after "Usage:" in cobra help.
+func usageLine(help string) string {
+	sc := bufio.NewScanner(strings.NewReader(help))
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "Usage:" && sc.Scan() {
+			return strings.TrimSpace(sc.Text())
+		}
+	}
+	return ""
+}
+
+// jqRecipes are the README's jq recipes. Each runs as written, through bash and real jq with
+// kubectl-idx discovered as `kubectl idx`; its expected output comes from the same pipeline
+// with `kubectl get` (or kubectl, when the recipe has no `kubectl get` equivalent). Add a
+// recipe here when it goes into the README; README lines starting with `kubectl idx` and
+// piping to jq are also run by TestREADMERecipes.
+var jqRecipes = []recipe{
+	{
+		name: "CRD instance names",
+		cmd:  `kubectl idx crontabs.stable.example.com -A -o json | jq -r '.items[].metadata.name'`,
+		want: "cert-check\nlog-rotate\nnightly-report\n",
+	},
+	{
+		name: "pods not running",
+		cmd:  `kubectl idx pods -A -o json | jq -r '.items[] | select(.status.phase != "Running") | "\(.metadata.namespace)/\(.metadata.name) \(.status.phase)"'`,
+	},
+	{
+		name: "pods with restarts",
+		cmd:  `kubectl idx pods -A -o json | jq -r '.items[] | select(any(.status.containerStatuses[]?; .restartCount > 0)) | "\(.metadata.name) \([.status.containerStatuses[].restartCount] | add)"'`,
+	},
+	{
+		name: "pods per node",
+		cmd:  `kubectl idx pods -A -o json | jq -r '[.items[] | .spec.nodeName // "<unscheduled>"] | group_by(.) | map("\(.[0]) \(length)") | .[]'`,
+	},
+	{
+		name: "images in use",
+		cmd:  `kubectl idx pods -A -o json | jq -r '[.items[].spec.containers[].image] | unique | .[]'`,
+	},
+	{
+		name: "owner of each pod",
+		cmd:  `kubectl idx pods -n shop -o json | jq -r '.items[] | "\(.metadata.name) \(.metadata.ownerReferences[0].kind // "-")/\(.metadata.ownerReferences[0].name // "-")"'`,
+	},
+	{
+		name: "one object is not a List",
+		cmd:  `kubectl idx deploy web -n shop -o json | jq -r '.kind + " " + .metadata.name + " " + (.status.readyReplicas | tostring)'`,
+		want: "Deployment web 3\n",
+	},
+	{
+		name: "services and their selectors",
+		cmd:  `kubectl idx svc -A -o json | jq -r '.items[] | select(.spec.selector) | "\(.metadata.namespace)/\(.metadata.name) \(.spec.selector | to_entries | map("\(.key)=\(.value)") | join(","))"'`,
+	},
+	{
+		name: "nodes that are cordoned",
+		cmd:  `kubectl idx nodes -o json | jq -r '.items[] | select(.spec.unschedulable) | .metadata.name'`,
+		want: "worker-2\n",
+	},
+}
+
+// recipe is a shell pipeline with its reference.
+type recipe struct {
+	name string
+	cmd  string
+	// kubectl is the reference pipeline; empty means cmd with "kubectl idx" replaced by
+	// "kubectl get".
+	kubectl string
+	// want, when set, is the exact expected output as well.
+	want string
+}
+
+func TestJQRecipes(t *testing.T) {
+	for _, rc := range jqRecipes {
+		t.Run(rc.name, func(t *testing.T) {
+			t.Parallel()
+			checkRecipe(t, rc.cmd, rc.kubectl, rc.want)
+		})
+	}
+}
+
+// checkRecipe runs a recipe and its kubectl reference and compares their stdout.
+func checkRecipe(t *testing.T, cmd, reference, want string) {
+	t.Helper()
+	r := as("")
+	if reference == "" {
+		reference = strings.ReplaceAll(cmd, "kubectl idx", "kubectl get")
+	}
+	ref := r.shell(t, reference)
+	mustSucceed(t, reference, ref)
+	if ref.Stdout == "" {
+		t.Fatalf("fixture problem: %s prints nothing", reference)
+	}
+	if want != "" && ref.Stdout != want {
+		t.Fatalf("fixture problem: %s prints %q, want %q", reference, ref.Stdout, want)
+	}
+	got := r.shell(t, cmd)
+	mustSucceed(t, cmd, got)
+	if got.Stdout != ref.Stdout {
+		t.Errorf("%s\nprints:\n%s\nwant (from %s):\n%s", cmd, got.Stdout, reference, ref.Stdout)
+	}
+}
+
+// readmeRecipe matches a README line that runs kubectl idx into jq, with an optional prompt.
+var readmeRecipe = regexp.MustCompile(`^\s*(?:\$\s+)?(kubectl idx .*\|\s*jq .*)$`)
+
+// TestREADMERecipes runs every `kubectl idx ... | jq ...` line of README.md that jqRecipes
+// does not already cover, with `kubectl get` as the reference. A recipe without a `kubectl
+// get` equivalent belongs in jqRecipes with an explicit reference.
+func TestREADMERecipes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if os.IsNotExist(err) {
+		t.Log("no README.md yet; nothing to check")
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, line := range strings.Split(string(data), "\n") {
+		m := readmeRecipe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		found++
+		cmd := strings.TrimSpace(m[1])
+		if slices.ContainsFunc(jqRecipes, func(r recipe) bool { return r.cmd == cmd }) {
+			continue
+		}
+		t.Run(cmd, func(t *testing.T) {
+			checkRecipe(t, cmd, "", "")
+		})
+	}
+	t.Logf("README.md has %d jq recipe(s)", found)
+}
+
+// TestVersion: `kubectl idx version` prints the build identity linked in (version, commit,
+// date: the same values `version --client -o json` reports) and the server's version.
+func TestVersion(t *testing.T) {
+	info, err := env.Clientset.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := as("")
+	res := r.idx(t, "version")
+	mustSucceed(t, "kubectl-idx version", res)
+	js := r.idx(t, "version", "--client", "-o", "json")
+	mustSucceed(t, "kubectl-idx version --client -o json", js)
+	var client struct {
+		ClientVersion struct{ Version, Commit, Date string } `json:"clientVersion"`
+		ServerVersion any                                    `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(js.Stdout), &client); err != nil {
+		t.Fatalf("version --client -o json: %v\n%s", err, js.Stdout)
+	}
+	if client.ServerVersion != nil {
+		t.Errorf("version --client reports a server version: %v", client.ServerVersion)
+	}
+	cv := client.ClientVersion
+	for what, v := range map[string]string{"version": cv.Version, "commit": cv.Commit, "date": cv.Date, "server version": info.GitVersion} {
+		if v == "" {
+			t.Errorf("%s is empty", what)
+		} else if !strings.Contains(res.Stdout, v) {
+			t.Errorf("version output lacks the %s %q:\n%s", what, v, res.Stdout)
+		}
+	}
+	if info.GitVersion != "v1.34.4" {
+		t.Errorf("the envtest kube-apiserver reports version %q, want v1.34.4: hack/envtest-assets.sh must link "+
+			"k8s.io/component-base/version.gitVersion (and gitMajor, gitMinor) into kube-apiserver", info.GitVersion)
+	}
+}
+
+// TestDemo runs test/demo the way CI does (-exit) and checks it worked.
+func TestDemo(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := testenv.Run(context.Background(), testenv.Cmd{
+		Path:    "go",
+		Args:    []string{"run", "./test/demo", "-exit", "-binary", abs, "-dir", t.TempDir()},
+		Env:     os.Environ(),
+		Timeout: 10 * time.Minute,
+		Dir:     root,
+	})
+	if err != nil {
+		t.Fatalf("go run ./test/demo: %v\n%s", err, res)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("demo failed:\n%s", res)
+	}
+	for _, s := range []string{"export KUBECONFIG=", "export PATH=", "$ kubectl idx pods -A", "nightly-report"} {
+		if !strings.Contains(res.Stdout, s) {
+			t.Errorf("demo output lacks %q:\n%s", s, res.Stdout)
+		}
+	}
+}
