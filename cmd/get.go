@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -64,6 +65,7 @@ type GetOptions struct {
 	LabelSelector string
 	FieldSelector string
 	SyncTimeout   time.Duration
+	Group         GroupFlags
 
 	// Resolved by Complete.
 	namespace         string
@@ -71,6 +73,7 @@ type GetOptions struct {
 	singleItemImplied bool
 	printer           cliprinters.ResourcePrinter
 	restConfig        *rest.Config
+	mapper            meta.RESTMapper
 	progress          bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
@@ -97,7 +100,7 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 		Example: getExample,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
+			if err := o.Complete(cmd, args); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {
@@ -110,11 +113,21 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	cmd.Flags().BoolVar(&o.Group.ByOwner, "by-owner", false, "Group objects under their top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...), following controller references upward.")
+	cmd.Flags().BoolVar(&o.Group.ByNode, "by-node", false, "Group pods by node, with each node's status, roles and CPU and memory requests against allocatable. Every node is listed.")
+	cmd.Flags().StringVar(&o.Group.ByLabel, "by-label", "", "Group objects by the value of this label key; objects without it form the <none> group.")
+	cmd.Flags().BoolVar(&o.Group.ByNamespace, "by-namespace", false, "Group objects by namespace.")
+	cmd.Flags().StringVar(&o.Group.ByJSONPath, "by", "", "Group objects by the value of a JSONPath expression, e.g. '{.spec.serviceAccountName}'. An object with several values is in several groups.")
+	cmd.Flags().BoolVar(&o.Group.IncludeCompleted, "include-completed", false, "With --by-node, count Succeeded and Failed pods toward the node's requests.")
 	return cmd
 }
 
 // Complete resolves the namespace, the requested resources and the printer.
-func (o *GetOptions) Complete(args []string) error {
+func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
+	if cmd != nil {
+		o.Group.byLabelSet = cmd.Flags().Changed("by-label")
+		o.Group.byJSONPathSet = cmd.Flags().Changed("by")
+	}
 	if len(args) == 0 {
 		return errors.New(`you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`)
 	}
@@ -146,6 +159,7 @@ func (o *GetOptions) Complete(args []string) error {
 	if err != nil {
 		return err
 	}
+	o.mapper = mapper
 	var expander restmapper.CategoryExpander
 	if dc, err := o.ConfigFlags.ToDiscoveryClient(); err == nil {
 		expander = restmapper.NewDiscoveryCategoryExpander(dc)
@@ -186,7 +200,7 @@ func (o *GetOptions) Validate() error {
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
 	}
-	return nil
+	return o.Group.validate(o.requests, *o.PrintFlags.HumanReadableFlags.SortBy)
 }
 
 // Run starts the informers, waits for them to sync and prints the objects.
@@ -196,6 +210,17 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		format = "go-template"
 	}
 	human := printers.IsHuman(format)
+	mode, err := o.Group.mode()
+	if err != nil {
+		return err
+	}
+	var indexName string
+	var indexers cache.Indexers
+	if mode != "" {
+		if indexName, indexers, err = o.Group.memberIndexers(mode); err != nil {
+			return err
+		}
+	}
 
 	// Custom resources print their CRD's columns; fetch those first (one GET
 	// each) because they decide whether metadata-only objects suffice.
@@ -227,18 +252,23 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 	defer factory.Shutdown()
 
+	groupMode := mode
 	infs := make([]cache.SharedIndexInformer, len(o.requests))
 	for i, r := range o.requests {
 		mode := informer.Full
 		switch {
 		case o.PrintFlags.HumanReadableFlags.SortBy != nil && *o.PrintFlags.HumanReadableFlags.SortBy != "":
 			// --sort-by may name any field.
+		case groupMode == groupByNode || groupMode == groupByJSONPath:
+			// Node names, requests and arbitrary paths live beyond metadata.
+		case groupMode != "" && human && r.Resource.GVK.GroupKind() == (schema.GroupKind{Kind: "Pod"}):
+			// Group summaries count ready pods.
 		case format == "name":
 			mode = informer.MetadataOnly
 		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), crdColumns[i]):
 			mode = informer.MetadataOnly
 		}
-		inf, err := factory.Informer(r.Resource, mode, nil)
+		inf, err := factory.Informer(r.Resource, mode, indexers)
 		if err != nil {
 			return err
 		}
@@ -247,6 +277,10 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	factory.Start(ctx)
 	if err := factory.WaitForSync(ctx); err != nil {
 		return err
+	}
+
+	if groupMode != "" {
+		return o.printGrouped(ctx, groupMode, indexName, format, infs, crdColumns)
 	}
 
 	groups := make([]printers.Group, len(o.requests))
@@ -278,13 +312,18 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if n == 0 && human && len(errs) == 0 {
-		if o.namespace == metav1.NamespaceAll || !anyNamespaced(o.requests) {
-			fmt.Fprintln(o.ErrOut, "No resources found")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
-		}
+		o.printNoResources()
 	}
 	return utilerrors.NewAggregate(errs)
+}
+
+// printNoResources says on stderr that nothing matched, in kubectl's words.
+func (o *GetOptions) printNoResources() {
+	if o.namespace == metav1.NamespaceAll || !anyNamespaced(o.requests) {
+		fmt.Fprintln(o.ErrOut, "No resources found")
+	} else {
+		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
+	}
 }
 
 // fieldSelectorFor narrows the server-side list to the one object asked for by

@@ -113,6 +113,7 @@ type Factory struct {
 	informers map[informerKey]*entry
 	order     []*entry
 	started   bool
+	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
@@ -194,7 +195,7 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 
 // Informer returns the shared informer for res in mode, creating it on first use.
 // indexers are added to it; adding an index name twice with a different function
-// is an error. Informers can only be requested before Start.
+// is an error. An informer requested after Start starts at once.
 func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -204,9 +205,6 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		return e.informer, nil
-	}
-	if f.started {
-		return nil, fmt.Errorf("informer for %s requested after start", res.Name())
 	}
 	e := &entry{res: res, mode: mode}
 	lw, example, err := f.listWatch(e)
@@ -231,6 +229,12 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 	e.informer = inf
 	f.informers[key] = e
 	f.order = append(f.order, e)
+	if f.started {
+		// Queries that discover what to watch as they go (owner kinds found in
+		// ownerReferences) add informers after Start; run them at once and let
+		// the next WaitForSync wait for them.
+		f.run(f.ctx, inf)
+	}
 	return inf, nil
 }
 
@@ -394,14 +398,18 @@ func (f *Factory) Start(ctx context.Context) {
 		return
 	}
 	f.started = true
-	ctx, f.cancel = context.WithCancel(ctx)
+	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, e := range f.order {
-		f.wg.Add(1)
-		go func(inf cache.SharedIndexInformer) {
-			defer f.wg.Done()
-			inf.RunWithContext(ctx)
-		}(e.informer)
+		f.run(f.ctx, e.informer)
 	}
+}
+
+func (f *Factory) run(ctx context.Context, inf cache.SharedIndexInformer) {
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		inf.RunWithContext(ctx)
+	}()
 }
 
 // Shutdown stops every informer and waits for their goroutines to end.
@@ -428,8 +436,11 @@ func (f *Factory) Resources() []Resource {
 
 // unsynced names the resources whose informers have not synced, sorted.
 func (f *Factory) unsynced() []string {
+	f.mu.Lock()
+	entries := append([]*entry(nil), f.order...)
+	f.mu.Unlock()
 	var names []string
-	for _, e := range f.order {
+	for _, e := range entries {
 		if !e.informer.HasSynced() {
 			names = append(names, e.res.Name())
 		}

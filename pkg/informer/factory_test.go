@@ -77,6 +77,10 @@ func testPod(namespace, name string, labels map[string]string) *corev1.Pod {
 	}
 }
 
+func testService(namespace, name string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+}
+
 func testNode(name string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, ManagedFields: testManagedFields()}}
 }
@@ -383,15 +387,25 @@ func TestFactoryInformerIndexers(t *testing.T) {
 }
 
 func TestFactoryInformerAfterStart(t *testing.T) {
-	s := fakeapi.New(nil, testPod("shop", "web-0", nil))
+	s := fakeapi.New(nil, testPod("shop", "web-0", nil), testService("shop", "web"))
 	f := newFactory(t, s, informer.Config{})
 	mustInformer(t, f, podsRes, informer.Full)
 	if err := startAndSync(t, f); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.Informer(servicesRes, informer.Full, nil)
-	if err == nil || err.Error() != "informer for services requested after start" {
-		t.Errorf("Informer after Start: err = %v, want \"informer for services requested after start\"", err)
+	// Owner kinds are discovered after the first sync: a late informer runs at
+	// once and the next WaitForSync waits for it.
+	inf, err := f.Informer(servicesRes, informer.Full, nil)
+	if err != nil {
+		t.Fatalf("Informer after Start: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatalf("WaitForSync after a late informer: %v", err)
+	}
+	if n := len(inf.GetStore().List()); n != 1 {
+		t.Errorf("late informer has %d objects, want 1", n)
 	}
 }
 

@@ -48,6 +48,9 @@ type Options struct {
 	SingleItem bool
 	// Now is the reference time for ages.
 	Now time.Time
+
+	// oneLine escapes line breaks in table cells, for grouped output.
+	oneLine bool
 }
 
 // IsHuman reports whether format selects kubectl's human-readable tables.
@@ -274,6 +277,9 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 		if err != nil {
 			return printed, err
 		}
+		if opts.oneLine {
+			escapeLineBreaks(table)
+		}
 		if opts.SortBy != "" {
 			field, err := get.RelaxedJSONPathExpression(opts.SortBy)
 			if err != nil {
@@ -307,4 +313,17 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 		printed += len(g.Objects)
 	}
 	return printed, nil
+}
+
+// escapeLineBreaks replaces line breaks in string cells (an event message, a
+// custom column) with their escapes, so every row prints as one line.
+func escapeLineBreaks(t *metav1.Table) {
+	r := strings.NewReplacer("\r", `\r`, "\n", `\n`)
+	for i := range t.Rows {
+		for j, c := range t.Rows[i].Cells {
+			if s, ok := c.(string); ok && strings.ContainsAny(s, "\r\n") {
+				t.Rows[i].Cells[j] = r.Replace(s)
+			}
+		}
+	}
 }

@@ -1,0 +1,53 @@
+// Package index holds the client-go index functions behind kubectl idx's
+// group-by queries (--by-owner, --by-node, --by-label, --by-namespace, --by)
+// and owner trees, and the helpers that answer those queries from an
+// indexer.
+//
+// # Vocabulary
+//
+// Following client-go's tools/cache, an index name names an index in a
+// store's cache.Indexers; an index function (cache.IndexFunc) computes an
+// object's index keys (client-go's "indexed values"); a store key
+// (namespace/name) identifies an object in the store. The indexes and the
+// format of their keys:
+//
+//	name              key
+//	owner             UID of each metadata.ownerReferences entry
+//	controller        UID of the ownerReference with controller=true
+//	namespace         metadata.namespace (cluster-scoped objects: none)
+//	node              spec.nodeName of a core Pod (unscheduled: none)
+//	uid               metadata.uid (not in Indexers; for owner trees)
+//	label:KEY         value of label KEY ("" when present and empty)
+//	jsonpath:{EXPR}   each value of EXPR, scalars as text, maps and lists as JSON
+//
+// An object can have no key ("no value": the index function returns nil, never
+// [""]); it then appears under no key and Unindexed returns it, the <none>
+// group. "" is a key only where it is a real value: a label present with an
+// empty value, which label selectors match as app=, or a JSONPath value that
+// is the empty string.
+//
+// Index functions accept whatever an informer store holds: typed k8s.io/api
+// structs, *unstructured.Unstructured, *metav1.PartialObjectMetadata, and the
+// cache.DeletedFinalStateUnknown tombstones handed to event handlers. Anything
+// without metadata is an error naming its type: that is a programming error,
+// and a store panics on it. Everything that depends on an object's data
+// (malformed fields, a JSONPath index out of range) yields no key instead of
+// an error, because one odd object must not take the command down.
+//
+// Whether a missing key is meaningful is decided per type, not per object:
+// HasNode says which kinds can have a node at all.
+//
+// # Contract
+//
+// Objects in stores are shared with the informer and every other reader, so
+// they are read-only: index functions and query helpers never modify them, and
+// callers must DeepCopyObject before changing or printing one. Tests run with
+// KUBE_CACHE_MUTATION_DETECTOR=true and compare objects before and after.
+//
+// Index functions are pure and safe for concurrent use: a store calls them
+// under its own lock, but one function may be shared by the stores of several
+// informers. Group and Unindexed make several calls to the store, each under
+// its read lock, so while informers run their answer is consistent per key but
+// not across keys: read after WaitForSync, and expect an object that changes
+// during the read to appear under its old key, its new one, or both.
+package index

@@ -1,0 +1,197 @@
+package index
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// MaxOwnerDepth bounds the walk up controller references. Real chains are at
+// most three or four deep (CronJob, Job, Pod); the bound only guards against a
+// reference cycle, which the API server does not prevent.
+const MaxOwnerDepth = 16
+
+// OwnerRef names one owner as a reference does, plus the namespace it lives in
+// ("" for cluster-scoped owners).
+type OwnerRef struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace,omitempty"`
+	Name       string    `json:"name"`
+	UID        types.UID `json:"uid"`
+}
+
+// GroupKind parses the reference's apiVersion; a malformed one yields the kind
+// alone.
+func (r OwnerRef) GroupKind() schema.GroupKind {
+	gv, err := schema.ParseGroupVersion(r.APIVersion)
+	if err != nil {
+		return schema.GroupKind{Kind: r.Kind}
+	}
+	return schema.GroupKind{Group: gv.Group, Kind: r.Kind}
+}
+
+// RefFromOwnerReference converts a reference held by an object in namespace.
+// Owners of namespaced objects share their namespace or are cluster-scoped; the
+// lookup decides which (see OwnerLookup.Namespaced).
+func RefFromOwnerReference(ref metav1.OwnerReference, namespace string) OwnerRef {
+	return OwnerRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: namespace, Name: ref.Name, UID: ref.UID}
+}
+
+// OwnerLookup finds owners by kind and UID. The command layer implements it with
+// metadata-only informers, started only for the kinds references actually name.
+type OwnerLookup interface {
+	// Prepare readies lookups for kinds, typically by starting and syncing one
+	// informer per kind, and returns an error per kind that cannot be looked
+	// up (unknown to the server, or not listable by this user).
+	Prepare(ctx context.Context, kinds []schema.GroupVersionKind) map[schema.GroupKind]error
+	// Get returns the owner of kind gk with uid, or nil when there is none.
+	Get(gk schema.GroupKind, uid types.UID) (metav1.Object, error)
+	// Namespaced reports whether gk is a namespaced kind; unknown kinds count
+	// as namespaced, the common case.
+	Namespaced(gk schema.GroupKind) bool
+}
+
+// Resolution is where a walk up controller references ended.
+type Resolution struct {
+	// Top is the top-level owner: the last reference that could be followed.
+	Top OwnerRef `json:"top"`
+	// Chain lists the owners from the direct one up to Top.
+	Chain []OwnerRef `json:"chain"`
+	// Dangling is true when Top does not exist any more.
+	Dangling bool `json:"dangling,omitempty"`
+	// Unknown is true when Top's kind could not be looked up; Reason says why.
+	// Owners above Top, if any, are not known.
+	Unknown bool   `json:"unknown,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+type ownerNode struct {
+	ref      OwnerRef
+	found    bool
+	lookErr  error
+	parent   *OwnerRef
+	resolved *Resolution
+}
+
+// ResolveOwners walks each direct owner in refs up through controller references
+// to its top-level owner and returns the resolution per direct owner UID. It
+// works level by level so each level prepares all the kinds it needs at once:
+// a Deployment's pods cost one ReplicaSet lookup level and one Deployment level,
+// however many pods there are. Lookups are by UID through the lookup's index.
+func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (map[types.UID]Resolution, error) {
+	nodes := map[types.UID]*ownerNode{}
+	kindErrs := map[schema.GroupKind]error{}
+	prepared := map[schema.GroupKind]bool{}
+
+	pending := make([]OwnerRef, 0, len(refs))
+	for _, r := range refs {
+		if _, ok := nodes[r.UID]; !ok {
+			nodes[r.UID] = &ownerNode{ref: r}
+			pending = append(pending, r)
+		}
+	}
+	for depth := 0; len(pending) > 0 && depth < MaxOwnerDepth; depth++ {
+		var kinds []schema.GroupVersionKind
+		for _, r := range pending {
+			gk := r.GroupKind()
+			if prepared[gk] {
+				continue
+			}
+			prepared[gk] = true
+			gv, _ := schema.ParseGroupVersion(r.APIVersion)
+			kinds = append(kinds, gv.WithKind(r.Kind))
+		}
+		if len(kinds) > 0 {
+			for gk, err := range lookup.Prepare(ctx, kinds) {
+				kindErrs[gk] = err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var next []OwnerRef
+		for _, r := range pending {
+			n := nodes[r.UID]
+			gk := r.GroupKind()
+			if !lookup.Namespaced(gk) {
+				n.ref.Namespace = ""
+			}
+			if err := kindErrs[gk]; err != nil {
+				n.lookErr = err
+				continue
+			}
+			obj, err := lookup.Get(gk, r.UID)
+			if err != nil {
+				n.lookErr = err
+				continue
+			}
+			if obj == nil {
+				continue
+			}
+			n.found = true
+			n.ref.Name, n.ref.Namespace = obj.GetName(), obj.GetNamespace()
+			ctrl := metav1.GetControllerOfNoCopy(obj)
+			if ctrl == nil {
+				continue
+			}
+			parent := RefFromOwnerReference(*ctrl, obj.GetNamespace())
+			n.parent = &parent
+			if _, seen := nodes[parent.UID]; !seen {
+				nodes[parent.UID] = &ownerNode{ref: parent}
+				next = append(next, parent)
+			}
+		}
+		pending = next
+	}
+
+	out := make(map[types.UID]Resolution, len(refs))
+	for _, r := range refs {
+		res, err := resolve(nodes, r.UID, 0)
+		if err != nil {
+			return nil, err
+		}
+		out[r.UID] = *res
+	}
+	return out, nil
+}
+
+// resolve follows parents from uid and memoizes each node's resolution, so a
+// ReplicaSet shared by a thousand pods is walked once.
+func resolve(nodes map[types.UID]*ownerNode, uid types.UID, depth int) (*Resolution, error) {
+	n, ok := nodes[uid]
+	if !ok {
+		return nil, fmt.Errorf("owner %s was never looked up", uid)
+	}
+	if n.resolved != nil {
+		return n.resolved, nil
+	}
+	var res Resolution
+	switch {
+	case n.lookErr != nil:
+		res = Resolution{Top: n.ref, Unknown: true, Reason: n.lookErr.Error()}
+	case !n.found:
+		res = Resolution{Top: n.ref, Dangling: true, Reason: "owner not found"}
+	case n.parent == nil:
+		res = Resolution{Top: n.ref}
+	case depth >= MaxOwnerDepth:
+		res = Resolution{Top: n.ref, Unknown: true, Reason: "owner chain too deep or cyclic"}
+	default:
+		// Mark before recursing so a cycle ends here instead of looping.
+		n.resolved = &Resolution{Top: n.ref, Unknown: true, Reason: "owner reference cycle"}
+		up, err := resolve(nodes, n.parent.UID, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		res = *up
+		res.Chain = append([]OwnerRef{n.ref}, up.Chain...)
+		n.resolved = &res
+		return n.resolved, nil
+	}
+	res.Chain = []OwnerRef{n.ref}
+	n.resolved = &res
+	return n.resolved, nil
+}

@@ -1,0 +1,319 @@
+package printers
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// GroupListAPIVersion and GroupListKind identify the JSON document of a group-by
+// query, so scripts can tell it from a v1 List.
+const (
+	GroupListAPIVersion = "kubectl-idx.io/v1alpha1"
+	GroupListKind       = "GroupList"
+)
+
+// GroupList is the document -o json|yaml|jsonpath|go-template print for a
+// group-by query. Its shape is documented in README.md; keep them in step.
+type GroupList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// GroupBy is owner, node, label, namespace or jsonpath.
+	GroupBy string `json:"groupBy"`
+	// Expression is the label key or JSONPath grouped by, if any.
+	Expression string `json:"expression,omitempty"`
+	// Groups in display order; each holds its members.
+	Groups []OutputGroup `json:"groups"`
+	// Warnings say what the answer may be missing (types or owners that could
+	// not be read). Empty means the answer is complete.
+	Warnings []string `json:"warnings"`
+}
+
+// OutputGroup is one group of a group-by query.
+type OutputGroup struct {
+	// Name is how the group is shown: "Deployment/web", "node-1", "web", "<none>".
+	Name string `json:"name"`
+	// Key identifies the group; which fields are set depends on GroupBy.
+	Key GroupKey `json:"key"`
+	// Summary holds counts and, for nodes, capacity figures.
+	Summary GroupSummary `json:"summary"`
+	// Members are the objects of the group, one Group per resource type, in
+	// the order the types were asked for. In JSON they are flattened to items.
+	Members []Group `json:"-"`
+}
+
+// GroupKey identifies a group. None marks the group of objects without a key.
+type GroupKey struct {
+	None bool `json:"none,omitempty"`
+	// Owner groups.
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	UID        string `json:"uid,omitempty"`
+	Dangling   bool   `json:"dangling,omitempty"`
+	Unknown    bool   `json:"unknown,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// Node groups.
+	Node string `json:"node,omitempty"`
+	// Label and JSONPath groups: the value (Namespace groups use Namespace).
+	Value *string `json:"value,omitempty"`
+}
+
+// GroupSummary counts a group's members.
+type GroupSummary struct {
+	Members int            `json:"members"`
+	Kinds   map[string]int `json:"kinds"`
+	Pods    *PodSummary    `json:"pods,omitempty"`
+	Node    *NodeSummary   `json:"node,omitempty"`
+}
+
+// PodSummary counts pods by readiness and phase.
+type PodSummary struct {
+	Total     int `json:"total"`
+	Ready     int `json:"ready"`
+	Running   int `json:"running"`
+	Pending   int `json:"pending"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Unknown   int `json:"unknown"`
+}
+
+// NodeSummary describes a node and the requests of its pods.
+type NodeSummary struct {
+	// Exists is false for a node pods are bound to that is not in the cluster.
+	Exists        bool     `json:"exists"`
+	Status        string   `json:"status"`
+	Ready         bool     `json:"ready"`
+	Unschedulable bool     `json:"unschedulable"`
+	Roles         []string `json:"roles"`
+	// Requests sum the pods counted (not Succeeded or Failed, unless asked).
+	Requests    Resources `json:"requests"`
+	Allocatable Resources `json:"allocatable"`
+	// CPUPercent and MemoryPercent are requests over allocatable, rounded down.
+	CPUPercent    int64 `json:"cpuPercent"`
+	MemoryPercent int64 `json:"memoryPercent"`
+}
+
+// Resources holds CPU and memory as quantities and as plain numbers for jq.
+type Resources struct {
+	CPU         string `json:"cpu"`
+	Memory      string `json:"memory"`
+	CPUMillis   int64  `json:"cpuMillis"`
+	MemoryBytes int64  `json:"memoryBytes"`
+}
+
+// GroupedOptions are Options plus what grouped output needs.
+type GroupedOptions struct {
+	Options
+	// Header renders a group's header line for human output.
+	Header func(g *OutputGroup) string
+}
+
+// PrintGrouped writes a group-by result. Human and custom-columns output render
+// every member row of a type in one table, so columns align across all groups,
+// and put each group's header line above its rows; -o name prefixes each member
+// with its group; the document formats print the GroupList.
+func PrintGrouped(w io.Writer, doc *GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+	switch {
+	case IsHuman(opts.Format), strings.HasPrefix(opts.Format, "custom-columns"):
+		return printGroupedRows(w, doc, delegate, opts)
+	case opts.Format == "name":
+		return printGroupedNames(w, doc)
+	case opts.Format == "json":
+		return WriteGroupListJSON(w, doc)
+	}
+	// yaml, jsonpath and templates see the document as kubectl's printers see
+	// any object: as unstructured data.
+	var buf bytes.Buffer
+	if err := WriteGroupListJSON(&buf, doc); err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(buf.Bytes(), &u.Object); err != nil {
+		return fmt.Errorf("decoding the group document: %w", err)
+	}
+	return delegate.PrintObj(u, w)
+}
+
+// WriteGroupListJSON writes doc as indented JSON (kubectl's four spaces), one
+// group at a time so a large answer is never held twice in memory.
+func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	head, err := json.MarshalIndent(struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		GroupBy    string `json:"groupBy"`
+		Expression string `json:"expression,omitempty"`
+	}{doc.APIVersion, doc.Kind, doc.GroupBy, doc.Expression}, "", "    ")
+	if err != nil {
+		return err
+	}
+	// Reopen the header object to append groups and warnings.
+	bw.Write(bytes.TrimSuffix(head, []byte("\n}")))
+	bw.WriteString(",\n    \"groups\": [")
+	for i := range doc.Groups {
+		g := &doc.Groups[i]
+		items := make([]json.RawMessage, 0, g.Summary.Members)
+		for _, m := range g.Members {
+			for _, o := range m.Objects {
+				data, err := json.Marshal(Printable(o, m.GVK))
+				if err != nil {
+					return fmt.Errorf("encoding %s: %w", describe(o), err)
+				}
+				items = append(items, data)
+			}
+		}
+		data, err := json.MarshalIndent(struct {
+			Name    string            `json:"name"`
+			Key     GroupKey          `json:"key"`
+			Summary GroupSummary      `json:"summary"`
+			Items   []json.RawMessage `json:"items"`
+		}{g.Name, g.Key, g.Summary, items}, "        ", "    ")
+		if err != nil {
+			return fmt.Errorf("encoding group %s: %w", g.Name, err)
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n        ")
+		bw.Write(data)
+	}
+	if len(doc.Groups) > 0 {
+		bw.WriteString("\n    ")
+	}
+	warnings := doc.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	wdata, err := json.MarshalIndent(warnings, "    ", "    ")
+	if err != nil {
+		return err
+	}
+	bw.WriteString("],\n    \"warnings\": ")
+	bw.Write(wdata)
+	bw.WriteString("\n}\n")
+	return bw.Flush()
+}
+
+func printGroupedNames(w io.Writer, doc *GroupList) error {
+	bw := bufio.NewWriter(w)
+	for i := range doc.Groups {
+		g := &doc.Groups[i]
+		for _, m := range g.Members {
+			prefix := strings.ToLower(m.GVK.Kind)
+			if m.GVK.Group != "" {
+				prefix += "." + m.GVK.Group
+			}
+			for _, o := range m.Objects {
+				fmt.Fprintf(bw, "%s %s/%s\n", g.Name, prefix, describeName(o))
+			}
+		}
+	}
+	return bw.Flush()
+}
+
+func describeName(o runtime.Object) string {
+	if a, ok := o.(interface{ GetName() string }); ok {
+		return a.GetName()
+	}
+	return describe(o)
+}
+
+// printGroupedRows renders member rows per type through one table (or the
+// custom-columns printer), then interleaves group header lines.
+func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+	type block struct {
+		header string
+		rows   [][]string // rows[group] = rendered member lines of this type
+	}
+	// Collect member objects per type, in group order.
+	var typeOrder []string
+	perType := map[string]*Group{}
+	counts := map[string][]int{}
+	for gi := range doc.Groups {
+		for _, m := range doc.Groups[gi].Members {
+			key := m.GVK.String()
+			if strings.HasPrefix(opts.Format, "custom-columns") {
+				key = "all" // one custom-columns table for every type
+			}
+			t, ok := perType[key]
+			if !ok {
+				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, CRDColumns: m.CRDColumns}
+				perType[key] = t
+				typeOrder = append(typeOrder, key)
+				counts[key] = make([]int, len(doc.Groups))
+			}
+			t.Objects = append(t.Objects, m.Objects...)
+			counts[key][gi] += len(m.Objects)
+		}
+	}
+	blocks := map[string]*block{}
+	for _, key := range typeOrder {
+		t := perType[key]
+		var buf bytes.Buffer
+		if strings.HasPrefix(opts.Format, "custom-columns") {
+			if _, err := Print(&buf, []Group{*t}, delegate, Options{Format: opts.Format}); err != nil {
+				return err
+			}
+		} else {
+			o := opts.Options
+			o.NoHeaders = false
+			o.SortBy = ""
+			o.ShowKind = opts.ShowKind || len(typeOrder) > 1
+			// Rows are split back out by line: one object must be one line.
+			o.oneLine = true
+			if _, err := printTables(&buf, []Group{*t}, o); err != nil {
+				return err
+			}
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		b := &block{rows: make([][]string, len(doc.Groups))}
+		// The custom-columns printer leaves its header out itself with
+		// --no-headers; tables are always rendered with one.
+		if !(strings.HasPrefix(opts.Format, "custom-columns") && opts.NoHeaders) && len(lines) > 0 {
+			b.header, lines = lines[0], lines[1:]
+		}
+		for gi, n := range counts[key] {
+			if n > len(lines) {
+				return fmt.Errorf("table for %s has fewer rows than members", key)
+			}
+			b.rows[gi], lines = lines[:n], lines[n:]
+		}
+		blocks[key] = b
+	}
+
+	bw := bufio.NewWriterSize(w, 256<<10)
+	single := len(typeOrder) == 1
+	if single && !opts.NoHeaders && blocks[typeOrder[0]].header != "" {
+		fmt.Fprintf(bw, "  %s\n", blocks[typeOrder[0]].header)
+	}
+	for gi := range doc.Groups {
+		g := &doc.Groups[gi]
+		if gi > 0 && !single {
+			bw.WriteString("\n")
+		}
+		bw.WriteString(opts.Header(g))
+		bw.WriteString("\n")
+		for _, key := range typeOrder {
+			b := blocks[key]
+			if len(b.rows[gi]) == 0 {
+				continue
+			}
+			if !single && !opts.NoHeaders && b.header != "" {
+				fmt.Fprintf(bw, "  %s\n", b.header)
+			}
+			for _, line := range b.rows[gi] {
+				fmt.Fprintf(bw, "  %s\n", line)
+			}
+		}
+	}
+	return bw.Flush()
+}
