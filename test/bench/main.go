@@ -70,7 +70,18 @@ type measurement struct {
 	bytes   int64
 	// inProcess marks the raw LISTs, which have no child process and so no RSS of their own.
 	inProcess bool
+	// ref is the label of the measurement this one is compared with; empty means
+	// the `kubectl get` twin of a `kubectl idx` command.
+	ref string
 }
+
+// ownerGroupingJQ groups pods by top-level owner (through their ReplicaSet's own
+// controller) with full pod objects: what `kubectl idx pods -A --by-owner -o json`
+// answers, done the only way kubectl can.
+const ownerGroupingJQ = `(.items | map(select(.kind == "ReplicaSet") | {key: .metadata.uid, value: ((.metadata.ownerReferences // []) | map(select(.controller)) | .[0])}) | from_entries) as $rs
+ | [.items[] | select(.kind == "Pod") | . as $p | ((.metadata.ownerReferences // []) | map(select(.controller)) | .[0]) as $c
+   | {owner: (if $c == null then "<none>" elif ($c.kind == "ReplicaSet" and $rs[$c.uid] != null) then "\($rs[$c.uid].kind)/\($rs[$c.uid].name)" else "\($c.kind)/\($c.name)" end), pod: $p}]
+ | group_by(.owner) | map({owner: .[0].owner, items: map(.pod)})`
 
 func run(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.binary); err != nil {
@@ -132,16 +143,20 @@ func run(ctx context.Context, o options) error {
 		label string
 		path  string
 		args  []string
+		ref   string
 	}
 	children := []child{
-		{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}},
-		{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}},
-		{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}},
-		{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}},
+		{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, ""},
+		{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}, ""},
+		{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, ""},
+		{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, ""},
+		{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, ""},
+		{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)"},
+		{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf"},
 	}
 	var results []*measurement
 	for _, c := range children {
-		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...))})
+		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref})
 	}
 	raws := rawLists(env.Config)
 	for _, r := range raws {
@@ -214,16 +229,22 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 		byLabel[m.label] = m
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "command\twall s\tpeak RSS MB\tstdout MB\tidx/kubectl wall\tidx/kubectl RSS\t")
+	fmt.Fprintln(tw, "command\twall s\tpeak RSS MB\tstdout MB\tidx/reference wall\tidx/reference RSS\t")
 	for _, m := range results {
 		rss, ratioWall, ratioRSS := "-", "", ""
 		if !m.inProcess {
 			rss = fmt.Sprintf("%.1f", float64(median(m.rssKB))/1024)
 		}
 		if strings.HasPrefix(m.label, "kubectl idx ") {
-			if ref := byLabel["kubectl get "+strings.TrimPrefix(m.label, "kubectl idx ")]; ref != nil {
+			refLabel := m.ref
+			if refLabel == "" {
+				refLabel = "kubectl get " + strings.TrimPrefix(m.label, "kubectl idx ")
+			}
+			if ref := byLabel[refLabel]; ref != nil {
 				ratioWall = fmt.Sprintf("%.2fx", median(m.walls).Seconds()/median(ref.walls).Seconds())
-				ratioRSS = fmt.Sprintf("%.2fx", float64(median(m.rssKB))/float64(median(ref.rssKB)))
+				if !ref.inProcess {
+					ratioRSS = fmt.Sprintf("%.2fx", float64(median(m.rssKB))/float64(median(ref.rssKB)))
+				}
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.1f\t%s\t%s\t\n", m.label, median(m.walls).Seconds(), rss, float64(m.bytes)/(1<<20), ratioWall, ratioRSS)
