@@ -296,8 +296,20 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	// after a long print.
 	factory.Shutdown()
 
+	n, err := printers.Print(o.Out, groups, o.printer, o.printOptions(format))
+	if err != nil {
+		return err
+	}
+	if n == 0 && human && len(errs) == 0 {
+		o.printNoResources()
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// printOptions carries the printing flags kubectl's printers do not hold.
+func (o *GetOptions) printOptions(format string) printers.Options {
 	hf := o.PrintFlags.HumanReadableFlags
-	n, err := printers.Print(o.Out, groups, o.printer, printers.Options{
+	return printers.Options{
 		Format:        format,
 		NoHeaders:     *o.PrintFlags.NoHeaders,
 		ShowLabels:    *hf.ShowLabels,
@@ -307,14 +319,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		SortBy:        *hf.SortBy,
 		SingleItem:    o.singleItemImplied,
 		Now:           time.Now(),
-	})
-	if err != nil {
-		return err
 	}
-	if n == 0 && human && len(errs) == 0 {
-		o.printNoResources()
-	}
-	return utilerrors.NewAggregate(errs)
 }
 
 // printNoResources says on stderr that nothing matched, in kubectl's words.

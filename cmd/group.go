@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -632,19 +631,10 @@ func (o *GetOptions) printGrouped(ctx context.Context, mode, indexName, format s
 	for _, w := range doc.Warnings {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	hf := o.PrintFlags.HumanReadableFlags
-	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{
-		Options: printers.Options{
-			Format:        format,
-			NoHeaders:     *o.PrintFlags.NoHeaders,
-			ShowLabels:    *hf.ShowLabels,
-			ShowKind:      *hf.ShowKind,
-			ColumnLabels:  *hf.ColumnLabels,
-			WithNamespace: o.AllNamespaces,
-			Now:           time.Now(),
-		},
-		Header: groupHeader(mode),
-	})
+	// Validate rejected --sort-by; a lone named object still prints in groups.
+	opts := o.printOptions(format)
+	opts.SingleItem = false
+	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: groupHeader(mode)})
 	if err != nil {
 		return err
 	}
