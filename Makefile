@@ -11,12 +11,15 @@ LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$
 INSTALL_DIR ?= $(shell $(GO) env GOPATH)/bin
 
 .PHONY: build install test test-unit test-e2e envtest-assets lint demo bench
+
+include hack/release.mk
 build: ## Build bin/kubectl-idx.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) .
 
 install: build ## Install kubectl-idx into $(INSTALL_DIR) so `kubectl idx` finds it.
 	install -d $(INSTALL_DIR)
 	install -m 0755 $(BINARY) $(INSTALL_DIR)/kubectl-idx
+	install -m 0755 plugins/kubectl_complete-idx $(INSTALL_DIR)/kubectl_complete-idx
 	@echo "installed $(INSTALL_DIR)/kubectl-idx; make sure $(INSTALL_DIR) is on PATH, then run: kubectl idx pods -A"
 
 envtest-assets: ## Build kube-apiserver and etcd from the Go module proxy (cached outside the repo).
@@ -35,7 +38,7 @@ test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
-test: lint test-unit test-e2e ## Everything CI runs.
+test: lint test-unit test-e2e test-release ## Everything CI runs.
 
 demo: build ## Start a local API server with a demo cluster and run kubectl idx against it.
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)

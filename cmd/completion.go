@@ -27,9 +27,10 @@ kubectl idx is completed two ways:
 - As kubectl idx TAB, by kubectl's own completion (kubectl 1.26 or later). kubectl
   asks the plugin through an executable named kubectl_complete-idx on PATH, which
   every release archive ships next to kubectl-idx; no script from this command is
-  involved. krew links only kubectl-idx, so link the other by hand (Linux, macOS):
+  involved. krew links only kubectl-idx, so copy the other once (Linux, macOS);
+  it calls kubectl-idx through PATH, so the copy survives upgrades:
 
-    ln -s "${KREW_ROOT:-$HOME/.krew}"/store/idx/*/kubectl_complete-idx "${KREW_ROOT:-$HOME/.krew}/bin/"
+    cp "${KREW_ROOT:-$HOME/.krew}"/store/idx/*/kubectl_complete-idx "${KREW_ROOT:-$HOME/.krew}/bin/"
 
 - As kubectl-idx TAB, calling the binary directly: load the script this command
   prints for your shell, as the examples show.

@@ -200,7 +200,7 @@ func (o *GetOptions) Validate() error {
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
 	}
-	return o.Group.validate(o.requests, *o.PrintFlags.HumanReadableFlags.SortBy)
+	return o.Group.validate(o.requests, o.sortBy())
 }
 
 // Run starts the informers, waits for them to sync and prints the objects.
@@ -257,7 +257,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	for i, r := range o.requests {
 		mode := informer.Full
 		switch {
-		case o.PrintFlags.HumanReadableFlags.SortBy != nil && *o.PrintFlags.HumanReadableFlags.SortBy != "":
+		case o.sortBy() != "":
 			// --sort-by may name any field.
 		case groupMode == groupByNode || groupMode == groupByJSONPath:
 			// Node names, requests and arbitrary paths live beyond metadata.
@@ -306,6 +306,14 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	return utilerrors.NewAggregate(errs)
 }
 
+// sortBy is the --sort-by value, "" when unset.
+func (o *GetOptions) sortBy() string {
+	if o.PrintFlags == nil || o.PrintFlags.HumanReadableFlags == nil || o.PrintFlags.HumanReadableFlags.SortBy == nil {
+		return ""
+	}
+	return *o.PrintFlags.HumanReadableFlags.SortBy
+}
+
 // printOptions carries the printing flags kubectl's printers do not hold.
 func (o *GetOptions) printOptions(format string) printers.Options {
 	hf := o.PrintFlags.HumanReadableFlags
@@ -316,7 +324,7 @@ func (o *GetOptions) printOptions(format string) printers.Options {
 		ShowKind:      *hf.ShowKind,
 		ColumnLabels:  *hf.ColumnLabels,
 		WithNamespace: o.AllNamespaces,
-		SortBy:        *hf.SortBy,
+		SortBy:        o.sortBy(),
 		SingleItem:    o.singleItemImplied,
 		Now:           time.Now(),
 	}
