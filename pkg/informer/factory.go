@@ -81,9 +81,18 @@ type Config struct {
 	Progress io.Writer
 	// ProgressDelay is how long a sync must take before progress is shown.
 	ProgressDelay time.Duration
-	// PageSize is the number of objects asked for per LIST page; zero means 500,
-	// the value client-go's reflector and kubectl use.
+	// PageSize is the number of objects asked for per LIST page; zero means
+	// DefaultPageSize.
 	PageSize int64
+	// OnWatchLost, when non-nil, is called once per outage of a synced
+	// informer's watch that lasts more than a second, with its first error.
+	// OnWatchRestored, when non-nil, is called when such an informer is caught
+	// up again after an outage of any length. Setting either observes every list
+	// and watch request (one extra goroutine per watch); long-running commands
+	// use them to say that a feed was interrupted. They are called from informer
+	// goroutines and timers, so they must be safe for concurrent use.
+	OnWatchLost     func(res Resource, err error)
+	OnWatchRestored func(Reconnect)
 }
 
 // Clients are the API clients a Factory lists and watches with. NewFactory builds
@@ -103,6 +112,13 @@ type Clients struct {
 	// Metadata serves *metav1.PartialObjectMetadata.
 	Metadata metadata.Interface
 }
+
+// DefaultPageSize is the LIST page size. client-go's reflector and kubectl ask
+// for 500, but every page is a round trip the server answers with a fresh
+// snapshot: on 10,000 realistic pods, 5,000 per page took a metadata-only
+// owner query from 2.3 s to 0.9 s and a full table from 2.4 s to 1.9 s, while a
+// page still arrives often enough for the progress line to move.
+const DefaultPageSize = 5000
 
 // Factory builds and owns the informers of one invocation.
 type Factory struct {
@@ -134,6 +150,8 @@ type entry struct {
 	received atomic.Int64
 	// listFailures counts consecutive failed lists before the first sync.
 	listFailures atomic.Int32
+	// conn follows outages when Config asks for OnWatchLost or OnWatchRestored.
+	conn *connTracker
 }
 
 type listFailure struct {
@@ -183,7 +201,7 @@ func cachedClients(restConfig *rest.Config, contentType string) func(schema.Grou
 // NewFactoryWithClients returns a Factory using the given clients.
 func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 	if cfg.PageSize <= 0 {
-		cfg.PageSize = 500
+		cfg.PageSize = DefaultPageSize
 	}
 	return &Factory{
 		cfg:       cfg,
@@ -207,6 +225,9 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 		return e.informer, nil
 	}
 	e := &entry{res: res, mode: mode}
+	if f.cfg.OnWatchLost != nil || f.cfg.OnWatchRestored != nil {
+		e.conn = newConnTracker(res, f.cfg.OnWatchLost, f.cfg.OnWatchRestored)
+	}
 	lw, example, err := f.listWatch(e)
 	if err != nil {
 		return nil, err
@@ -323,6 +344,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector = f.cfg.LabelSelector
 		o.FieldSelector = f.cfg.FieldSelector
+	}
+	if e.conn != nil {
+		list, watchFn = e.conn.list(list), e.conn.watch(watchFn)
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {

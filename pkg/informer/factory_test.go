@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -306,7 +307,7 @@ func TestFactoryFirstListAsksForLatestInPages(t *testing.T) {
 		pageSize  int64
 		wantLimit string
 	}{
-		{0, "500"},
+		{0, strconv.Itoa(informer.DefaultPageSize)},
 		{1000, "1000"},
 		{50, "50"},
 	}
