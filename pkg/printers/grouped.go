@@ -161,22 +161,11 @@ func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
 	bw.WriteString(",\n    \"groups\": [")
 	for i := range doc.Groups {
 		g := &doc.Groups[i]
-		items := make([]json.RawMessage, 0, g.Summary.Members)
-		for _, m := range g.Members {
-			for _, o := range m.Objects {
-				data, err := json.Marshal(Printable(o, m.GVK))
-				if err != nil {
-					return fmt.Errorf("encoding %s: %w", describe(o), err)
-				}
-				items = append(items, data)
-			}
-		}
-		data, err := json.MarshalIndent(struct {
-			Name    string            `json:"name"`
-			Key     GroupKey          `json:"key"`
-			Summary GroupSummary      `json:"summary"`
-			Items   []json.RawMessage `json:"items"`
-		}{g.Name, g.Key, g.Summary, items}, "        ", "    ")
+		head, err := json.MarshalIndent(struct {
+			Name    string       `json:"name"`
+			Key     GroupKey     `json:"key"`
+			Summary GroupSummary `json:"summary"`
+		}{g.Name, g.Key, g.Summary}, "        ", "    ")
 		if err != nil {
 			return fmt.Errorf("encoding group %s: %w", g.Name, err)
 		}
@@ -184,7 +173,40 @@ func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n        ")
-		bw.Write(data)
+		bw.Write(bytes.TrimSuffix(head, []byte("\n        }")))
+		bw.WriteString(",\n            \"items\": [")
+		// Items are encoded on every core, in order, as in WriteJSONList.
+		type item struct {
+			obj runtime.Object
+			gvk Group
+		}
+		var items []item
+		for _, m := range g.Members {
+			for _, o := range m.Objects {
+				items = append(items, item{o, m})
+			}
+		}
+		err = encodeOrdered(len(items), func(j int, buf *bytes.Buffer) error {
+			data, err := json.Marshal(Printable(items[j].obj, items[j].gvk.GVK))
+			if err != nil {
+				return fmt.Errorf("encoding %s: %w", describe(items[j].obj), err)
+			}
+			if j > 0 {
+				buf.WriteString(",")
+			}
+			buf.WriteString("\n                ")
+			return json.Indent(buf, data, "                ", "    ")
+		}, func(b []byte) error {
+			_, err := bw.Write(b)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(items) > 0 {
+			bw.WriteString("\n            ")
+		}
+		bw.WriteString("]\n        }")
 	}
 	if len(doc.Groups) > 0 {
 		bw.WriteString("\n    ")
@@ -238,12 +260,16 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 	var typeOrder []string
 	perType := map[string]*Group{}
 	counts := map[string][]int{}
+	customColumns := strings.HasPrefix(opts.Format, "custom-columns")
+	keyOf := func(m Group) string {
+		if customColumns {
+			return "all" // one custom-columns table for every type
+		}
+		return m.GVK.String()
+	}
 	for gi := range doc.Groups {
 		for _, m := range doc.Groups[gi].Members {
-			key := m.GVK.String()
-			if strings.HasPrefix(opts.Format, "custom-columns") {
-				key = "all" // one custom-columns table for every type
-			}
+			key := keyOf(m)
 			t, ok := perType[key]
 			if !ok {
 				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, CRDColumns: m.CRDColumns}
@@ -260,7 +286,7 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 		t := perType[key]
 		var buf bytes.Buffer
 		if strings.HasPrefix(opts.Format, "custom-columns") {
-			if _, err := Print(&buf, []Group{*t}, delegate, Options{Format: opts.Format}); err != nil {
+			if _, err := Print(&buf, []Group{*t}, delegate, Options{Format: opts.Format, oneLine: true}); err != nil {
 				return err
 			}
 		} else {
@@ -291,8 +317,10 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
-	single := len(typeOrder) == 1
-	if single && !opts.NoHeaders && blocks[typeOrder[0]].header != "" {
+	// One type: one column header on top and groups back to back. Several: each
+	// group shows its types in its own Members order, each under its header.
+	single := len(typeOrder) <= 1
+	if len(typeOrder) == 1 && !opts.NoHeaders && blocks[typeOrder[0]].header != "" {
 		fmt.Fprintf(bw, "  %s\n", blocks[typeOrder[0]].header)
 	}
 	for gi := range doc.Groups {
@@ -302,9 +330,15 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 		}
 		bw.WriteString(opts.Header(g))
 		bw.WriteString("\n")
-		for _, key := range typeOrder {
+		seen := map[string]bool{}
+		for _, m := range g.Members {
+			key := keyOf(m)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
 			b := blocks[key]
-			if len(b.rows[gi]) == 0 {
+			if b == nil || len(b.rows[gi]) == 0 {
 				continue
 			}
 			if !single && !opts.NoHeaders && b.header != "" {

@@ -117,6 +117,9 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 		if err != nil {
 			return 0, err
 		}
+		if opts.oneLine {
+			u.Object = escapeStrings(u.Object).(map[string]any)
+		}
 		list.Items[i] = *u
 	}
 	return len(objs), delegate.PrintObj(list, w)
@@ -179,26 +182,24 @@ func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
 		return err
 	}
-	var indented bytes.Buffer
-	for i, o := range objs {
+	err := encodeOrdered(len(objs), func(i int, buf *bytes.Buffer) error {
+		o := objs[i]
 		data, err := json.Marshal(Printable(o, gvks[o]))
 		if err != nil {
 			return fmt.Errorf("encoding %s: %w", describe(o), err)
 		}
-		indented.Reset()
-		if err := json.Indent(&indented, data, "        ", "    "); err != nil {
-			return err
-		}
-		sep := ",\n        "
 		if i == 0 {
-			sep = "\n        "
+			buf.WriteString("\n        ")
+		} else {
+			buf.WriteString(",\n        ")
 		}
-		if _, err := bw.WriteString(sep); err != nil {
-			return err
-		}
-		if _, err := bw.Write(indented.Bytes()); err != nil {
-			return err
-		}
+		return json.Indent(buf, data, "        ", "    ")
+	}, func(b []byte) error {
+		_, err := bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if len(objs) > 0 {
 		if _, err := bw.WriteString("\n    "); err != nil {
@@ -315,14 +316,36 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 	return printed, nil
 }
 
+// escapeStrings replaces line breaks in every string of an unstructured value
+// (a fresh copy, never a cache object), for printers whose cells cannot be
+// post-processed, like custom-columns.
+func escapeStrings(v any) any {
+	switch t := v.(type) {
+	case string:
+		if strings.ContainsAny(t, "\r\n") {
+			return lineBreaks.Replace(t)
+		}
+	case map[string]any:
+		for k, e := range t {
+			t[k] = escapeStrings(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = escapeStrings(e)
+		}
+	}
+	return v
+}
+
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
 // escapeLineBreaks replaces line breaks in string cells (an event message, a
 // custom column) with their escapes, so every row prints as one line.
 func escapeLineBreaks(t *metav1.Table) {
-	r := strings.NewReplacer("\r", `\r`, "\n", `\n`)
 	for i := range t.Rows {
 		for j, c := range t.Rows[i].Cells {
 			if s, ok := c.(string); ok && strings.ContainsAny(s, "\r\n") {
-				t.Rows[i].Cells[j] = r.Replace(s)
+				t.Rows[i].Cells[j] = lineBreaks.Replace(s)
 			}
 		}
 	}

@@ -1,0 +1,90 @@
+package printers
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+)
+
+// encodeChunk is how many items one worker encodes at a time: large enough to
+// make hand-off cheap, small enough to keep the output flowing.
+const encodeChunk = 64
+
+// encodeOrdered encodes n items on every core and hands the results to write in
+// item order. encode appends item i's bytes to buf; write receives one chunk's
+// bytes at a time. JSON encoding and indenting is half the work of `-o json` on a
+// big list, and it is embarrassingly parallel; only the writing is ordered. At
+// most a few chunks per worker are in flight, so memory stays bounded.
+func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write func(b []byte) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	chunks := (n + encodeChunk - 1) / encodeChunk
+	if workers < 2 || chunks < 2 {
+		var buf bytes.Buffer
+		for i := 0; i < n; i++ {
+			if err := encode(i, &buf); err != nil {
+				return err
+			}
+		}
+		return write(buf.Bytes())
+	}
+
+	type result struct {
+		buf bytes.Buffer
+		err error
+	}
+	// Each chunk gets a channel, created in order, so the writer can wait for
+	// chunk k while later chunks are still being encoded.
+	pending := make(chan chan *result, 2*workers)
+	jobs := make(chan func(), 2*workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range jobs {
+				job()
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		defer close(pending)
+		for c := 0; c < chunks; c++ {
+			out := make(chan *result, 1)
+			start, end := c*encodeChunk, min((c+1)*encodeChunk, n)
+			select {
+			case pending <- out:
+			case <-stop:
+				return
+			}
+			jobs <- func() {
+				r := &result{}
+				for i := start; i < end && r.err == nil; i++ {
+					r.err = encode(i, &r.buf)
+				}
+				out <- r
+			}
+		}
+	}()
+
+	var err error
+	for out := range pending {
+		r := <-out
+		if err == nil {
+			err = r.err
+		}
+		if err == nil {
+			err = write(r.buf.Bytes())
+		}
+		if err != nil {
+			select {
+			case <-stop:
+			default:
+				close(stop)
+			}
+		}
+	}
+	wg.Wait()
+	return err
+}
