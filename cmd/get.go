@@ -39,7 +39,12 @@ var getLong = `List any resource type, built-in or custom, from informer caches.
 kubectl idx starts short-lived client-go informers for the requested types, waits
 for their caches to sync and prints the objects with kubectl's printers and flags.
 Namespace, label and field selectors are applied by the server. Objects are sorted
-by namespace, then name.`
+by namespace, then name.
+
+With --by-owner, --by-node, --by-label, --by-namespace or --by, objects are grouped
+through informer indexes: under their top-level controller, by node (with the
+node's state and requests against allocatable), by a label's value, by namespace
+or by any JSONPath.`
 
 var getExample = `  # List pods in the current namespace
   kubectl idx pods
@@ -54,7 +59,19 @@ var getExample = `  # List pods in the current namespace
   kubectl idx crontabs.stable.example.com -A -o json | jq '.items[].metadata.name'
 
   # Pods with a label, only their names
-  kubectl idx pods -l app=web -o name`
+  kubectl idx pods -l app=web -o name
+
+  # Every pod under its top-level controller (Deployment, StatefulSet, CronJob, ...)
+  kubectl idx pods -A --by-owner
+
+  # Pods per node, with node state and CPU/memory requests against allocatable
+  kubectl idx pods -A --by-node
+
+  # Deployments, services and pods grouped by their app label
+  kubectl idx deploy,svc,pods --by-label app
+
+  # Pods grouped by service account
+  kubectl idx pods -A --by '{.spec.serviceAccountName}'`
 
 // GetOptions holds the flags and resolved state of the root listing command.
 type GetOptions struct {
