@@ -416,6 +416,7 @@ func nodeSummary(node *corev1.Node, members []printers.Group, includeCompleted b
 	s.Requests = resources(cpu, mem)
 	if node == nil {
 		s.Status = "NotFound"
+		s.Allocatable = resources(resource.Quantity{}, resource.Quantity{})
 		return s
 	}
 	s.Exists = true
@@ -476,9 +477,13 @@ func groupHeader(mode string) func(g *printers.OutputGroup) string {
 		case g.Key.Dangling:
 			parts = append(parts, "(dangling: owner not found)")
 		case g.Key.Unknown:
-			parts = append(parts, "(owner unknown: "+g.Key.Reason+")")
+			// The reason is in the warning on stderr and in the JSON key.
+			parts = append(parts, "(owners above unknown)")
 		}
-		if n := g.Summary.Node; n != nil {
+		if n := g.Summary.Node; n != nil && !n.Exists {
+			// Pods name a node the cluster does not have: no capacity to show.
+			parts = append(parts, n.Status)
+		} else if n != nil {
 			roles := strings.Join(n.Roles, ",")
 			if roles == "" {
 				roles = "<none>"
@@ -537,38 +542,48 @@ func (o *GetOptions) newOwnerLookup() *ownerLookup {
 // hold up the others.
 func (l *ownerLookup) Prepare(ctx context.Context, kinds []schema.GroupVersionKind) map[schema.GroupKind]error {
 	errs := map[schema.GroupKind]error{}
+	// Sync goroutines and this loop both record results: always under l.mu.
+	record := func(gk schema.GroupKind, err error, idx cache.Indexer) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err != nil {
+			errs[gk] = err
+			return
+		}
+		l.indexers[gk] = idx
+	}
 	var eg errgroup.Group
 	eg.SetLimit(8)
 	for _, gvk := range kinds {
 		gk := gvk.GroupKind()
 		mapping, err := l.o.mapper.RESTMapping(gk, gvk.Version)
 		if err != nil {
-			errs[gk] = fmt.Errorf("the server doesn't have a resource type for kind %s", kindName(gk))
+			record(gk, fmt.Errorf("the server doesn't have a resource type for kind %s", kindName(gk)), nil)
 			continue
 		}
 		res := informer.FromMapping(mapping)
-		l.namespaced[gk] = res.Namespaced
 		f, err := l.o.newFactory(informer.Config{Namespace: l.o.namespace, SyncTimeout: l.o.SyncTimeout})
 		if err != nil {
-			errs[gk] = err
+			record(gk, err, nil)
 			continue
 		}
+		l.mu.Lock()
+		l.namespaced[gk] = res.Namespaced
 		l.factories = append(l.factories, f)
+		l.mu.Unlock()
 		inf, err := f.Informer(res, informer.MetadataOnly, cache.Indexers{index.UIDIndex: index.UIDIndexFunc})
 		if err != nil {
-			errs[gk] = err
+			record(gk, err, nil)
 			continue
 		}
 		f.Start(ctx)
 		eg.Go(func() error {
-			err := f.WaitForSync(ctx)
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if err != nil {
-				errs[gk] = fmt.Errorf("listing %s: %s", res.Name(), strings.TrimPrefix(FormatError(err), "error: "))
+			// The API error's own text names verb, resource and scope.
+			if err := f.WaitForSync(ctx); err != nil {
+				record(gk, err, nil)
 				return nil
 			}
-			l.indexers[gk] = inf.GetIndexer()
+			record(gk, nil, inf.GetIndexer())
 			return nil
 		})
 	}

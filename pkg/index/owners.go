@@ -71,6 +71,7 @@ type Resolution struct {
 
 type ownerNode struct {
 	ref      OwnerRef
+	visited  bool
 	found    bool
 	lookErr  error
 	parent   *OwnerRef
@@ -116,6 +117,7 @@ func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (ma
 		var next []OwnerRef
 		for _, r := range pending {
 			n := nodes[r.UID]
+			n.visited = true
 			gk := r.GroupKind()
 			if !lookup.Namespaced(gk) {
 				n.ref.Namespace = ""
@@ -171,14 +173,15 @@ func resolve(nodes map[types.UID]*ownerNode, uid types.UID, depth int) (*Resolut
 	}
 	var res Resolution
 	switch {
+	case !n.visited:
+		// The walk stopped at MaxOwnerDepth before reaching this owner.
+		res = Resolution{Top: n.ref, Unknown: true, Reason: "owner chain too deep or cyclic"}
 	case n.lookErr != nil:
 		res = Resolution{Top: n.ref, Unknown: true, Reason: n.lookErr.Error()}
 	case !n.found:
 		res = Resolution{Top: n.ref, Dangling: true, Reason: "owner not found"}
 	case n.parent == nil:
 		res = Resolution{Top: n.ref}
-	case depth >= MaxOwnerDepth:
-		res = Resolution{Top: n.ref, Unknown: true, Reason: "owner chain too deep or cyclic"}
 	default:
 		// Mark before recursing so a cycle ends here instead of looping.
 		n.resolved = &Resolution{Top: n.ref, Unknown: true, Reason: "owner reference cycle"}

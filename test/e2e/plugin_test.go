@@ -103,6 +103,47 @@ var jqRecipes = []recipe{
 		cmd:  `kubectl idx nodes -o json | jq -r '.items[] | select(.spec.unschedulable) | .metadata.name'`,
 		want: "worker-2\n",
 	},
+	// The group-by recipes have no `kubectl get` equivalent: each reference computes the
+	// same answer from kubectl's objects (owner references, spec.nodeName, requests).
+	{
+		name: "pods per Deployment",
+		cmd:  `kubectl idx pods -A --by-owner -o json | jq -r '.groups[] | select(.key.kind == "Deployment") | "\(.key.namespace)/\(.key.name) \(.summary.members)"'`,
+		// Each pod whose controller is a ReplicaSet whose controller is a Deployment,
+		// counted per Deployment.
+		kubectl: `kubectl get pods,replicasets -A -o json | jq -r '
+			(.items | map(select(.kind == "ReplicaSet")) | map({key: .metadata.uid, value: ([.metadata.ownerReferences[]? | select(.controller)][0])}) | from_entries) as $rs
+			| [.items[] | select(.kind == "Pod")
+				| [.metadata.ownerReferences[]? | select(.controller)][0] as $c
+				| select($c != null and $c.kind == "ReplicaSet")
+				| $rs[$c.uid] as $d | select($d != null and $d.kind == "Deployment")
+				| "\(.metadata.namespace)/\($d.name)"]
+			| group_by(.) | map("\(.[0]) \(length)") | .[]'`,
+	},
+	{
+		name:    "nodes with no pods",
+		cmd:     `kubectl idx pods -A --by-node -o json | jq -r '.groups[] | select(.key.node != null and .summary.members == 0) | .key.node'`,
+		kubectl: `kubectl get nodes,pods -A -o json | jq -r '[.items[] | select(.kind == "Pod") | .spec.nodeName // empty] as $used | .items[] | select(.kind == "Node") | .metadata.name | select(. as $n | $used | any(.[]; . == $n) | not)'`,
+		want:    "worker-3\n",
+	},
+	{
+		name:    "pods without an owner",
+		cmd:     `kubectl idx pods -A --by-owner -o json | jq -r '.groups[] | select(.key.none) | .items[] | "\(.metadata.namespace)/\(.metadata.name)"'`,
+		kubectl: `kubectl get pods -A -o json | jq -r '.items[] | select([.metadata.ownerReferences[]? | select(.controller)] | length == 0) | "\(.metadata.namespace)/\(.metadata.name)"'`,
+	},
+	{
+		name: "top 5 nodes by requested CPU",
+		cmd:  `kubectl idx pods -A --by-node -o json | jq -r '[.groups[] | select(.key.node != null)] | sort_by(-.summary.node.requests.cpuMillis, .key.node) | .[:5][] | "\(.key.node) \(.summary.node.requests.cpu)"'`,
+		// CPU requests of the pods bound to each node that have not finished, as a
+		// canonical quantity. The fixtures have no init containers or overhead, which
+		// the scheduler's rule would add.
+		kubectl: `kubectl get nodes,pods -A -o json | jq -r '
+			def millis: if endswith("m") then .[:-1] | tonumber else tonumber * 1000 end;
+			def qty: if . % 1000 == 0 then "\(. / 1000)" else "\(.)m" end;
+			[.items[] | select(.kind == "Pod" and .spec.nodeName != null and .status.phase != "Succeeded" and .status.phase != "Failed")
+				| {node: .spec.nodeName, cpu: ([.spec.containers[].resources.requests.cpu // "0" | millis] | add)}] as $pods
+			| [.items[] | select(.kind == "Node") | .metadata.name as $n | {node: $n, cpu: ([$pods[] | select(.node == $n) | .cpu] | add // 0)}]
+			| sort_by(-.cpu, .node) | .[:5][] | "\(.node) \(.cpu | qty)"'`,
+	},
 }
 
 // recipe is a shell pipeline with its reference.
