@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 )
 
@@ -175,30 +176,18 @@ func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
 		bw.WriteString("\n        ")
 		bw.Write(bytes.TrimSuffix(head, []byte("\n        }")))
 		bw.WriteString(",\n            \"items\": [")
-		// Items are encoded on every core, in order, as in WriteJSONList.
 		type item struct {
 			obj runtime.Object
-			gvk Group
+			gvk schema.GroupVersionKind
 		}
 		var items []item
 		for _, m := range g.Members {
 			for _, o := range m.Objects {
-				items = append(items, item{o, m})
+				items = append(items, item{o, m.GVK})
 			}
 		}
-		err = encodeOrdered(len(items), func(j int, buf *bytes.Buffer) error {
-			data, err := json.Marshal(Printable(items[j].obj, items[j].gvk.GVK))
-			if err != nil {
-				return fmt.Errorf("encoding %s: %w", describe(items[j].obj), err)
-			}
-			if j > 0 {
-				buf.WriteString(",")
-			}
-			buf.WriteString("\n                ")
-			return json.Indent(buf, data, "                ", "    ")
-		}, func(b []byte) error {
-			_, err := bw.Write(b)
-			return err
+		err = writeJSONItems(bw, len(items), "                ", func(j int) (runtime.Object, schema.GroupVersionKind) {
+			return items[j].obj, items[j].gvk
 		})
 		if err != nil {
 			return err

@@ -182,21 +182,8 @@ func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
 		return err
 	}
-	err := encodeOrdered(len(objs), func(i int, buf *bytes.Buffer) error {
-		o := objs[i]
-		data, err := json.Marshal(Printable(o, gvks[o]))
-		if err != nil {
-			return fmt.Errorf("encoding %s: %w", describe(o), err)
-		}
-		if i == 0 {
-			buf.WriteString("\n        ")
-		} else {
-			buf.WriteString(",\n        ")
-		}
-		return json.Indent(buf, data, "        ", "    ")
-	}, func(b []byte) error {
-		_, err := bw.Write(b)
-		return err
+	err := writeJSONItems(bw, len(objs), "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
+		return objs[i], gvks[objs[i]]
 	})
 	if err != nil {
 		return err
@@ -210,6 +197,27 @@ func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 		return err
 	}
 	return bw.Flush()
+}
+
+// writeJSONItems writes n array items, each on a new line at indent prefix and
+// indented by four spaces as kubectl's JSON printer does, after the array's
+// opening bracket. Items are encoded on every core and written in order.
+func writeJSONItems(w io.Writer, n int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
+	return encodeOrdered(n, func(i int, buf *bytes.Buffer) error {
+		obj, gvk := item(i)
+		data, err := json.Marshal(Printable(obj, gvk))
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", describe(obj), err)
+		}
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n" + prefix)
+		return json.Indent(buf, data, prefix, "    ")
+	}, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	})
 }
 
 // WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,

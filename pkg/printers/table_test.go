@@ -3,8 +3,6 @@ package printers_test
 import (
 	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,6 +28,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 )
 
 // The golden files of this package are rewritten with `go test ./pkg/printers/ -update`. The flag
@@ -1137,29 +1137,8 @@ func TestTableForTablePrinter(t *testing.T) {
 			if err := cliprinters.NewTablePrinter(tc.options).PrintObj(table, &out); err != nil {
 				t.Fatalf("PrintObj: %v", err)
 			}
-			tableGolden(t, "testdata/table_"+tc.name+".golden", out.String())
+			golden.Assert(t, "testdata/table_"+tc.name+".golden", out.String())
 		})
-	}
-}
-
-// tableGolden compares got with a golden file, or rewrites it under -update.
-func tableGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s:\n got:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 
