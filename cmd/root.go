@@ -36,6 +36,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	addKlogVerbosity(root)
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
+	root.AddCommand(NewCmdWatch(configFlags, streams))
 	addCompletion(root, configFlags, streams)
 	return root
 }

@@ -8,6 +8,10 @@
 //     protobuf-speaking informers for types compiled into client-go and from
 //     dynamic (unstructured JSON) informers for everything else; MetadataOnly
 //     objects are *metav1.PartialObjectMetadata fetched as protobuf.
+//   - Outage: the time a synced informer cannot see changes because its watch
+//     failed, expired (410 Gone) or was cut, until it watches again or has listed
+//     again. Config.OnWatchLost and Config.OnWatchRestored report outages to
+//     long-running commands; one-shot queries leave them nil and pay nothing.
 //   - Factory: one per invocation. It de-duplicates informers by resource and mode,
 //     registers indexers before start, installs the managedFields transform, and
 //     owns start, sync and shutdown.

@@ -44,6 +44,10 @@ type Options struct {
 	// StartTimeout bounds each control plane component's start; 0 means one minute, which
 	// leaves room for a loaded 2-core machine.
 	StartTimeout time.Duration
+	// RestartableAPIServer keeps kube-apiserver's serving certificates in Dir, so that
+	// StopAPIServer, KillAPIServer and StartAPIServer can restart it on the same address with
+	// the same CA and every kubeconfig written before keeps working.
+	RestartableAPIServer bool
 }
 
 // Env is a running control plane with an admin user.
@@ -111,6 +115,16 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	// BinaryAssetsDirectory; setting the paths pins them to the directory checked above.
 	e.env.ControlPlane.GetAPIServer().Path = filepath.Join(assets, "kube-apiserver")
 	e.env.ControlPlane.Etcd = &envtest.Etcd{Path: filepath.Join(assets, "etcd")}
+	if opts.RestartableAPIServer {
+		// envtest generates serving certificates into a temp dir it removes on Stop; a dir of
+		// our own survives a restart, so the new process serves the same certificate.
+		certDir := filepath.Join(e.Dir, "kube-apiserver")
+		if err := os.MkdirAll(certDir, 0o700); err != nil {
+			e.cleanDir()
+			return nil, fmt.Errorf("creating kube-apiserver cert dir: %w", err)
+		}
+		e.env.ControlPlane.GetAPIServer().CertDir = certDir
+	}
 	for k, v := range opts.APIServerFlags {
 		e.env.ControlPlane.GetAPIServer().Configure().Set(k, v...)
 	}

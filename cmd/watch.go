@@ -1,0 +1,538 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+)
+
+var watchLong = `Print every change to objects of the given types as it happens: a change feed
+from client-go shared informers that does not stop and loses nothing.
+
+The current state comes first, as ADDED events (unless --watch-only), then every
+creation, change and deletion. When the server ends a watch, the connection drops
+or the API server restarts, the informers reconnect; if they had to list again, the
+feed prints exactly what changed meanwhile: objects deleted in the gap as DELETED
+(marked "detectedOnRelist" in JSON), each changed object as one MODIFIED, new ones
+as ADDED, and nothing it printed already. stderr says when a watch was interrupted
+and when it reconnected. --request-timeout bounds each request, watches included:
+a watch that reaches it is renewed, not ended.
+
+The table shows TIME, EVENT, KIND, NAMESPACE and NAME, then the kind's usual
+columns. -o json prints one JSON document per line (NDJSON):
+{"type": "ADDED|MODIFIED|DELETED", "time": RFC 3339, "object": {...}}, plus
+"detectedOnRelist": true and, with --diff, "diff": [{"path", "old", "new"}].
+-o yaml prints one YAML document per event; -o name one name per event; jsonpath
+and go-template apply to each event document, one line per event.
+
+Output is written as events arrive, so it works in pipes exactly as on a terminal.
+Ctrl-C or SIGTERM ends the feed with exit code 0 after printing what was received;
+so does a closed stdout, as after | head.`
+
+var watchExample = `  # Deployments in the current namespace: the current state, then every change
+  kubectl idx watch deployments
+
+  # Pods, ReplicaSets and Deployments of one app, with the fields each change touched
+  kubectl idx watch pods,rs,deploy -n shop -l app=web --diff
+
+  # Everything a Deployment owns, following the ReplicaSets of new rollouts
+  kubectl idx watch pods,rs --owner deployment/web
+
+  # Deletions across all namespaces, as JSON lines for jq
+  kubectl idx watch pods -A -o json | jq -c 'select(.type=="DELETED")'
+
+  # Changes only, one line each: event type and name
+  kubectl idx watch configmaps --watch-only -o jsonpath='{.type} {.object.metadata.name}'`
+
+// WatchPrintFlags are the output flags of `kubectl idx watch`: kubectl's flag
+// groups for the formats a feed can print one event at a time.
+type WatchPrintFlags struct {
+	JSONYamlPrintFlags *genericclioptions.JSONYamlPrintFlags
+	NamePrintFlags     *genericclioptions.NamePrintFlags
+	TemplateFlags      *genericclioptions.KubeTemplatePrintFlags
+
+	OutputFormat *string
+	NoHeaders    *bool
+	ShowLabels   *bool
+	ColumnLabels *[]string
+}
+
+// NewWatchPrintFlags returns the flags with kubectl's defaults.
+func NewWatchPrintFlags() *WatchPrintFlags {
+	output, noHeaders, showLabels := "", false, false
+	columnLabels := []string{}
+	return &WatchPrintFlags{
+		JSONYamlPrintFlags: genericclioptions.NewJSONYamlPrintFlags(),
+		NamePrintFlags:     genericclioptions.NewNamePrintFlags(""),
+		TemplateFlags:      genericclioptions.NewKubeTemplatePrintFlags(),
+		OutputFormat:       &output,
+		NoHeaders:          &noHeaders,
+		ShowLabels:         &showLabels,
+		ColumnLabels:       &columnLabels,
+	}
+}
+
+// AddFlags registers the flags on cmd, with kubectl's help texts.
+func (f *WatchPrintFlags) AddFlags(cmd *cobra.Command) {
+	f.JSONYamlPrintFlags.AddFlags(cmd)
+	f.NamePrintFlags.AddFlags(cmd)
+	f.TemplateFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(f.OutputFormat, "output", "o", *f.OutputFormat, "Output format. One of: (json, yaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file, wide). JSON prints one event per line.")
+	cmd.Flags().BoolVar(f.NoHeaders, "no-headers", *f.NoHeaders, "When using the default output format, don't print headers (default print headers).")
+	cmd.Flags().BoolVar(f.ShowLabels, "show-labels", *f.ShowLabels, "When printing, show all labels as the last column (default hide labels column).")
+	cmd.Flags().StringSliceVarP(f.ColumnLabels, "label-columns", "L", *f.ColumnLabels, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
+}
+
+// format returns the output format, "go-template" when only --template was given.
+func (f *WatchPrintFlags) format() string {
+	format := *f.OutputFormat
+	if tmpl := f.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
+		format = "go-template"
+	}
+	return format
+}
+
+// ToPrinter returns the delegate printer for formats the feed does not print
+// itself (name, jsonpath, templates), nil for tables, json and yaml, and
+// kubectl's error listing the allowed formats for anything else.
+func (f *WatchPrintFlags) ToPrinter() (cliprinters.ResourcePrinter, error) {
+	format := f.format()
+	switch format {
+	case "", "wide", "json", "yaml":
+		return nil, nil
+	}
+	if p, err := f.NamePrintFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
+		return p, err
+	}
+	if p, err := f.TemplateFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
+		return p, err
+	}
+	allowed := []string{"json", "yaml", "wide"}
+	allowed = append(allowed, f.NamePrintFlags.AllowedFormats()...)
+	allowed = append(allowed, f.TemplateFlags.AllowedFormats()...)
+	return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: allowed}
+}
+
+// WatchOptions holds the flags and resolved state of `kubectl idx watch`.
+type WatchOptions struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	PrintFlags  *WatchPrintFlags
+
+	AllNamespaces bool
+	LabelSelector string
+	FieldSelector string
+	Owner         string
+	WatchOnly     bool
+	Diff          bool
+	SyncTimeout   time.Duration
+
+	// Resolved by Complete.
+	namespace  string
+	requests   []Request
+	owner      *Request
+	printer    cliprinters.ResourcePrinter
+	restConfig *rest.Config
+	mapper     meta.RESTMapper
+	// newFactory builds informer factories; tests swap in fake clients.
+	newFactory func(cfg informer.Config) (*informer.Factory, error)
+	// crdColumns fetches a custom resource's printer columns.
+	crdColumns func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)
+	// ownerUID reads the UID of the --owner object.
+	ownerUID func(ctx context.Context, r Request, namespace string) (types.UID, error)
+	// closed, when non-nil, is closed when stdout's reader has gone away.
+	closed <-chan struct{}
+
+	// stderr serializes warnings, which informer goroutines write.
+	stderr sync.Mutex
+
+	genericiooptions.IOStreams
+}
+
+// NewWatchOptions returns WatchOptions with kubectl's printing flags.
+func NewWatchOptions(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *WatchOptions {
+	return &WatchOptions{
+		ConfigFlags: configFlags,
+		PrintFlags:  NewWatchPrintFlags(),
+		SyncTimeout: 60 * time.Second,
+		IOStreams:   streams,
+	}
+}
+
+// NewCmdWatch returns the watch command.
+func NewCmdWatch(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewWatchOptions(configFlags, streams)
+	cmd := &cobra.Command{
+		Use:     "watch (TYPE[.VERSION][.GROUP][,TYPE...] [NAME ...] | TYPE/NAME ...) [flags]",
+		Short:   "Print every change to objects of the given types, as a feed that survives reconnects",
+		Long:    watchLong,
+		Example: watchExample,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	// Types and names complete as for `kubectl idx`.
+	c := &completer{getter: configFlags, requestTimeout: configFlags.Timeout, timeout: 5 * time.Second}
+	cmd.ValidArgsFunction = c.typeAndName
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
+	cmd.Flags().StringVar(&o.Owner, "owner", "", "Only objects owned by this object, given as TYPE/NAME (e.g. deployment/web), directly or through owners in between such as ReplicaSets, including the object itself when its type is watched.")
+	cmd.Flags().BoolVar(&o.WatchOnly, "watch-only", false, "Print changes only, not the current state first.")
+	cmd.Flags().BoolVar(&o.Diff, "diff", false, "For MODIFIED events, print the fields that changed with their old and new values (resourceVersion, managedFields and generation counters left out).")
+	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	return cmd
+}
+
+// Complete resolves the namespace, the requested resources and the printer.
+func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
+	if cmd != nil {
+		// -A is the root command's persistent flag.
+		if all, err := cmd.Flags().GetBool("all-namespaces"); err == nil {
+			o.AllNamespaces = all
+		}
+	}
+	if len(args) == 0 {
+		return errors.New(`you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`)
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	o.printer = p
+
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	if o.AllNamespaces {
+		o.namespace = metav1.NamespaceAll
+	}
+	if o.restConfig, err = o.ConfigFlags.ToRESTConfig(); err != nil {
+		return err
+	}
+	if o.mapper, err = o.ConfigFlags.ToRESTMapper(); err != nil {
+		return err
+	}
+	var expander restmapper.CategoryExpander
+	if dc, err := o.ConfigFlags.ToDiscoveryClient(); err == nil {
+		expander = restmapper.NewDiscoveryCategoryExpander(dc)
+	}
+	if o.requests, _, err = ParseResourceArgs(o.mapper, expander, args); err != nil {
+		return err
+	}
+	if o.Owner != "" {
+		typ, name, ok := strings.Cut(o.Owner, "/")
+		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("--owner must be TYPE/NAME, e.g. deployment/web, got %q", o.Owner)
+		}
+		m, err := mappingFor(o.mapper, typ)
+		if err != nil {
+			return err
+		}
+		o.owner = &Request{Resource: informer.FromMapping(m), Names: []string{name}}
+	}
+	if o.newFactory == nil {
+		o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+			return informer.NewFactory(o.restConfig, cfg)
+		}
+	}
+	if o.crdColumns == nil {
+		g := &GetOptions{restConfig: o.restConfig}
+		o.crdColumns = g.fetchCRDColumns
+	}
+	if o.ownerUID == nil {
+		o.ownerUID = o.fetchOwnerUID
+	}
+	if o.closed == nil {
+		o.closed = stdoutClosed(o.Out)
+	}
+	return nil
+}
+
+// Validate checks flag combinations; it does no I/O.
+func (o *WatchOptions) Validate() error {
+	if o.AllNamespaces {
+		for _, r := range o.requests {
+			if len(r.Names) > 0 {
+				return errors.New("a resource cannot be retrieved by name across all namespaces")
+			}
+		}
+		if o.owner != nil && o.owner.Resource.Namespaced {
+			return fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
+		}
+	}
+	if _, err := labels.Parse(o.LabelSelector); err != nil {
+		return fmt.Errorf("invalid label selector %q: %w", o.LabelSelector, err)
+	}
+	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+		return fmt.Errorf("invalid field selector %q: %w", o.FieldSelector, err)
+	}
+	if o.SyncTimeout < 0 {
+		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	if o.Diff && o.PrintFlags.format() == "name" {
+		return errors.New("--diff cannot be used with -o name: names carry no fields; use -o json or the default table")
+	}
+	return nil
+}
+
+// Run starts the informers and prints events until ctx ends or stdout closes.
+func (o *WatchOptions) Run(ctx context.Context) error {
+	format := o.PrintFlags.format()
+	human := printers.IsHuman(format)
+
+	sources := make([]printers.WatchSource, len(o.requests))
+	for i, r := range o.requests {
+		sources[i].GVK = r.Resource.GVK
+		if human && !clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
+			cols, err := o.crdColumns(ctx, r.Resource)
+			if err != nil {
+				return err
+			}
+			sources[i].CRDColumns = cols
+		}
+	}
+
+	scope, shutdownScope, err := o.scope(ctx)
+	if err != nil {
+		return err
+	}
+	defer shutdownScope()
+
+	// Stop when stdout's reader has gone: with nothing to print, a feed would
+	// otherwise only notice at its next write, and `| head` would hang until then.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.closed != nil {
+		go func() {
+			select {
+			case <-o.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	factory, err := o.newFactory(informer.Config{
+		Namespace:         o.namespace,
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.fieldSelectorFor(),
+		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
+		SyncTimeout:       o.SyncTimeout,
+		OnWatchLost:       o.watchLost,
+		OnWatchRestored:   o.watchRestored,
+	})
+	if err != nil {
+		return err
+	}
+	defer factory.Shutdown()
+
+	f := feed.New(feed.Config{WatchOnly: o.WatchOnly, Diff: o.Diff, Scope: scope})
+	regs := make([]cache.ResourceEventHandlerRegistration, len(o.requests))
+	for i, r := range o.requests {
+		mode := informer.Full
+		switch {
+		case o.Diff:
+			// Changes are reported field by field.
+		case format == "name":
+			mode = informer.MetadataOnly
+		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), sources[i].CRDColumns):
+			mode = informer.MetadataOnly
+		}
+		inf, err := factory.Informer(r.Resource, mode, nil)
+		if err != nil {
+			return err
+		}
+		if regs[i], err = inf.AddEventHandler(f.Handler(i)); err != nil {
+			return fmt.Errorf("watching %s: %w", r.Resource.Name(), err)
+		}
+	}
+	// The reflectors log every watch that ends badly ("Warning: watch ended with
+	// error") at the default verbosity; the feed's own warnings say it once, in
+	// words. Their messages are kept for -v=2 and above; errors are unchanged.
+	factory.Start(klog.NewContext(ctx, klog.FromContext(ctx).V(2)))
+	if err := factory.WaitForSync(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	// The informers have synced; their handlers have the initial state once
+	// every notification has been delivered, which is what the feed orders first.
+	if !cache.WaitForCacheSync(ctx.Done(), registrationsSynced(regs)) {
+		return nil
+	}
+
+	out := bufio.NewWriterSize(o.Out, 64<<10)
+	p := printers.NewEventPrinter(printers.WatchOptions{
+		Format:       format,
+		NoHeaders:    *o.PrintFlags.NoHeaders,
+		ShowLabels:   *o.PrintFlags.ShowLabels,
+		ColumnLabels: *o.PrintFlags.ColumnLabels,
+		Diff:         o.Diff,
+		Sources:      sources,
+	}, o.printer)
+	return f.Run(ctx,
+		func(ev *feed.Event) error { return p.Print(out, ev) },
+		func() error {
+			if err := p.Flush(out); err != nil {
+				return err
+			}
+			return out.Flush()
+		})
+}
+
+func registrationsSynced(regs []cache.ResourceEventHandlerRegistration) cache.InformerSynced {
+	return func() bool {
+		for _, r := range regs {
+			if !r.HasSynced() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// scope narrows the feed to the names on the command line and to what --owner
+// owns; it returns a function stopping the owner lookups.
+func (o *WatchOptions) scope(ctx context.Context) (feed.Scope, func(), error) {
+	names := feed.NameScope{}
+	for i, r := range o.requests {
+		if len(r.Names) > 0 {
+			names[i] = r.Names
+		}
+	}
+	var namesScope feed.Scope
+	if len(names) > 0 {
+		namesScope = names
+	}
+	if o.owner == nil {
+		return feed.AllOf(namesScope), func() {}, nil
+	}
+	ns := o.namespace
+	if !o.owner.Resource.Namespaced {
+		ns = ""
+	}
+	uid, err := o.ownerUID(ctx, *o.owner, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	lookup := &feed.InformerLookup{
+		Mapper: o.mapper,
+		NewFactory: func() (*informer.Factory, error) {
+			// Owners need not match the feed's selectors; they live in the
+			// feed's namespace or are cluster-scoped.
+			return o.newFactory(informer.Config{Namespace: o.namespace, SyncTimeout: o.SyncTimeout})
+		},
+		Warn: func(err error) { o.warnf("%s", err) },
+	}
+	return feed.AllOf(namesScope, feed.NewOwnerScope(uid, lookup)), lookup.Shutdown, nil
+}
+
+// fetchOwnerUID reads the --owner object's UID with one metadata GET.
+func (o *WatchOptions) fetchOwnerUID(ctx context.Context, r Request, namespace string) (types.UID, error) {
+	client, err := metadata.NewForConfig(o.restConfig)
+	if err != nil {
+		return "", err
+	}
+	var ri metadata.ResourceInterface = client.Resource(r.Resource.GVR)
+	if r.Resource.Namespaced {
+		ri = client.Resource(r.Resource.GVR).Namespace(namespace)
+	}
+	obj, err := ri.Get(ctx, r.Names[0], metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return obj.GetUID(), nil
+}
+
+// fieldSelectorFor narrows the server-side list and watch to the one object
+// asked for by name; several names are filtered client-side.
+func (o *WatchOptions) fieldSelectorFor() string {
+	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
+		return o.FieldSelector
+	}
+	byName := "metadata.name=" + o.requests[0].Names[0]
+	if o.FieldSelector == "" {
+		return byName
+	}
+	return byName + "," + o.FieldSelector
+}
+
+// watchLost says on stderr that a watch is down.
+func (o *WatchOptions) watchLost(res informer.Resource, err error) {
+	o.warnf("watch of %s interrupted: %s; reconnecting", res.Name(), watchCause(err))
+}
+
+// watchCause words why a watch is down in a few words: the server's message, or
+// the transport's error without the request URL. kubectl's wording of a refused
+// connection ("did you specify the right host or port?") suits a command that
+// never connected, not a feed that was connected a moment ago.
+func watchCause(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err.Error()
+	}
+	return err.Error()
+}
+
+// watchRestored says on stderr that a watch is back.
+func (o *WatchOptions) watchRestored(r informer.Reconnect) {
+	o.warnf("watch of %s reconnected after %s", r.Resource.Name(), roundDuration(r.Down))
+}
+
+func (o *WatchOptions) warnf(format string, args ...any) {
+	o.stderr.Lock()
+	defer o.stderr.Unlock()
+	fmt.Fprintf(o.ErrOut, "warning: "+format+"\n", args...)
+}
+
+// roundDuration keeps two or three significant digits: 15ms, 2.3s, 1m5s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

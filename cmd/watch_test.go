@@ -1,0 +1,433 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+func TestWatchFlagsAndValidation(t *testing.T) {
+	const (
+		never     = "never"     // the server must not be contacted
+		discovery = "discovery" // only discovery may be asked
+	)
+	tests := []struct {
+		name    string
+		args    []string
+		server  string
+		wantErr string
+	}{
+		{
+			name: "no arguments", server: never,
+			wantErr: `you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`,
+		},
+		{
+			name: "unknown output format", args: []string{"pods", "-o", "table"}, server: never,
+			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
+		},
+		{
+			name: "custom columns cannot be printed per event", args: []string{"pods", "-o", "custom-columns=NAME:.metadata.name"}, server: never,
+			wantErr: `unable to match a printer suitable for the output format "custom-columns=NAME:.metadata.name", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
+		},
+		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, server: never, wantErr: "template format specified but no template given"},
+		{name: "sort-by is get's", args: []string{"pods", "--sort-by", ".metadata.name"}, server: never, wantErr: "unknown flag: --sort-by"},
+		{
+			name: "owner without a name", args: []string{"pods", "--owner", "deployment"}, server: discovery,
+			wantErr: `--owner must be TYPE/NAME, e.g. deployment/web, got "deployment"`,
+		},
+		{name: "owner of an unknown type", args: []string{"pods", "--owner", "podz/web"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
+		{
+			name: "namespaced owner across all namespaces", args: []string{"pods", "-A", "--owner", "deploy/web"}, server: discovery,
+			wantErr: "--owner deploy/web names a namespaced object: use it with --namespace, not --all-namespaces",
+		},
+		{
+			name: "diff with names", args: []string{"pods", "--diff", "-o", "name"}, server: discovery,
+			wantErr: "--diff cannot be used with -o name: names carry no fields; use -o json or the default table",
+		},
+		{
+			name: "name across all namespaces", args: []string{"pods", "web-0", "-A"}, server: discovery,
+			wantErr: "a resource cannot be retrieved by name across all namespaces",
+		},
+		{
+			name: "malformed label selector", args: []string{"pods", "-l", "app in (web"}, server: discovery,
+			wantErr: `invalid label selector "app in (web": unable to parse requirement: found '', expected: ',' or ')'`,
+		},
+		{
+			name: "negative sync timeout", args: []string{"pods", "--sync-timeout=-1s"}, server: discovery,
+			wantErr: "--sync-timeout must not be negative, got -1s",
+		},
+		{name: "unknown type", args: []string{"podz"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kubeconfig := unreachableKubeconfig(t)
+			if tc.server == discovery {
+				kubeconfig = discoveryServer(t)
+			}
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			root := NewCmdRoot(streams)
+			root.SetArgs(append(append([]string{"watch"}, tc.args...), "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()))
+			root.SetOut(streams.Out)
+			root.SetErr(streams.ErrOut)
+			err := root.ExecuteContext(context.Background())
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("error = %v\nwant    %s", err, tc.wantErr)
+			}
+			if out.Len() != 0 || errOut.Len() != 0 {
+				t.Errorf("stdout = %q, stderr = %q, want nothing", out, errOut)
+			}
+		})
+	}
+}
+
+// watchHarness is a WatchOptions wired to fakes, run in the background.
+type watchHarness struct {
+	o      *WatchOptions
+	server *fakeapi.Server
+	out    *syncBuffer
+	errOut *syncBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// watchFlags are the flags of one Run case; the zero value is `kubectl idx watch <args>`
+// in namespace shop.
+type watchFlags struct {
+	format, template string
+	watchOnly, diff  bool
+	owner            string
+	allNamespaces    bool
+}
+
+var replicaSetsResource = informer.Resource{
+	GVR:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
+	GVK:        schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
+	Namespaced: true,
+}
+
+// startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
+func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *watchHarness {
+	t.Helper()
+	mapper, categories := testMapper(t)
+	// The owner lookups need ReplicaSets, which the shared test discovery lacks.
+	rsMapper := meta.NewDefaultRESTMapper(nil)
+	rsMapper.Add(replicaSetsResource.GVK, meta.RESTScopeNamespace)
+	mapper = meta.MultiRESTMapper{mapper, rsMapper}
+	reqs, _, err := ParseResourceArgs(mapper, categories, args)
+	if err != nil {
+		t.Fatalf("ParseResourceArgs(%q): %v", args, err)
+	}
+	h := &watchHarness{server: s, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
+	o := NewWatchOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: h.out, ErrOut: h.errOut})
+	*o.PrintFlags.OutputFormat = f.format
+	*o.PrintFlags.TemplateFlags.TemplateArgument = f.template
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		t.Fatal(err)
+	}
+	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces = f.watchOnly, f.diff, f.owner, f.allNamespaces
+	o.SyncTimeout = 20 * time.Second
+	o.namespace = "shop"
+	if f.allNamespaces {
+		o.namespace = ""
+	}
+	o.requests = reqs
+	o.mapper = mapper
+	if f.owner != "" {
+		typ, name, _ := strings.Cut(f.owner, "/")
+		m, err := mappingFor(mapper, typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.owner = &Request{Resource: informer.FromMapping(m), Names: []string{name}}
+	}
+	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+		return informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg), nil
+	}
+	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+		if r.GVR == crontabsResource.GVR {
+			return crontabColumns, nil
+		}
+		return nil, nil
+	}
+	o.ownerUID = func(_ context.Context, r Request, namespace string) (types.UID, error) {
+		if r.Names[0] == "web" && namespace == "shop" {
+			return "uid-deploy-web", nil
+		}
+		return "", apierrors.NewNotFound(r.Resource.GVR.GroupResource(), r.Names[0])
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	h.o = o
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	h.cancel = cancel
+	go func() { h.done <- o.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-h.done
+	})
+	return h
+}
+
+// waitOut waits until stdout has n lines.
+func (h *watchHarness) waitOut(t *testing.T, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out := h.out.String()
+		if strings.Count(out, "\n") >= n {
+			return out
+		}
+		select {
+		case err := <-h.done:
+			h.done <- err
+			t.Fatalf("Run ended with %v while waiting for %d lines:\n%s", err, n, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d lines of output:\n%s\nstderr:\n%s", n, out, h.errOut)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends Run as SIGINT would and returns its error.
+func (h *watchHarness) stop() error {
+	h.cancel()
+	err := <-h.done
+	h.done <- err
+	return err
+}
+
+var clock = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d `)
+
+// maskClock replaces the TIME cells, the time events arrived, with a constant.
+func maskClock(s string) string { return clock.ReplaceAllString(s, "HH:MM:SS ") }
+
+func TestWatchRunTable(t *testing.T) {
+	s := fakeapi.New(nil, runObjects()...)
+	h := startWatch(t, s, []string{"pods,svc,ct"}, watchFlags{})
+	h.waitOut(t, 10)
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run = %v, want nil after the context ends", err)
+	}
+	golden.Assert(t, "testdata/watch_pods_services_crontabs.golden", maskClock(h.out.String()))
+	if h.errOut.String() != "" {
+		t.Errorf("stderr = %q", h.errOut)
+	}
+}
+
+// TestWatchRunLiveEvents changes custom resources through the dynamic fake, whose watch
+// delivers events, and reads them back as JSON lines.
+func TestWatchRunLiveEvents(t *testing.T) {
+	s := fakeapi.New(nil, runObjects()...)
+	h := startWatch(t, s, []string{"ct"}, watchFlags{format: "json", diff: true})
+	h.waitOut(t, 2)
+	ctx := context.Background()
+	crontabs := s.Dynamic.Resource(crontabsResource.GVR).Namespace("shop")
+	created := runCronTab("shop", "hourly", "0 * * * *")
+	created.SetResourceVersion("100")
+	if _, err := crontabs.Create(ctx, created, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	changed := created.DeepCopy()
+	changed.SetResourceVersion("101")
+	if err := unstructured.SetNestedField(changed.Object, "30 * * * *", "spec", "cronSpec"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crontabs.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := crontabs.Delete(ctx, "nightly", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitOut(t, 5)
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
+		var ev struct {
+			Type   string `json:"type"`
+			Time   string `json:"time"`
+			Diff   []map[string]any
+			Object struct {
+				Kind     string
+				Metadata struct{ Name string }
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON line: %v\n%s", err, line)
+		}
+		if _, err := time.Parse(time.RFC3339Nano, ev.Time); err != nil {
+			t.Errorf("time %q: %v", ev.Time, err)
+		}
+		s := fmt.Sprintf("%s %s/%s", ev.Type, ev.Object.Kind, ev.Object.Metadata.Name)
+		for _, c := range ev.Diff {
+			s += fmt.Sprintf(" %v: %v -> %v", c["path"], c["old"], c["new"])
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"ADDED CronTab/every-5m", "ADDED CronTab/nightly",
+		"ADDED CronTab/hourly",
+		"MODIFIED CronTab/hourly .spec.cronSpec: 0 * * * * -> 30 * * * *",
+		"DELETED CronTab/nightly",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestWatchRunWatchOnlyTemplate(t *testing.T) {
+	s := fakeapi.New(nil, runObjects()...)
+	h := startWatch(t, s, []string{"ct"}, watchFlags{format: "jsonpath", template: "{.type} {.object.metadata.name}", watchOnly: true})
+	// Nothing is printed for the current state; wait for the feed to be up, then change.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(s.Dynamic.Actions()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := s.Dynamic.Resource(crontabsResource.GVR).Namespace("shop").Delete(context.Background(), "every-5m", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.waitOut(t, 1); got != "DELETED every-5m\n" {
+		t.Errorf("stdout = %q, want only the deletion", got)
+	}
+}
+
+func TestWatchRunOwner(t *testing.T) {
+	ref := func(kind, name, uid string) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID(uid), Controller: ptr.To(true)}}
+	}
+	rs := func(name, uid, owner string) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(uid), OwnerReferences: ref("Deployment", owner, "uid-deploy-"+owner)}}
+	}
+	owned := func(p *corev1.Pod, rsName, rsUID string) *corev1.Pod {
+		p.OwnerReferences = ref("ReplicaSet", rsName, rsUID)
+		return p
+	}
+	objects := []runtime.Object{
+		rs("web-1", "uid-rs-web-1", "web"),
+		rs("web-2", "uid-rs-web-2", "web"),
+		rs("api-1", "uid-rs-api-1", "api"),
+		owned(runPod("shop", "web-1-a", "web", true), "web-1", "uid-rs-web-1"),
+		owned(runPod("shop", "web-2-a", "web", true), "web-2", "uid-rs-web-2"),
+		owned(runPod("shop", "api-1-a", "api", true), "api-1", "uid-rs-api-1"),
+		runPod("shop", "bare", "web", true),
+	}
+	s := fakeapi.New(nil, objects...)
+	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", owner: "deployment/web"})
+	h.waitOut(t, 2)
+	time.Sleep(200 * time.Millisecond)
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.out.String(), "pod/web-1-a\npod/web-2-a\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+func TestWatchRunOwnerNotFound(t *testing.T) {
+	s := fakeapi.New(nil, runObjects()...)
+	h := startWatch(t, s, []string{"pods"}, watchFlags{owner: "deployment/gone"})
+	err := <-h.done
+	h.done <- err
+	if got := FormatError(err); got != `Error from server (NotFound): deployments.apps "gone" not found` {
+		t.Errorf("error = %s", got)
+	}
+}
+
+// TestWatchRunEndsWhenStdoutCloses: a reader that went away ends the feed quietly.
+func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
+	s := fakeapi.New(nil, runObjects()...)
+	closed := make(chan struct{})
+	mapper, categories := testMapper(t)
+	reqs, _, err := ParseResourceArgs(mapper, categories, []string{"pods"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: out, ErrOut: &syncBuffer{}})
+	o.namespace, o.requests, o.closed = "shop", reqs, closed
+	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+		return informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg), nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.Run(context.Background()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "web-1") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(closed)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not end after stdout closed")
+	}
+}
+
+func TestWatchWarnings(t *testing.T) {
+	var errOut strings.Builder
+	o := NewWatchOptions(nil, genericiooptions.IOStreams{ErrOut: &errOut})
+	pods := podsResource
+	o.watchLost(pods, apierrors.NewResourceExpired("too old resource version: 5 (10)"))
+	o.watchLost(pods, fmt.Errorf("listing: %w", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")))
+	for _, d := range []time.Duration{15*time.Millisecond + 400*time.Microsecond, 4249 * time.Millisecond, 65*time.Second + 300*time.Millisecond} {
+		o.watchRestored(informer.Reconnect{Resource: pods, Down: d, Relisted: true})
+	}
+	want := `warning: watch of pods interrupted: too old resource version: 5 (10); reconnecting
+warning: watch of pods interrupted: listing: dial tcp 127.0.0.1:6443: connect: connection refused; reconnecting
+warning: watch of pods reconnected after 15ms
+warning: watch of pods reconnected after 4.2s
+warning: watch of pods reconnected after 1m5s
+`
+	if got := errOut.String(); got != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+}

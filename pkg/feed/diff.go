@@ -1,0 +1,182 @@
+package feed
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Change is one field that differs between two states of an object.
+type Change struct {
+	// Path is the field as a jq path: .spec.replicas, .spec.containers[0].image,
+	// .metadata.labels["app.kubernetes.io/name"]. Keys that are not plain
+	// identifiers are quoted, so every path can be pasted into jq.
+	Path string
+	// Old and New are the values as JSON decodes them (string, int64, float64,
+	// bool, nil, map[string]any, []any).
+	Old, New any
+	// HasOld is false when the field did not exist before, HasNew when it does
+	// not exist after; a field that exists with the value null has it true.
+	HasOld, HasNew bool
+}
+
+// MarshalJSON writes {"path":..., "old":..., "new":...}, leaving out "old" for
+// a field that was added and "new" for one that was removed.
+func (c Change) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"path":`)
+	p, err := json.Marshal(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(p)
+	for _, f := range []struct {
+		name string
+		has  bool
+		v    any
+	}{{"old", c.HasOld, c.Old}, {"new", c.HasNew, c.New}} {
+		if !f.has {
+			continue
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s value of %s: %w", f.name, c.Path, err)
+		}
+		b.WriteString(`,"` + f.name + `":`)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// ignoredPaths change on writes that say nothing about what changed: the
+// resourceVersion on every write, managedFields on every write by a new manager
+// or operation, and the generation counters that follow spec changes already
+// shown field by field.
+var ignoredPaths = map[string]bool{
+	".metadata.resourceVersion":  true,
+	".metadata.managedFields":    true,
+	".metadata.generation":       true,
+	".status.observedGeneration": true,
+}
+
+// Diff returns the fields that differ between old and new, in path order, less
+// the bookkeeping in ignoredPaths. Objects are compared in their JSON form;
+// a field added or removed with everything below it is one change. Neither
+// object is modified.
+func Diff(old, new runtime.Object) ([]Change, error) {
+	a, err := content(old)
+	if err != nil {
+		return nil, err
+	}
+	b, err := content(new)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	walk("", a, b, &out)
+	return out, nil
+}
+
+// content returns obj's JSON form as a map, without copying unstructured objects
+// (walk only reads).
+func content(obj runtime.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("diff: converting %T: %w", obj, err)
+	}
+	return m, nil
+}
+
+func walk(path string, a, b any, out *[]Change) {
+	if ignoredPaths[path] {
+		return
+	}
+	switch av := a.(type) {
+	case map[string]any:
+		if bv, ok := b.(map[string]any); ok {
+			keys := make([]string, 0, len(av)+len(bv))
+			for k := range av {
+				keys = append(keys, k)
+			}
+			for k := range bv {
+				if _, ok := av[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				p := path + segment(k)
+				if ignoredPaths[p] {
+					continue
+				}
+				x, inA := av[k]
+				y, inB := bv[k]
+				switch {
+				case inA && inB:
+					walk(p, x, y, out)
+				case inA:
+					*out = append(*out, Change{Path: p, Old: x, HasOld: true})
+				default:
+					*out = append(*out, Change{Path: p, New: y, HasNew: true})
+				}
+			}
+			return
+		}
+	case []any:
+		if bv, ok := b.([]any); ok {
+			for i := 0; i < max(len(av), len(bv)); i++ {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				switch {
+				case i < len(av) && i < len(bv):
+					walk(p, av[i], bv[i], out)
+				case i < len(av):
+					*out = append(*out, Change{Path: p, Old: av[i], HasOld: true})
+				default:
+					*out = append(*out, Change{Path: p, New: bv[i], HasNew: true})
+				}
+			}
+			return
+		}
+	}
+	if !equal(a, b) {
+		*out = append(*out, Change{Path: path, Old: a, New: b, HasOld: true, HasNew: true})
+	}
+}
+
+// equal compares JSON values; int64 and float64 holding the same number are
+// equal, as they are in JSON.
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(float64); ok {
+			return float64(x) == y
+		}
+	case float64:
+		if y, ok := b.(int64); ok {
+			return x == float64(y)
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// segment renders one map key of a jq path.
+func segment(key string) string {
+	if identifier.MatchString(key) {
+		return "." + key
+	}
+	q, _ := json.Marshal(key)
+	return "[" + string(q) + "]"
+}

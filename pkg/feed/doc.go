@@ -1,0 +1,35 @@
+// Package feed turns shared informer notifications into a change feed that
+// loses nothing and repeats nothing, for `kubectl idx watch`.
+//
+// Vocabulary:
+//   - Notification: one call of an informer's event handler (OnAdd, OnUpdate,
+//     OnDelete), as received.
+//   - Event: what the feed emits for a notification: ADDED, MODIFIED or DELETED,
+//     with the object, the time it was received and, for MODIFIED, the state
+//     emitted before and optionally the changed fields (see Diff).
+//   - Source: the index of the resource a notification came from, in the
+//     caller's list of resources; the initial snapshot is ordered by it.
+//   - Relist: an informer whose watch could not resume (410 Gone, an API server
+//     restart) lists again and calls OnUpdate for every object, OnAdd for new
+//     ones and OnDelete with a cache.DeletedFinalStateUnknown tombstone for the
+//     ones deleted meanwhile.
+//
+// How nothing is lost or repeated: event handlers only append to an unbounded
+// FIFO queue, so a slow writer never blocks an informer and the notifications of
+// one object stay in the order the informer delivered them. One goroutine (Run)
+// takes them off the queue and remembers, per object, the UID and
+// resourceVersion it last emitted. A notification whose resourceVersion is the
+// one emitted last is dropped: that is how a relist's OnUpdate for every
+// unchanged object disappears. A changed object becomes one MODIFIED, however
+// many times it changed while the watch was down; a tombstone becomes DELETED
+// marked DetectedOnRelist; an object deleted and recreated under the same name
+// while the watch was down becomes DELETED then ADDED.
+//
+// Contract: objects in events are the informers' shared cache objects and are
+// read-only: deep-copy before changing anything, printing included. Handlers
+// are safe for concurrent use by any number of informers; Run must be called
+// once, and the Scope it consults is only used from Run's goroutine.
+//
+// Nothing here imports cobra or writes to os.Stdout: Run hands events to a
+// callback.
+package feed

@@ -1,0 +1,323 @@
+package feed
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Type is the kind of change an Event reports, named as in a watch.Event.
+type Type string
+
+const (
+	// Added: the object is new to the feed: it was in the initial state,
+	// created, or (with a Scope) came into scope.
+	Added Type = "ADDED"
+	// Modified: the object changed since it was last emitted.
+	Modified Type = "MODIFIED"
+	// Deleted: the object is gone.
+	Deleted Type = "DELETED"
+)
+
+// Event is one change, as emitted by Run.
+type Event struct {
+	Type Type
+	// Time is when the informer delivered the change to the feed.
+	Time time.Time
+	// Source is the index of the resource the object belongs to.
+	Source int
+	// Object is the new state, or for DELETED the last state known. It is a
+	// read-only cache object.
+	Object runtime.Object
+	// Old is, for MODIFIED, the state emitted before. Read-only.
+	Old runtime.Object
+	// DetectedOnRelist marks a DELETED that happened while the watch was down and
+	// was found when the informer listed again; the object is its last state
+	// known, so changes it went through just before deletion may be missing.
+	DetectedOnRelist bool
+	// Changes are, for MODIFIED with Config.Diff, the fields that changed.
+	Changes []Change
+}
+
+// Scope decides which objects belong to the feed, beyond what the server-side
+// selectors already decided.
+type Scope interface {
+	// Contains reports whether obj, of the resource source, belongs to the
+	// feed. It is called from Run's goroutine only, and may block to look
+	// things up.
+	Contains(ctx context.Context, source int, obj runtime.Object) bool
+}
+
+// AllOf is the Scope of objects every one of scopes contains; nil scopes are
+// skipped, and no scope at all is nil.
+func AllOf(scopes ...Scope) Scope {
+	var s allOf
+	for _, sc := range scopes {
+		if sc != nil {
+			s = append(s, sc)
+		}
+	}
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+type allOf []Scope
+
+func (a allOf) Contains(ctx context.Context, source int, obj runtime.Object) bool {
+	for _, s := range a {
+		if !s.Contains(ctx, source, obj) {
+			return false
+		}
+	}
+	return true
+}
+
+// NameScope is the Scope of objects named on the command line: names[source]
+// lists the names wanted of that source; a source without names is not
+// narrowed.
+type NameScope map[int][]string
+
+// Contains implements Scope.
+func (n NameScope) Contains(_ context.Context, source int, obj runtime.Object) bool {
+	names, ok := n[source]
+	if !ok || len(names) == 0 {
+		return true
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && slices.Contains(names, m.GetName())
+}
+
+// Config is what a Feed needs besides its informers.
+type Config struct {
+	// WatchOnly records the informers' initial state without emitting it.
+	WatchOnly bool
+	// Diff fills Event.Changes for MODIFIED events.
+	Diff bool
+	// Scope, when non-nil, narrows the feed. An object that leaves the scope is
+	// emitted once more as MODIFIED (its last change is what took it out) and
+	// then forgotten; one that enters it is ADDED.
+	Scope Scope
+	// Now returns the time stamped on events; nil means time.Now.
+	Now func() time.Time
+}
+
+// Feed turns informer notifications into Events. Create it with New, register
+// Handler with every informer before starting them, then call Run.
+type Feed struct {
+	cfg  Config
+	q    *queue
+	last map[objectKey]emitted
+}
+
+// objectKey identifies an object across the feed's resources.
+type objectKey struct {
+	source int
+	key    string
+}
+
+// emitted is what the feed last emitted for an object.
+type emitted struct {
+	uid types.UID
+	rv  string
+	obj runtime.Object
+}
+
+// New returns a Feed.
+func New(cfg Config) *Feed {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Feed{cfg: cfg, q: newQueue(), last: map[objectKey]emitted{}}
+}
+
+// Handler returns the event handler for the informer of source. It only
+// timestamps and enqueues; it never blocks on the reader.
+func (f *Feed) Handler(source int) cache.ResourceEventHandler {
+	return handler{f: f, source: source}
+}
+
+type handler struct {
+	f      *Feed
+	source int
+}
+
+func (h handler) OnAdd(obj any, isInInitialList bool) {
+	h.f.q.push(notification{kind: notifyAdd, source: h.source, obj: obj, initial: isInInitialList, time: h.f.cfg.Now()})
+}
+
+func (h handler) OnUpdate(_, newObj any) {
+	h.f.q.push(notification{kind: notifyUpdate, source: h.source, obj: newObj, time: h.f.cfg.Now()})
+}
+
+func (h handler) OnDelete(obj any) {
+	h.f.q.push(notification{kind: notifyDelete, source: h.source, obj: obj, time: h.f.cfg.Now()})
+}
+
+// drainTimeout bounds the work Run still does after ctx ends: the events
+// already received are emitted, unless that takes longer than this.
+const drainTimeout = 2 * time.Second
+
+// Run emits events until ctx ends or emit fails, and returns emit's error, or
+// nil when ctx ended. Call it after the informers' handlers have synced: the
+// notifications queued by then are the initial state, which is emitted first,
+// ordered by source, namespace and name. Run takes everything queued at once
+// and calls flush after emitting it, so a buffered writer is flushed as soon as
+// the feed has caught up: output stays prompt in a pipe, and under load it is
+// written in batches as large as what arrived meanwhile. When ctx ends, the
+// events already received are emitted and flushed before Run returns.
+func (f *Feed) Run(ctx context.Context, emit func(*Event) error, flush func() error) error {
+	var batch []notification
+	first := true
+	for {
+		stopping := ctx.Err() != nil
+		workCtx := ctx
+		if stopping {
+			var cancel context.CancelFunc
+			workCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+			defer cancel()
+		}
+		batch = f.q.take(batch)
+		if first {
+			orderInitial(batch)
+			first = false
+		}
+		for i := range batch {
+			if err := f.process(workCtx, &batch[i], emit); err != nil {
+				return err
+			}
+			if stopping && workCtx.Err() != nil {
+				return flush()
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if stopping {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-f.q.ready:
+		}
+	}
+}
+
+// orderInitial moves the notifications of the initial lists to the front,
+// ordered by source, namespace and name. Each object's later notifications
+// follow its initial one in any case, so per-object order is kept.
+func orderInitial(batch []notification) {
+	type keyed struct {
+		n        notification
+		ns, name string
+	}
+	var initial []keyed
+	rest := batch[:0:0]
+	for _, n := range batch {
+		if !n.initial {
+			rest = append(rest, n)
+			continue
+		}
+		k := keyed{n: n}
+		if m, err := meta.Accessor(n.obj); err == nil {
+			k.ns, k.name = m.GetNamespace(), m.GetName()
+		}
+		initial = append(initial, k)
+	}
+	if len(initial) == 0 {
+		return
+	}
+	slices.SortStableFunc(initial, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.n.source, b.n.source), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+	})
+	i := 0
+	for _, k := range initial {
+		batch[i] = k.n
+		i++
+	}
+	copy(batch[i:], rest)
+}
+
+// process turns one notification into zero, one or two events.
+func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) error) error {
+	obj, tombstone := n.obj, false
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, tombstone = d.Obj, true
+	}
+	ro, ok := obj.(runtime.Object)
+	if !ok {
+		return fmt.Errorf("feed: expected an API object, got %T", obj)
+	}
+	m, err := meta.Accessor(ro)
+	if err != nil {
+		return fmt.Errorf("feed: %T has no metadata: %w", ro, err)
+	}
+	k := objectKey{source: n.source, key: m.GetName()}
+	if ns := m.GetNamespace(); ns != "" {
+		k.key = ns + "/" + k.key
+	}
+	prev, known := f.last[k]
+	ev := func(t Type, obj runtime.Object) *Event {
+		return &Event{Type: t, Time: n.time, Source: n.source, Object: obj}
+	}
+
+	if n.kind == notifyDelete {
+		if !known && f.cfg.Scope != nil {
+			// Never in scope, never emitted.
+			return nil
+		}
+		delete(f.last, k)
+		e := ev(Deleted, ro)
+		e.DetectedOnRelist = tombstone
+		return emit(e)
+	}
+
+	if f.cfg.Scope != nil && !f.cfg.Scope.Contains(ctx, n.source, ro) {
+		if !known {
+			return nil
+		}
+		delete(f.last, k)
+		return f.emitModified(n, prev, ro, emit)
+	}
+	f.last[k] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: ro}
+	switch {
+	case !known:
+		if n.initial && f.cfg.WatchOnly {
+			return nil
+		}
+		return emit(ev(Added, ro))
+	case prev.uid != m.GetUID():
+		// Deleted and created again under the same name while the watch was
+		// down: the relist saw one name with a new UID.
+		gone := ev(Deleted, prev.obj)
+		gone.DetectedOnRelist = true
+		if err := emit(gone); err != nil {
+			return err
+		}
+		return emit(ev(Added, ro))
+	case prev.rv == m.GetResourceVersion():
+		// A relist's update of an object that did not change.
+		return nil
+	}
+	return f.emitModified(n, prev, ro, emit)
+}
+
+func (f *Feed) emitModified(n *notification, prev emitted, obj runtime.Object, emit func(*Event) error) error {
+	e := &Event{Type: Modified, Time: n.time, Source: n.source, Object: obj, Old: prev.obj}
+	if f.cfg.Diff {
+		changes, err := Diff(prev.obj, obj)
+		if err != nil {
+			return err
+		}
+		e.Changes = changes
+	}
+	return emit(e)
+}

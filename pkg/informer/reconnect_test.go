@@ -1,0 +1,311 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// fakeTimers runs the tracker's timers by hand.
+type fakeTimers struct {
+	mu     sync.Mutex
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	d       time.Duration
+	f       func()
+	stopped bool
+}
+
+func (t *fakeTimer) Stop() bool { t.stopped = true; return true }
+
+func (ft *fakeTimers) afterFunc(d time.Duration, f func()) stopper {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	t := &fakeTimer{d: d, f: f}
+	ft.timers = append(ft.timers, t)
+	return t
+}
+
+// fire runs the pending timers of duration d.
+func (ft *fakeTimers) fire(d time.Duration) {
+	ft.mu.Lock()
+	var due []*fakeTimer
+	rest := ft.timers[:0]
+	for _, t := range ft.timers {
+		if t.d == d && !t.stopped {
+			due = append(due, t)
+		} else if !t.stopped {
+			rest = append(rest, t)
+		}
+	}
+	ft.timers = rest
+	ft.mu.Unlock()
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// trackerHarness is a connTracker with a hand-driven clock and timers recording what it
+// reports as lines.
+type trackerHarness struct {
+	t      *connTracker
+	now    time.Time
+	timers *fakeTimers
+	mu     sync.Mutex
+	got    []string
+}
+
+func newTrackerHarness() *trackerHarness {
+	h := &trackerHarness{now: time.Date(2025, 5, 14, 12, 0, 0, 0, time.UTC), timers: &fakeTimers{}}
+	res := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}
+	h.t = newConnTracker(res,
+		func(r Resource, err error) { h.record(fmt.Sprintf("lost %s: %v", r.Name(), err)) },
+		func(r Reconnect) {
+			h.record(fmt.Sprintf("restored %s after %s relisted=%v cause=%v", r.Resource.Name(), r.Down, r.Relisted, r.Cause))
+		})
+	h.t.now = func() time.Time { return h.now }
+	h.t.afterFunc = h.timers.afterFunc
+	return h
+}
+
+func (h *trackerHarness) record(s string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, s)
+}
+
+func (h *trackerHarness) advance(d time.Duration) { h.now = h.now.Add(d) }
+
+// synced takes the tracker through its first list and an open watch.
+func (h *trackerHarness) synced() *trackedWatch {
+	h.t.listStarted()
+	h.t.listDone(true, nil)
+	w := &trackedWatch{}
+	h.t.watchStarted(w, nil)
+	return w
+}
+
+var (
+	errRefused = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	errExpired = apierrors.NewResourceExpired("too old resource version: 10 (20)")
+)
+
+func expiredEvent() watch.Event {
+	return watch.Event{Type: watch.Error, Object: &errExpired.ErrStatus}
+}
+
+func TestConnTracker(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(h *trackerHarness)
+		want []string
+	}{
+		{
+			name: "the first list is no relist, and a quiet watch is no outage",
+			run: func(h *trackerHarness) {
+				h.t.listStarted()
+				h.t.listDone(false, nil)
+				h.t.listDone(true, nil)
+				w := &trackedWatch{}
+				h.t.watchStarted(w, nil)
+				h.t.watchEvent(w, watch.Event{Type: watch.Added, Object: &corev1.Pod{}})
+				// The server ends the watch at its timeout; the reflector watches again.
+				h.t.watchEnded(w)
+				h.t.watchStarted(&trackedWatch{}, nil)
+				h.timers.fire(settleDelay)
+			},
+		},
+		{
+			name: "410 Gone in the stream, then a relist: one line, with the relist's duration",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				h.t.watchEvent(w, expiredEvent())
+				h.t.watchEnded(w)
+				h.advance(800 * time.Millisecond)
+				h.t.listStarted()
+				h.advance(50 * time.Millisecond)
+				h.t.listDone(true, nil)
+				// The lost report was due after a second, but the outage is over.
+				h.timers.fire(lostReportDelay)
+			},
+			want: []string{"restored pods after 850ms relisted=true cause=too old resource version: 10 (20)"},
+		},
+		{
+			name: "the server goes away: dated from the end of the stream, reported after a second",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				h.t.watchEnded(w)
+				h.advance(100 * time.Millisecond)
+				h.t.watchStarted(nil, errRefused)
+				h.advance(time.Second)
+				h.timers.fire(lostReportDelay)
+				h.t.watchStarted(nil, errRefused)
+				h.advance(2 * time.Second)
+				// Back, with the resource version still known: no error, events flow.
+				w2 := &trackedWatch{}
+				h.t.watchStarted(w2, nil)
+				h.t.watchEvent(w2, watch.Event{Type: watch.Modified, Object: &corev1.Pod{}})
+			},
+			want: []string{
+				"lost pods: " + errRefused.Error(),
+				"restored pods after 3.1s relisted=false cause=" + errRefused.Error(),
+			},
+		},
+		{
+			name: "a reopened watch that stays quiet is restored after settling",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				h.t.watchEnded(w)
+				h.t.watchStarted(nil, errRefused)
+				h.advance(2 * time.Second)
+				h.t.watchStarted(&trackedWatch{}, nil)
+				h.timers.fire(settleDelay)
+			},
+			want: []string{"restored pods after 2s relisted=false cause=" + errRefused.Error()},
+		},
+		{
+			name: "a reopened watch that fails at once is not a reconnect; the relist is",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				h.t.watchEnded(w)
+				h.t.watchStarted(nil, errRefused)
+				h.advance(time.Second)
+				w2 := &trackedWatch{}
+				h.t.watchStarted(w2, nil)
+				h.t.watchEvent(w2, expiredEvent())
+				h.t.watchEnded(w2)
+				h.timers.fire(settleDelay)
+				h.t.listStarted()
+				h.t.listDone(true, nil)
+			},
+			want: []string{"restored pods after 1s relisted=true cause=" + errRefused.Error()},
+		},
+		{
+			name: "a failing relist keeps the outage going",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				h.t.watchEvent(w, expiredEvent())
+				h.t.listStarted()
+				h.t.listDone(true, errRefused)
+				h.advance(3 * time.Second)
+				h.t.listStarted()
+				h.t.listDone(false, nil)
+				h.t.listDone(true, nil)
+			},
+			want: []string{"restored pods after 3s relisted=true cause=too old resource version: 10 (20)"},
+		},
+		{
+			name: "a relist without an error seen first",
+			run: func(h *trackerHarness) {
+				h.synced()
+				h.t.listStarted()
+				h.t.listDone(true, nil)
+			},
+			want: []string{"restored pods after 0s relisted=true cause=the informer listed again"},
+		},
+		{
+			name: "errors before the first list are the sync's business",
+			run: func(h *trackerHarness) {
+				h.t.listStarted()
+				h.t.listDone(true, errRefused)
+				h.t.watchStarted(nil, errRefused)
+				h.t.listStarted()
+				h.t.listDone(true, nil)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTrackerHarness()
+			tc.run(h)
+			if diff := cmp.Diff(tc.want, h.got); diff != "" {
+				t.Errorf("reports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestConnTrackerWrappers: the wrapped list and watch functions report pages, errors and
+// events, and the wrapped watch passes every event on and stops its source.
+func TestConnTrackerWrappers(t *testing.T) {
+	h := newTrackerHarness()
+	pages := []*corev1.PodList{
+		{ListMeta: metav1.ListMeta{Continue: "next"}},
+		{},
+	}
+	var listed []string
+	list := h.t.list(func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		listed = append(listed, o.Continue)
+		if o.Continue == "" {
+			return pages[0], nil
+		}
+		return pages[1], nil
+	})
+	fw := watch.NewFake()
+	watchFn := h.t.watch(func(context.Context, metav1.ListOptions) (watch.Interface, error) { return fw, nil })
+
+	if _, err := list(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h.t.listed {
+		t.Fatal("a first page with more to come counted as a complete list")
+	}
+	if _, err := list(context.Background(), metav1.ListOptions{Continue: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	if !h.t.listed {
+		t.Fatal("the last page did not complete the list")
+	}
+	w, err := watchFn(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fw.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}})
+	if ev := <-w.ResultChan(); ev.Type != watch.Added {
+		t.Errorf("first event %v, want ADDED", ev.Type)
+	}
+	go fw.Error(&errExpired.ErrStatus)
+	if ev := <-w.ResultChan(); ev.Type != watch.Error {
+		t.Errorf("second event %v, want ERROR", ev.Type)
+	}
+	h.t.mu.Lock()
+	down := h.t.down
+	h.t.mu.Unlock()
+	if !down {
+		t.Error("an ERROR event did not start an outage")
+	}
+	w.Stop()
+	if _, ok := <-w.ResultChan(); ok {
+		t.Error("the result channel stays open after Stop")
+	}
+	if !fw.IsStopped() {
+		t.Error("Stop did not stop the source watch")
+	}
+	// The relist ends the outage.
+	if _, err := list(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := list(context.Background(), metav1.ListOptions{Continue: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"restored pods after 0s relisted=true cause=too old resource version: 10 (20)"}
+	if diff := cmp.Diff(want, h.got); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"", "next", "", "next"}, listed); diff != "" {
+		t.Errorf("list calls (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,370 @@
+package printers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+)
+
+// WatchSource describes one resource of a change feed, indexed by feed.Event.Source.
+type WatchSource struct {
+	// GVK is the kind objects are printed as.
+	GVK schema.GroupVersionKind
+	// CRDColumns are the additionalPrinterColumns of a custom resource.
+	CRDColumns []apiextensionsv1.CustomResourceColumnDefinition
+}
+
+// WatchOptions configure an EventPrinter.
+type WatchOptions struct {
+	// Format is the -o value: "" and "wide" print table rows, "json" one JSON
+	// document per line, "yaml" one YAML document per event; anything else goes
+	// to the delegate printer.
+	Format string
+	// NoHeaders, ShowLabels and ColumnLabels are kubectl's table flags.
+	NoHeaders    bool
+	ShowLabels   bool
+	ColumnLabels []string
+	// Diff adds the changed fields to MODIFIED events: a "diff" array in JSON and
+	// YAML, indented lines under the row in tables.
+	Diff bool
+	// Sources are the feed's resources.
+	Sources []WatchSource
+	// Now is the reference time for AGE-like columns; nil means time.Now.
+	Now func() time.Time
+	// Location is the time zone of the TIME column; nil means time.Local.
+	Location *time.Location
+}
+
+// EventPrinter prints feed events one at a time. Table rows are held until
+// Flush, which aligns them with each other and with the rows printed before;
+// every other format is written at once. It is not safe for concurrent use.
+type EventPrinter struct {
+	opts     WatchOptions
+	delegate printers.ResourcePrinter
+	yamlDocs int
+
+	// Table state.
+	pending []pendingRow
+	// prefixWidths are the widths of TIME EVENT KIND NAMESPACE NAME, shared by
+	// every kind so the rows of different kinds line up.
+	prefixWidths []int
+	// kindWidths are the widths of each source's own columns.
+	kindWidths map[int][]int
+	headed     map[int]bool
+}
+
+// pendingRow is a table row waiting for Flush: a header or an event.
+type pendingRow struct {
+	source int
+	// blank opens the row with an empty line, as kubectl separates tables.
+	blank bool
+	cells []string
+	// diff lines follow the row, indented.
+	diff []string
+}
+
+// watchPrefix are the columns every table row starts with.
+var watchPrefix = []string{"TIME", "EVENT", "KIND", "NAMESPACE", "NAME"}
+
+// NewEventPrinter returns a printer for opts. delegate is the printer
+// cli-runtime's flags chose; it serves name, jsonpath and templates.
+func NewEventPrinter(opts WatchOptions, delegate printers.ResourcePrinter) *EventPrinter {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Location == nil {
+		opts.Location = time.Local
+	}
+	p := &EventPrinter{opts: opts, delegate: delegate, kindWidths: map[int][]int{}, headed: map[int]bool{}}
+	p.prefixWidths = make([]int, len(watchPrefix))
+	for i, h := range watchPrefix {
+		p.prefixWidths[i] = len(h)
+	}
+	// TIME, EVENT and KIND have known widths: rows line up from the first one.
+	p.prefixWidths[0] = len("15:04:05")
+	p.prefixWidths[1] = len(feed.Modified)
+	for _, src := range opts.Sources {
+		p.prefixWidths[2] = max(p.prefixWidths[2], len(src.GVK.Kind))
+	}
+	return p
+}
+
+// Print prints ev to w, or holds it until Flush for tables.
+func (p *EventPrinter) Print(w io.Writer, ev *feed.Event) error {
+	src, err := p.source(ev)
+	if err != nil {
+		return err
+	}
+	switch p.opts.Format {
+	case "", "wide":
+		return p.addRow(ev, src)
+	case "json":
+		data, err := p.eventJSON(ev, src)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(data, '\n'))
+		return err
+	case "yaml":
+		data, err := p.eventJSON(ev, src)
+		if err != nil {
+			return err
+		}
+		y, err := yaml.JSONToYAML(data)
+		if err != nil {
+			return err
+		}
+		// kubectl's YAML printer separates documents, it does not open them.
+		if p.yamlDocs > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		p.yamlDocs++
+		_, err = w.Write(y)
+		return err
+	case "name":
+		return p.delegate.PrintObj(Printable(ev.Object, src.GVK), w)
+	}
+	// jsonpath and templates apply to the event, so they can read its type.
+	data, err := p.eventJSON(ev, src)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := p.delegate.PrintObj(&eventDocument{raw: data}, &buf); err != nil {
+		return err
+	}
+	// One line per event, whether or not the template ends with a newline.
+	if buf.Len() > 0 && !bytes.HasSuffix(buf.Bytes(), []byte("\n")) {
+		buf.WriteByte('\n')
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func (p *EventPrinter) source(ev *feed.Event) (WatchSource, error) {
+	if ev.Source < 0 || ev.Source >= len(p.opts.Sources) {
+		return WatchSource{}, fmt.Errorf("event of unknown source %d", ev.Source)
+	}
+	return p.opts.Sources[ev.Source], nil
+}
+
+// watchEventJSON is the document printed for an event.
+type watchEventJSON struct {
+	Type             feed.Type      `json:"type"`
+	Time             string         `json:"time"`
+	DetectedOnRelist bool           `json:"detectedOnRelist,omitempty"`
+	Diff             *[]feed.Change `json:"diff,omitempty"`
+	Object           runtime.Object `json:"object"`
+}
+
+// eventJSON encodes ev as one line of JSON.
+func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error) {
+	doc := watchEventJSON{
+		Type:             ev.Type,
+		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
+		DetectedOnRelist: ev.DetectedOnRelist,
+		Object:           Printable(ev.Object, src.GVK),
+	}
+	if p.opts.Diff && ev.Type == feed.Modified {
+		changes := ev.Changes
+		if changes == nil {
+			changes = []feed.Change{}
+		}
+		doc.Diff = &changes
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s event of %s: %w", ev.Type, describe(ev.Object), err)
+	}
+	return data, nil
+}
+
+// eventDocument hands an event's JSON to cli-runtime's jsonpath and template
+// printers, which marshal what they are given and read it back as a map.
+type eventDocument struct {
+	raw []byte
+}
+
+func (d *eventDocument) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+func (d *eventDocument) DeepCopyObject() runtime.Object {
+	return &eventDocument{raw: bytes.Clone(d.raw)}
+}
+
+// MarshalJSON returns the event's JSON.
+func (d *eventDocument) MarshalJSON() ([]byte, error) { return d.raw, nil }
+
+// addRow formats ev as a table row and holds it for Flush.
+func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
+	m, err := meta.Accessor(ev.Object)
+	if err != nil {
+		return fmt.Errorf("printing %T: %w", ev.Object, err)
+	}
+	table, err := TableFor(src.GVK.GroupKind(), []runtime.Object{ev.Object}, src.CRDColumns, p.opts.Now())
+	if err != nil {
+		return err
+	}
+	wide := p.opts.Format == "wide"
+	if !p.headed[ev.Source] {
+		p.headed[ev.Source] = true
+		if !p.opts.NoHeaders {
+			header := append([]string(nil), watchPrefix...)
+			for i, col := range table.ColumnDefinitions {
+				// The first column of every table is the name, already in NAME.
+				if i == 0 || col.Priority != 0 && !wide {
+					continue
+				}
+				header = append(header, strings.ToUpper(col.Name))
+			}
+			for _, l := range p.opts.ColumnLabels {
+				parts := strings.Split(l, "/")
+				header = append(header, strings.ToUpper(parts[len(parts)-1]))
+			}
+			if p.opts.ShowLabels {
+				header = append(header, "LABELS")
+			}
+			p.pending = append(p.pending, pendingRow{source: ev.Source, cells: header, blank: len(p.headed) > 1})
+		}
+	}
+	cells := []string{
+		ev.Time.In(p.opts.Location).Format("15:04:05"),
+		string(ev.Type),
+		src.GVK.Kind,
+		m.GetNamespace(),
+		m.GetName(),
+	}
+	if len(table.Rows) == 1 {
+		for i, cell := range table.Rows[0].Cells {
+			if i == 0 || i >= len(table.ColumnDefinitions) {
+				continue
+			}
+			if table.ColumnDefinitions[i].Priority != 0 && !wide {
+				continue
+			}
+			cells = append(cells, cellString(cell))
+		}
+	}
+	for _, l := range p.opts.ColumnLabels {
+		cells = append(cells, printers.EscapeTerminal(m.GetLabels()[l]))
+	}
+	if p.opts.ShowLabels {
+		cells = append(cells, printers.EscapeTerminal(labels.FormatLabels(m.GetLabels())))
+	}
+	row := pendingRow{source: ev.Source, cells: cells}
+	if p.opts.Diff && ev.Type == feed.Modified {
+		for _, c := range ev.Changes {
+			row.diff = append(row.diff, "    "+printers.EscapeTerminal(c.Path+": "+diffValue(c.Old, c.HasOld)+" → "+diffValue(c.New, c.HasNew)))
+		}
+	}
+	p.pending = append(p.pending, row)
+	return nil
+}
+
+// cellString renders a table cell as kubectl's table printer does: a string up
+// to its first line break (then "..."), anything else with fmt, nil as nothing,
+// terminal escapes neutralized.
+func cellString(cell any) string {
+	switch v := cell.(type) {
+	case nil:
+		return ""
+	case string:
+		if i := strings.IndexAny(v, "\f\n\r"); i >= 0 {
+			return printers.EscapeTerminal(v[:i]) + "..."
+		}
+		return printers.EscapeTerminal(v)
+	default:
+		return printers.EscapeTerminal(fmt.Sprint(v))
+	}
+}
+
+// maxDiffValue bounds a value shown in a table's diff line; JSON output has
+// the whole value.
+const maxDiffValue = 120
+
+func diffValue(v any, present bool) string {
+	if !present {
+		return "<none>"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(data)
+	if utf8.RuneCountInString(s) > maxDiffValue {
+		s = string([]rune(s)[:maxDiffValue]) + "..."
+	}
+	return s
+}
+
+// Flush writes the table rows held since the last Flush, aligned with three
+// spaces between columns as kubectl aligns them. Column widths only grow, so a
+// row printed later lines up with those before it unless it is wider.
+func (p *EventPrinter) Flush(w io.Writer) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	for _, r := range p.pending {
+		kw := p.kindWidths[r.source]
+		for i, c := range r.cells {
+			n := utf8.RuneCountInString(c)
+			if i < len(p.prefixWidths) {
+				p.prefixWidths[i] = max(p.prefixWidths[i], n)
+				continue
+			}
+			j := i - len(p.prefixWidths)
+			for len(kw) <= j {
+				kw = append(kw, 0)
+			}
+			kw[j] = max(kw[j], n)
+		}
+		p.kindWidths[r.source] = kw
+	}
+	var b strings.Builder
+	for _, r := range p.pending {
+		b.Reset()
+		if r.blank {
+			b.WriteByte('\n')
+		}
+		kw := p.kindWidths[r.source]
+		for i, c := range r.cells {
+			b.WriteString(c)
+			if i == len(r.cells)-1 {
+				break
+			}
+			width := 0
+			if i < len(p.prefixWidths) {
+				width = p.prefixWidths[i]
+			} else {
+				width = kw[i-len(p.prefixWidths)]
+			}
+			b.WriteString(strings.Repeat(" ", width-utf8.RuneCountInString(c)+3))
+		}
+		b.WriteByte('\n')
+		for _, d := range r.diff {
+			b.WriteString(d)
+			b.WriteByte('\n')
+		}
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			p.pending = p.pending[:0]
+			return err
+		}
+	}
+	clear(p.pending)
+	p.pending = p.pending[:0]
+	return nil
+}
