@@ -149,39 +149,17 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 		return errors.New(`you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`)
 	}
 	// The printer first: an unknown -o is a usage error and needs no server.
-	if o.PrintFlags.OutputFormat != nil && *o.PrintFlags.OutputFormat == "wide" {
-		// kubectl's custom-columns flags read this too.
-		o.PrintFlags.CustomColumnsFlags.NoHeaders = *o.PrintFlags.NoHeaders
-	}
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
 		return err
 	}
 	o.printer = p
 
-	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	if o.AllNamespaces {
-		o.namespace = metav1.NamespaceAll
-	}
-
-	o.restConfig, err = o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	mapper, err := o.ConfigFlags.ToRESTMapper()
-	if err != nil {
-		return err
-	}
-	o.mapper = mapper
 	var expander restmapper.CategoryExpander
-	if dc, err := o.ConfigFlags.ToDiscoveryClient(); err == nil {
-		expander = restmapper.NewDiscoveryCategoryExpander(dc)
+	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
+		return err
 	}
-	o.requests, o.singleItemImplied, err = ParseResourceArgs(mapper, expander, args)
+	o.requests, o.singleItemImplied, err = ParseResourceArgs(o.mapper, expander, args)
 	if err != nil {
 		return err
 	}
@@ -197,6 +175,32 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 		o.progress = term.IsTerminal(int(f.Fd()))
 	}
 	return nil
+}
+
+// resolveClients reads what every command needs from the connection flags: the
+// namespace (all of them with -A), the REST config, the REST mapper kubectl's
+// discovery cache feeds, and the category expander ("all").
+func resolveClients(flags *genericclioptions.ConfigFlags, allNamespaces bool) (string, *rest.Config, meta.RESTMapper, restmapper.CategoryExpander, error) {
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	if allNamespaces {
+		ns = metav1.NamespaceAll
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	mapper, err := flags.ToRESTMapper()
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	var expander restmapper.CategoryExpander
+	if dc, err := flags.ToDiscoveryClient(); err == nil {
+		expander = restmapper.NewDiscoveryCategoryExpander(dc)
+	}
+	return ns, cfg, mapper, expander, nil
 }
 
 // Validate checks flag combinations; it does no I/O.

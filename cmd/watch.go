@@ -234,23 +234,9 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	}
 	o.printer = p
 
-	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	if o.AllNamespaces {
-		o.namespace = metav1.NamespaceAll
-	}
-	if o.restConfig, err = o.ConfigFlags.ToRESTConfig(); err != nil {
-		return err
-	}
-	if o.mapper, err = o.ConfigFlags.ToRESTMapper(); err != nil {
-		return err
-	}
 	var expander restmapper.CategoryExpander
-	if dc, err := o.ConfigFlags.ToDiscoveryClient(); err == nil {
-		expander = restmapper.NewDiscoveryCategoryExpander(dc)
+	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
+		return err
 	}
 	if o.requests, _, err = ParseResourceArgs(o.mapper, expander, args); err != nil {
 		return err
