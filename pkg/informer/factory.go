@@ -133,8 +133,9 @@ type Factory struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	// failures receives the first list error of every informer that has not synced.
-	failures chan listFailure
+	// failed is signalled (without blocking) whenever an informer that has not
+	// synced records its failure; WaitForSync then looks at every entry.
+	failed chan struct{}
 }
 
 type informerKey struct {
@@ -152,11 +153,24 @@ type entry struct {
 	listFailures atomic.Int32
 	// conn follows outages when Config asks for OnWatchLost or OnWatchRestored.
 	conn *connTracker
+	// cancel stops this informer alone, once its list has failed for good.
+	cancel context.CancelFunc
+	// failure holds the error that made the list fail for good before the
+	// first sync; the first one recorded wins.
+	failure atomic.Pointer[error]
 }
 
-type listFailure struct {
-	e   *entry
-	err error
+// fail records err as e's failure unless one is recorded already.
+func (e *entry) fail(err error) bool {
+	return e.failure.CompareAndSwap(nil, &err)
+}
+
+// failed returns the recorded failure, or nil.
+func (e *entry) failed() error {
+	if p := e.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // NewFactory returns a Factory talking to the server described by restConfig.
@@ -207,7 +221,7 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 		cfg:       cfg,
 		clients:   clients,
 		informers: map[informerKey]*entry{},
-		failures:  make(chan listFailure, 64),
+		failed:    make(chan struct{}, 1),
 	}
 }
 
@@ -254,7 +268,7 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 		// Queries that discover what to watch as they go (owner kinds found in
 		// ownerReferences) add informers after Start; run them at once and let
 		// the next WaitForSync wait for them.
-		f.run(f.ctx, inf)
+		f.run(f.ctx, e)
 	}
 	return inf, nil
 }
@@ -424,15 +438,16 @@ func (f *Factory) Start(ctx context.Context) {
 	f.started = true
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, e := range f.order {
-		f.run(f.ctx, e.informer)
+		f.run(f.ctx, e)
 	}
 }
 
-func (f *Factory) run(ctx context.Context, inf cache.SharedIndexInformer) {
+func (f *Factory) run(ctx context.Context, e *entry) {
+	ctx, e.cancel = context.WithCancel(ctx)
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		inf.RunWithContext(ctx)
+		e.informer.RunWithContext(ctx)
 	}()
 }
 
@@ -465,7 +480,7 @@ func (f *Factory) unsynced() []string {
 	f.mu.Unlock()
 	var names []string
 	for _, e := range entries {
-		if !e.informer.HasSynced() {
+		if e.failed() == nil && !e.informer.HasSynced() {
 			names = append(names, e.res.Name())
 		}
 	}

@@ -678,3 +678,84 @@ func TestFromMapping(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitForSyncPartialSkipsFailingResources(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "",
+		errors.New(`User "jane" cannot list resource "deployments" in API group "apps" at the cluster scope`))
+	s := fakeapi.New(nil, testPod("shop", "web-0", nil), testNode("worker-1"))
+	var deploymentLists atomic.Int32
+	s.Metadata.PrependReactor("list", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		deploymentLists.Add(1)
+		return true, nil, forbidden
+	})
+	f := newFactory(t, s, informer.Config{SyncTimeout: 30 * time.Second})
+	pods := mustInformer(t, f, podsRes, informer.MetadataOnly)
+	mustInformer(t, f, deploymentsRes, informer.MetadataOnly)
+	nodes := mustInformer(t, f, nodesRes, informer.MetadataOnly)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	skipped, err := f.WaitForSyncPartial(ctx)
+	if err != nil {
+		t.Fatalf("WaitForSyncPartial: %v", err)
+	}
+	if len(skipped) != 1 || skipped[0].Resource != deploymentsRes {
+		t.Fatalf("skipped = %+v, want deployments only", skipped)
+	}
+	if !apierrors.IsForbidden(skipped[0].Err) || !strings.Contains(skipped[0].Err.Error(), `cannot list resource "deployments"`) {
+		t.Errorf("skipped error = %v, want the Forbidden status", skipped[0].Err)
+	}
+	if got := storeKeys(pods); !slices.Equal(got, []string{"shop/web-0"}) {
+		t.Errorf("pods = %q, want [shop/web-0]", got)
+	}
+	if got := storeKeys(nodes); !slices.Equal(got, []string{"worker-1"}) {
+		t.Errorf("nodes = %q, want [worker-1]", got)
+	}
+	// The skipped informer is stopped: no more lists once the answer is in.
+	n := deploymentLists.Load()
+	time.Sleep(1500 * time.Millisecond)
+	if got := deploymentLists.Load(); got != n {
+		t.Errorf("deployments listed %d more times after being skipped", got-n)
+	}
+
+	// The strict wait still fails on the same server.
+	f2 := newFactory(t, s, informer.Config{SyncTimeout: 30 * time.Second})
+	mustInformer(t, f2, podsRes, informer.MetadataOnly)
+	mustInformer(t, f2, deploymentsRes, informer.MetadataOnly)
+	if err := startAndSync(t, f2); !apierrors.IsForbidden(err) {
+		t.Errorf("WaitForSync error = %v, want Forbidden", err)
+	}
+}
+
+func TestWaitForSyncPartialManyFailures(t *testing.T) {
+	// More failing informers than any fixed-size channel would hold: every one
+	// must be reported, none may hang the wait.
+	s := fakeapi.New(nil, testPod("shop", "web-0", nil))
+	s.Metadata.PrependReactor("list", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetResource().Resource == "pods" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", errors.New("no"))
+	})
+	f := newFactory(t, s, informer.Config{SyncTimeout: 30 * time.Second})
+	mustInformer(t, f, podsRes, informer.MetadataOnly)
+	const n = 100
+	for i := range n {
+		res := informer.Resource{
+			GVR:        schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: fmt.Sprintf("things%d", i)},
+			GVK:        schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: fmt.Sprintf("Thing%d", i)},
+			Namespaced: true,
+		}
+		mustInformer(t, f, res, informer.MetadataOnly)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	skipped, err := f.WaitForSyncPartial(ctx)
+	if err != nil {
+		t.Fatalf("WaitForSyncPartial: %v", err)
+	}
+	if len(skipped) != n {
+		t.Errorf("skipped %d resources, want %d", len(skipped), n)
+	}
+}

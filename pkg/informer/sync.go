@@ -34,9 +34,11 @@ func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext
 		if retriable(err) && e.listFailures.Add(1) < maxListFailures {
 			return
 		}
-		select {
-		case f.failures <- listFailure{e: e, err: err}:
-		default:
+		if e.fail(err) {
+			select {
+			case f.failed <- struct{}{}:
+			default:
+			}
 		}
 	}
 }
@@ -63,6 +65,28 @@ func retriable(err error) bool {
 // server or transport gave (an APIStatus or *url.Error, unwrapped, so the command
 // layer can word it as kubectl does); a timeout names the resources still syncing.
 func (f *Factory) WaitForSync(ctx context.Context) error {
+	_, err := f.waitForSync(ctx, false)
+	return err
+}
+
+// Skipped is a resource whose informer could not sync and was stopped.
+type Skipped struct {
+	Resource Resource
+	// Err is the error as WaitForSync would return it.
+	Err error
+}
+
+// WaitForSyncPartial waits like WaitForSync, except that a list failing for
+// good (Forbidden, NotFound, or a transient error after a few tries) does not
+// end the wait: that informer is stopped and reported in skipped, in request
+// order, and the others go on. Queries over many types use it so one type the
+// user may not list costs a warning, not the whole answer. err is only for the
+// sync timeout and ctx.
+func (f *Factory) WaitForSyncPartial(ctx context.Context) (skipped []Skipped, err error) {
+	return f.waitForSync(ctx, true)
+}
+
+func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, error) {
 	if f.cfg.SyncTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.cfg.SyncTimeout)
@@ -75,39 +99,61 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 	ticker := time.NewTicker(syncPollInterval)
 	defer ticker.Stop()
 	for {
+		failed := f.failedEntries()
+		if len(failed) > 0 && !partial {
+			return nil, listError(failed[0], failed[0].failed())
+		}
 		if len(f.unsynced()) == 0 {
-			return nil
+			skipped := make([]Skipped, 0, len(failed))
+			for _, e := range failed {
+				// A stopped informer no longer retries in the background.
+				e.cancel()
+				skipped = append(skipped, Skipped{Resource: e.res, Err: listError(e, e.failed())})
+			}
+			return skipped, nil
 		}
 		select {
-		case fail := <-f.failures:
-			return listError(fail)
+		case <-f.failed:
 		case <-ctx.Done():
 			names := f.unsynced()
 			if len(names) == 0 {
-				return nil
+				continue
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && f.cfg.SyncTimeout > 0 {
-				return fmt.Errorf("%w after %s: %s did not sync (raise --sync-timeout to wait longer)",
+				return nil, fmt.Errorf("%w after %s: %s did not sync (raise --sync-timeout to wait longer)",
 					ErrSyncTimeout, f.cfg.SyncTimeout, joinNames(names))
 			}
-			return fmt.Errorf("waiting for %s to sync: %w", joinNames(names), ctx.Err())
+			return nil, fmt.Errorf("waiting for %s to sync: %w", joinNames(names), ctx.Err())
 		case <-ticker.C:
 		}
 	}
 }
 
+// failedEntries returns the entries whose list failed for good, in request order.
+func (f *Factory) failedEntries() []*entry {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*entry
+	for _, e := range f.order {
+		if e.failed() != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // listError unwraps the reflector's "failed to list" wrapping down to the error a
 // user can act on.
-func listError(fail listFailure) error {
+func listError(e *entry, err error) error {
 	var status apierrors.APIStatus
-	if errors.As(fail.err, &status) {
+	if errors.As(err, &status) {
 		if err, ok := status.(error); ok {
 			return err
 		}
 	}
 	var urlErr *url.Error
-	if errors.As(fail.err, &urlErr) {
+	if errors.As(err, &urlErr) {
 		return urlErr
 	}
-	return fmt.Errorf("listing %s: %w", fail.e.res.Name(), fail.err)
+	return fmt.Errorf("listing %s: %w", e.res.Name(), err)
 }
