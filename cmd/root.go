@@ -37,6 +37,10 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
 	root.AddCommand(NewCmdWatch(configFlags, streams))
+	root.AddCommand(NewCmdTree(configFlags, streams))
+	root.AddCommand(NewCmdOwners(configFlags, streams))
+	root.AddCommand(NewCmdOrphans(configFlags, streams))
+	root.AddCommand(NewCmdEvents(configFlags, streams))
 	addCompletion(root, configFlags, streams)
 	return root
 }

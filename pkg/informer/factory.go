@@ -84,6 +84,11 @@ type Config struct {
 	// PageSize is the number of objects asked for per LIST page; zero means
 	// DefaultPageSize.
 	PageSize int64
+	// MaxConcurrentLists bounds the LIST requests in flight across the
+	// factory's informers; zero means no bound. Queries that start an informer
+	// for every type on the server set it so dozens of types do not all hit the
+	// server, or the client's rate limiter, at the same instant.
+	MaxConcurrentLists int
 	// OnWatchLost, when non-nil, is called once per outage of a synced
 	// informer's watch that lasts more than a second, with its first error.
 	// OnWatchRestored, when non-nil, is called when such an informer is caught
@@ -133,6 +138,8 @@ type Factory struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
+	// listSlots bounds concurrent LISTs when Config.MaxConcurrentLists is set.
+	listSlots chan struct{}
 	// failed is signalled (without blocking) whenever an informer that has not
 	// synced records its failure; WaitForSync then looks at every entry.
 	failed chan struct{}
@@ -217,12 +224,16 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = DefaultPageSize
 	}
-	return &Factory{
+	f := &Factory{
 		cfg:       cfg,
 		clients:   clients,
 		informers: map[informerKey]*entry{},
 		failed:    make(chan struct{}, 1),
 	}
+	if cfg.MaxConcurrentLists > 0 {
+		f.listSlots = make(chan struct{}, cfg.MaxConcurrentLists)
+	}
+	return f
 }
 
 // Informer returns the shared informer for res in mode, creating it on first use.
@@ -375,6 +386,14 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			}
 			if o.Limit > 0 {
 				o.Limit = f.cfg.PageSize
+			}
+			if f.listSlots != nil {
+				select {
+				case f.listSlots <- struct{}{}:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				defer func() { <-f.listSlots }()
 			}
 			obj, err := list(ctx, o)
 			if err == nil {

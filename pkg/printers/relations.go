@@ -1,0 +1,181 @@
+package printers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+)
+
+// Kinds of the relation list documents.
+const (
+	// OrphanListKind is the document of `kubectl idx orphans`.
+	OrphanListKind = "OrphanList"
+	// UsesListKind is the document of `kubectl idx uses`.
+	UsesListKind = "UsesList"
+)
+
+// RelationList is what -o json|yaml|jsonpath|go-template print for orphans
+// and uses: objects named by reference, with what relates them. Its shape is
+// documented in README.md; keep them in step.
+type RelationList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Subject is the object a uses query was about.
+	Subject *RelationItem `json:"subject,omitempty"`
+	// Direction is "users" (what uses Subject) or "uses" (what Subject uses).
+	Direction string         `json:"direction,omitempty"`
+	Items     []RelationItem `json:"items"`
+	// Warnings say what the answer may be missing. Empty means complete.
+	Warnings []string `json:"warnings"`
+}
+
+// RelationItem is one object of a RelationList.
+type RelationItem struct {
+	APIVersion        string       `json:"apiVersion,omitempty"`
+	Kind              string       `json:"kind"`
+	Namespace         string       `json:"namespace,omitempty"`
+	Name              string       `json:"name"`
+	UID               string       `json:"uid,omitempty"`
+	CreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
+	// MissingOwners are ownerReferences to owners that do not exist;
+	// OrphaningOwners those to owners being deleted with orphan propagation.
+	MissingOwners   []index.OwnerRef `json:"missingOwners,omitempty"`
+	OrphaningOwners []index.OwnerRef `json:"orphaningOwners,omitempty"`
+	// Via lists where a pod spec refers to the object (uses).
+	Via      []string `json:"via,omitempty"`
+	Optional bool     `json:"optional,omitempty"`
+	// Exists is set for what a pod uses: false when the referenced object is
+	// missing, absent when it could not be checked.
+	Exists *bool `json:"exists,omitempty"`
+}
+
+// kindLabel is the item's Kind, with the group for kinds outside the core,
+// apps and batch groups.
+func (it RelationItem) kindLabel() string {
+	gv, _ := schema.ParseGroupVersion(it.APIVersion)
+	if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
+		return it.Kind + "." + gv.Group
+	}
+	return it.Kind
+}
+
+// PrintRelationList writes doc: a table for human output, kind/name lines for
+// -o name, the document otherwise.
+func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.ResourcePrinter, opts Options) error {
+	switch {
+	case IsHuman(opts.Format):
+		return printRelationTable(w, doc, opts)
+	case opts.Format == "name":
+		for _, it := range doc.Items {
+			gv, _ := schema.ParseGroupVersion(it.APIVersion)
+			kind := strings.ToLower(it.Kind)
+			if gv.Group != "" {
+				kind += "." + gv.Group
+			}
+			if _, err := fmt.Fprintf(w, "%s/%s\n", kind, it.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	data, err := json.MarshalIndent(doc, "", "    ")
+	if err != nil {
+		return fmt.Errorf("encoding the %s document: %w", doc.Kind, err)
+	}
+	if opts.Format == "json" {
+		_, err = w.Write(append(data, '\n'))
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(data, &u.Object); err != nil {
+		return fmt.Errorf("decoding the %s document: %w", doc.Kind, err)
+	}
+	return delegate.PrintObj(u, w)
+}
+
+func printRelationTable(w io.Writer, doc *RelationList, opts Options) error {
+	table := &metav1.Table{}
+	col := func(name string, priority int32) {
+		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: priority})
+	}
+	col("Namespace", 0)
+	col("Kind", 0)
+	col("Name", 0)
+	switch doc.Kind {
+	case OrphanListKind:
+		col("Owner", 0)
+		col("Reason", 0)
+		col("Age", 0)
+	default:
+		col("Via", 0)
+		if doc.Direction == "uses" {
+			col("Exists", 0)
+		}
+	}
+	for _, it := range doc.Items {
+		cells := []any{it.Namespace, it.kindLabel(), it.Name}
+		switch doc.Kind {
+		case OrphanListKind:
+			var owners []string
+			reason := "OwnerNotFound"
+			for _, r := range it.MissingOwners {
+				owners = append(owners, r.Kind+"/"+r.Name)
+			}
+			for _, r := range it.OrphaningOwners {
+				owners = append(owners, r.Kind+"/"+r.Name)
+			}
+			if len(it.MissingOwners) == 0 {
+				reason = "OwnerOrphaning"
+			}
+			age := ""
+			if it.CreationTimestamp != nil {
+				age = ageSince(*it.CreationTimestamp, opts.Now)
+			}
+			cells = append(cells, strings.Join(owners, ","), reason, age)
+		default:
+			cells = append(cells, strings.Join(it.Via, ", "))
+			if doc.Direction == "uses" {
+				exists := "<unknown>"
+				if it.Exists != nil {
+					exists = fmt.Sprint(*it.Exists)
+				}
+				cells = append(cells, exists)
+			}
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells})
+	}
+	if len(table.Rows) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
+	if err := p.PrintObj(table, &buf); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// RelationItemFor names an object of kind gvk for a RelationList.
+func RelationItemFor(gvk schema.GroupVersionKind, obj metav1.Object) RelationItem {
+	it := RelationItem{
+		APIVersion: gvk.GroupVersion().String(),
+		Kind:       gvk.Kind,
+		Namespace:  obj.GetNamespace(),
+		Name:       obj.GetName(),
+		UID:        string(obj.GetUID()),
+	}
+	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
+		it.CreationTimestamp = &ts
+	}
+	return it
+}
