@@ -260,6 +260,9 @@ func (w *world) add(ctx context.Context, resources []informer.Resource) error {
 	}
 	failed := map[schema.GroupVersionResource]bool{}
 	for _, s := range skipped {
+		if s.Mode != informer.MetadataOnly {
+			continue
+		}
 		failed[s.Resource.GVR] = true
 		w.o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), FormatError(s.Err))
 	}
@@ -362,6 +365,9 @@ func (w *world) loadFull(ctx context.Context, nodes []index.Node) error {
 	}
 	failed := map[schema.GroupVersionResource]bool{}
 	for _, s := range skipped {
+		if s.Mode != informer.Full {
+			continue
+		}
 		failed[s.Resource.GVR] = true
 		w.o.warn("cannot read the status of %s: %s", s.Resource.Name(), FormatError(s.Err))
 	}

@@ -72,6 +72,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 // Skipped is a resource whose informer could not sync and was stopped.
 type Skipped struct {
 	Resource Resource
+	Mode     Mode
 	// Err is the error as WaitForSync would return it.
 	Err error
 }
@@ -108,7 +109,7 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 			for _, e := range failed {
 				// A stopped informer no longer retries in the background.
 				e.cancel()
-				skipped = append(skipped, Skipped{Resource: e.res, Err: listError(e, e.failed())})
+				skipped = append(skipped, Skipped{Resource: e.res, Mode: e.mode, Err: listError(e, e.failed())})
 			}
 			return skipped, nil
 		}
