@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,6 +40,11 @@ func relationAPIResources() []*metav1.APIResourceList {
 			{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap", Verbs: v, ShortNames: []string{"cm"}},
 			{Name: "secrets", SingularName: "secret", Namespaced: true, Kind: "Secret", Verbs: v},
 			{Name: "events", SingularName: "event", Namespaced: true, Kind: "Event", Verbs: v, ShortNames: []string{"ev"}},
+			{Name: "persistentvolumeclaims", SingularName: "persistentvolumeclaim", Namespaced: true, Kind: "PersistentVolumeClaim", Verbs: v, ShortNames: []string{"pvc"}},
+			{Name: "serviceaccounts", SingularName: "serviceaccount", Namespaced: true, Kind: "ServiceAccount", Verbs: v, ShortNames: []string{"sa"}},
+		}},
+		{GroupVersion: "policy/v1", APIResources: []metav1.APIResource{
+			{Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Namespaced: true, Kind: "PodDisruptionBudget", Verbs: v, ShortNames: []string{"pdb"}},
 		}},
 		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
 			{Name: "deployments", SingularName: "deployment", Namespaced: true, Kind: "Deployment", Verbs: v, ShortNames: []string{"deploy"}},
@@ -58,7 +65,7 @@ const (
 	uidPod1    types.UID = "00000000-0000-0000-0000-0000000000b1"
 	uidPod2    types.UID = "00000000-0000-0000-0000-0000000000b2"
 	uidNode    types.UID = "00000000-0000-0000-0000-0000000000c1"
-	uidRollo types.UID = "00000000-0000-0000-0000-0000000000e1"
+	uidRollo   types.UID = "00000000-0000-0000-0000-0000000000e1"
 	uidRolloRS types.UID = "00000000-0000-0000-0000-0000000000e2"
 	uidGone    types.UID = "00000000-0000-0000-0000-0000000000ff"
 	uidOldDep  types.UID = "00000000-0000-0000-0000-0000000000d2"
@@ -507,4 +514,166 @@ func TestEventsHumanOutput(t *testing.T) {
 	}
 }
 
+// selectionObjects add selectors and references to relationObjects: Service
+// web (app=web), a PDB over app=web, one over everything, a Service without
+// selector; pods referring to a ConfigMap and a Secret.
+func selectionObjects() []runtime.Object {
+	objs := relationObjects()
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok && strings.HasPrefix(p.Name, "web-") {
+			p.Labels = map[string]string{"app": "web"}
+			p.Spec.ServiceAccountName = "web"
+			p.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}
+			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}}}
+		}
+		if d, ok := o.(*appsv1.Deployment); ok && d.Name == "web" {
+			d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+			d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}
+		}
+	}
+	return append(objs,
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "external"}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "all"}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{}}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "app-config"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Data: map[string][]byte{"password": []byte("hunter2-secret-value")}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+	)
+}
 
+func listNames(t *testing.T, out string) []string {
+	t.Helper()
+	var list struct {
+		Items []struct {
+			Kind     string            `json:"kind"`
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("stdout is not a List: %v\n%s", err, out)
+	}
+	var names []string
+	for _, it := range list.Items {
+		names = append(names, it.Kind+"/"+it.Metadata.Name)
+	}
+	return names
+}
+
+func TestSelectsRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		inverse bool
+		args    []string
+		want    []string
+		stderr  string
+	}{
+		{name: "service", args: []string{"svc/web"}, want: []string{"Pod/web-7d9c-a", "Pod/web-7d9c-b"}},
+		{name: "deployment", args: []string{"deployment/web"}, want: []string{"Pod/web-7d9c-a", "Pod/web-7d9c-b"}},
+		{name: "empty pdb selects every pod", args: []string{"pdb/all"}, want: []string{"Pod/probe-worker-1", "Pod/web-7d9c-a", "Pod/web-7d9c-b"},
+			stderr: "warning: poddisruptionbudget/all selects every pod in namespace shop\n"},
+		{name: "service without selector", args: []string{"svc/external"}, want: nil,
+			stderr: "warning: service/external has no selector, so it selects no pods\n"},
+		{name: "selected-by", inverse: true, args: []string{"pod/web-7d9c-a"}, want: []string{
+			"Service/web", "Deployment/web", "PodDisruptionBudget/all", "PodDisruptionBudget/web",
+		}},
+		{name: "selected-by a pod without labels", inverse: true, args: []string{"pod/probe-worker-1"}, want: []string{"PodDisruptionBudget/all"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newRelationCase(t, "json")
+			c.server = fakeapi.New(nil, selectionObjects()...)
+			o := &SelectsOptions{RelationOptions: c.options(t), inverse: tc.inverse}
+			var err error
+			if o.object, err = o.parseObjectArg("select", tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := runRelation(t, o.Run); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := listNames(t, c.stdout.String()); !slices.Equal(got, tc.want) {
+				t.Errorf("objects = %q, want %q", got, tc.want)
+			}
+			if c.stderr.String() != tc.stderr {
+				t.Errorf("stderr = %q, want %q", c.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestSelectsRejectsKindsWithoutSelector(t *testing.T) {
+	c := newRelationCase(t, "")
+	o := &SelectsOptions{RelationOptions: c.options(t)}
+	err := o.Complete(nil, []string{"configmap/app-config"})
+	want := "selects needs an object with a pod selector (Service, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController, PodDisruptionBudget, NetworkPolicy); configmap/app-config has none"
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+func TestUsesRun(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string // kind/name via... [exists]
+	}{
+		{"configmap users", []string{"configmap/app-config"}, []string{
+			"Deployment/web volume config", "Pod/web-7d9c-a volume config", "Pod/web-7d9c-b volume config",
+		}},
+		{"secret users", []string{"secret/db"}, []string{"Pod/web-7d9c-a env app/PASSWORD", "Pod/web-7d9c-b env app/PASSWORD"}},
+		{"what a pod uses", []string{"pod/web-7d9c-a"}, []string{
+			"ConfigMap/app-config volume config true", "Secret/db env app/PASSWORD true", "ServiceAccount/web serviceAccountName true",
+		}},
+		{"what a template uses, missing service account", []string{"deployment/web"}, []string{
+			"ConfigMap/app-config volume config true", "ServiceAccount/default serviceAccountName (default) false",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newRelationCase(t, "json")
+			c.server = fakeapi.New(nil, selectionObjects()...)
+			o := &UsesOptions{RelationOptions: c.options(t)}
+			var err error
+			if o.object, err = o.parseObjectArg("show the uses of", tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := runRelation(t, o.Run); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if strings.Contains(c.stdout.String()+c.stderr.String(), "hunter2") {
+				t.Fatalf("secret data in the output:\n%s", c.stdout)
+			}
+			var doc printers.RelationList
+			if err := json.Unmarshal([]byte(c.stdout.String()), &doc); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, it := range doc.Items {
+				line := it.Kind + "/" + it.Name + " " + strings.Join(it.Via, ",")
+				if it.Exists != nil {
+					line += " " + fmt.Sprint(*it.Exists)
+				}
+				got = append(got, line)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestUsesErrors(t *testing.T) {
+	c := newRelationCase(t, "")
+	c.server = fakeapi.New(nil, selectionObjects()...)
+	o := &UsesOptions{RelationOptions: c.options(t)}
+	if err := o.Complete(nil, []string{"svc/web"}); err == nil || !strings.HasSuffix(err.Error(), "; service/web is neither") {
+		t.Errorf("uses svc/web: %v", err)
+	}
+	var err error
+	if o.object, err = o.parseObjectArg("show the uses of", []string{"secret/nope"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runRelation(t, o.Run); FormatError(err) != `Error from server (NotFound): secrets "nope" not found` {
+		t.Errorf("uses secret/nope: %v", FormatError(err))
+	}
+}

@@ -41,6 +41,9 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(NewCmdOwners(configFlags, streams))
 	root.AddCommand(NewCmdOrphans(configFlags, streams))
 	root.AddCommand(NewCmdEvents(configFlags, streams))
+	root.AddCommand(NewCmdUses(configFlags, streams))
+	root.AddCommand(NewCmdSelects(configFlags, streams))
+	root.AddCommand(NewCmdSelectedBy(configFlags, streams))
 	addCompletion(root, configFlags, streams)
 	return root
 }
