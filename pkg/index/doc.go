@@ -1,7 +1,7 @@
 // Package index holds the client-go index functions behind kubectl idx's
 // group-by queries (--by-owner, --by-node, --by-label, --by-namespace, --by)
-// and owner trees, and the helpers that answer those queries from an
-// indexer.
+// and relation queries (tree, owners, orphans, events, selects, selected-by,
+// uses), and the helpers that answer those queries from indexers.
 //
 // # Vocabulary
 //
@@ -19,6 +19,13 @@
 //	uid               metadata.uid (not in Indexers; for owner trees)
 //	label:KEY         value of label KEY ("" when present and empty)
 //	jsonpath:{EXPR}   each value of EXPR, scalars as text, maps and lists as JSON
+//	ownerkind         Kind.group of each ownerReference (Graph stores)
+//	labelpair         "k=v" and "k" for each label (pods, for Selected)
+//	selector          the "k=v" or "k" pairs a pod must carry to match the
+//	                  object's pod selector, "*" when none is required
+//	uses              Kind/namespace/name of each ConfigMap, Secret, PVC and
+//	                  ServiceAccount a pod spec or template refers to
+//	involvedobject    involvedObject.uid of a core Event, or Kind/namespace/name
 //
 // An object can have no key ("no value": the index function returns nil, never
 // [""]); it then appears under no key and Unindexed returns it, the <none>
@@ -35,7 +42,10 @@
 // an error, because one odd object must not take the command down.
 //
 // Whether a missing key is meaningful is decided per type, not per object:
-// HasNode says which kinds can have a node at all.
+// HasNode says which kinds can have a node at all, HasSelector which have a
+// pod selector and HasPodSpec which have a pod spec; the uses and
+// involvedobject functions reject other kinds with an error, so add them only
+// to the informers of kinds those say yes to.
 //
 // # Contract
 //
