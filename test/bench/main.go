@@ -154,6 +154,18 @@ func run(ctx context.Context, o options) error {
 		{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)"},
 		{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf"},
 	}
+	// kubectl-tree finds a tree by listing every namespaced type of the
+	// namespace in full; its stand-in is one kubectl get of all of them.
+	treeNS := "bench-00"
+	types, deploy, err := treeTargets(ctx, o.kubectl, envv, treeNS)
+	if err != nil {
+		return err
+	}
+	children = append(children,
+		child{"kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", o.kubectl, []string{"get", types, "-n", treeNS, "-o", "json"}, ""},
+		child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)"},
+		child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf"},
+	)
 	var results []*measurement
 	for _, c := range children {
 		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref})
@@ -188,6 +200,25 @@ func run(ctx context.Context, o options) error {
 
 	report(os.Stdout, o, nodes, created, results)
 	return nil
+}
+
+// treeTargets returns the comma-joined names of every listable namespaced type
+// (as kubectl api-resources gives them) and the first Deployment of namespace.
+func treeTargets(ctx context.Context, kubectl string, env []string, namespace string) (types, deployment string, err error) {
+	res, err := testenv.Run(ctx, testenv.Cmd{Path: kubectl, Args: []string{"api-resources", "--verbs=list,watch", "--namespaced", "-o", "name"}, Env: env})
+	if err != nil || res.ExitCode != 0 {
+		return "", "", fmt.Errorf("kubectl api-resources: %v\n%s", err, res)
+	}
+	types = strings.Join(strings.Fields(res.Stdout), ",")
+	res, err = testenv.Run(ctx, testenv.Cmd{Path: kubectl, Args: []string{"get", "deployments", "-n", namespace, "-o", "name"}, Env: env})
+	if err != nil || res.ExitCode != 0 {
+		return "", "", fmt.Errorf("kubectl get deployments: %v\n%s", err, res)
+	}
+	names := strings.Fields(res.Stdout)
+	if len(names) == 0 {
+		return "", "", fmt.Errorf("no deployments in %s", namespace)
+	}
+	return types, strings.TrimPrefix(names[0], "deployment.apps/"), nil
 }
 
 // rawList is one reference LIST through client-go's REST client.
