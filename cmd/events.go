@@ -129,7 +129,7 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 		objs[i] = e
 	}
 	groups := []printers.Group{{GVK: eventsResource.GVK, Namespaced: true, Objects: objs}}
-	_, err = printers.Print(o.Out, groups, o.printer, printers.Options{Format: o.format, Now: time.Now()})
+	_, err = printers.Print(o.Out, groups, o.printer, printers.Options{Format: o.format, Now: time.Now(), Warnings: o.warnings})
 	return err
 }
 

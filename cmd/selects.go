@@ -137,6 +137,7 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 		ShowKind:     len(groups) > 1,
 		ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
 		Now:          time.Now(),
+		Warnings:     o.warnings,
 	})
 	if err != nil {
 		return err

@@ -48,6 +48,11 @@ type Options struct {
 	SingleItem bool
 	// Now is the reference time for ages.
 	Now time.Time
+	// Warnings say what a partial answer is missing. -o json and -o yaml add
+	// them to the List as a top-level "warnings" array, and jsonpath and
+	// templates see the same field; a complete answer has no such field, so
+	// its List is exactly kubectl's.
+	Warnings []string
 
 	// oneLine escapes line breaks in table cells, for grouped output.
 	oneLine bool
@@ -91,9 +96,9 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 	}
 	switch opts.Format {
 	case "json":
-		return len(objs), WriteJSONList(w, objs, gvks)
+		return len(objs), writeJSONList(w, objs, gvks, opts.Warnings)
 	case "yaml":
-		return len(objs), WriteYAMLList(w, objs, gvks)
+		return len(objs), writeYAMLList(w, objs, gvks, opts.Warnings)
 	}
 	if opts.Format == "name" {
 		// cli-runtime's name printer refuses typed lists; it prints one object
@@ -111,6 +116,13 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 	list := &unstructured.UnstructuredList{Object: map[string]any{
 		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
 	}}
+	if len(opts.Warnings) > 0 {
+		ws := make([]any, len(opts.Warnings))
+		for i, w := range opts.Warnings {
+			ws[i] = w
+		}
+		list.Object["warnings"] = ws
+	}
 	list.Items = make([]unstructured.Unstructured, len(objs))
 	for i, o := range objs {
 		u, err := ToUnstructured(o, gvks[o])
@@ -178,6 +190,10 @@ func Printable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 // JSON printer (four-space indent), one item at a time: the whole document is
 // never held in memory, which matters at tens of thousands of objects.
 func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
+	return writeJSONList(w, objs, gvks, nil)
+}
+
+func writeJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
 		return err
@@ -193,7 +209,19 @@ func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 			return err
 		}
 	}
-	if _, err := bw.WriteString("],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n"); err != nil {
+	if _, err := bw.WriteString("],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }"); err != nil {
+		return err
+	}
+	if len(warnings) > 0 {
+		data, err := json.MarshalIndent(warnings, "    ", "    ")
+		if err != nil {
+			return err
+		}
+		if _, err := bw.WriteString(",\n    \"warnings\": " + string(data)); err != nil {
+			return err
+		}
+	}
+	if _, err := bw.WriteString("\n}\n"); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -223,6 +251,10 @@ func writeJSONItems(w io.Writer, n int, prefix string, item func(i int) (runtime
 // WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,
 // one item at a time.
 func WriteYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
+	return writeYAMLList(w, objs, gvks, nil)
+}
+
+func writeYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	header := "apiVersion: v1\nitems:\n"
 	if len(objs) == 0 {
@@ -254,6 +286,15 @@ func WriteYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	}
 	if _, err := bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n"); err != nil {
 		return err
+	}
+	if len(warnings) > 0 {
+		data, err := yaml.Marshal(map[string][]string{"warnings": warnings})
+		if err != nil {
+			return err
+		}
+		if _, err := bw.Write(data); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -624,5 +626,58 @@ func TestPrintableSetsKindOnACopy(t *testing.T) {
 	cr := outCronTab("nightly")
 	if gvk := printers.Printable(cr, schema.GroupVersionKind{}).GetObjectKind().GroupVersionKind(); gvk != outCronTabGVK {
 		t.Errorf("an empty GVK must keep the object's own kind; got %v", gvk)
+	}
+}
+
+func TestPrintListWarnings(t *testing.T) {
+	p := outPod("shop", "web-1")
+	groups := []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{p}}}
+	warnings := []string{`cannot list pods in namespace "secret-ns"`, "second"}
+	for _, format := range []string{"json", "yaml", "jsonpath"} {
+		t.Run(format, func(t *testing.T) {
+			pf := get.NewGetPrintFlags()
+			*pf.OutputFormat = format
+			if format == "jsonpath" {
+				*pf.OutputFormat = "jsonpath={.warnings[1]}"
+			}
+			delegate, err := pf.ToPrinter()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, err := printers.Print(&buf, groups, delegate, printers.Options{Format: format, Warnings: warnings}); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Items    []map[string]any `json:"items"`
+				Warnings []string         `json:"warnings"`
+			}
+			switch format {
+			case "json":
+				if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatalf("%v\n%s", err, buf.String())
+				}
+			case "yaml":
+				if err := yaml.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatalf("%v\n%s", err, buf.String())
+				}
+			default:
+				if buf.String() != "second" {
+					t.Errorf("jsonpath printed %q, want %q", buf.String(), "second")
+				}
+				return
+			}
+			if len(doc.Items) != 1 || !slices.Equal(doc.Warnings, warnings) {
+				t.Errorf("items %d, warnings %q; want 1 and %q\n%s", len(doc.Items), doc.Warnings, warnings, buf.String())
+			}
+		})
+	}
+	// A complete answer is kubectl's List, with no warnings field.
+	var buf bytes.Buffer
+	if _, err := printers.Print(&buf, groups, nil, printers.Options{Format: "json"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "warnings") {
+		t.Errorf("complete answer has a warnings field:\n%s", buf.String())
 	}
 }
