@@ -19,7 +19,10 @@ func InvolvedObjectKey(kind, namespace, name string) string {
 // InvolvedObjectIndexFunc is the IndexFunc of InvolvedObjectIndex. It accepts
 // *corev1.Event only: events are read in full, their subject lives in the body.
 func InvolvedObjectIndexFunc(obj any) ([]string, error) {
-	e, ok := unwrap(obj).(*corev1.Event)
+	// Errors name the unwrapped type, as objectMeta's do: a tombstone is only
+	// the envelope.
+	obj = unwrap(obj)
+	e, ok := obj.(*corev1.Event)
 	if !ok {
 		return nil, fmt.Errorf("%s index: want *v1.Event, got %T", InvolvedObjectIndex, obj)
 	}

@@ -39,6 +39,11 @@ func OwnerKindIndexFunc(obj any) ([]string, error) {
 	}
 	var keys []string
 	for _, ref := range m.GetOwnerReferences() {
+		// A reference without a kind (the API server rejects it; hand-built
+		// objects may have one) names no owner type: no key, not "" or ".apps".
+		if ref.Kind == "" {
+			continue
+		}
 		k := RefFromOwnerReference(ref, "").GroupKind().String()
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)

@@ -87,6 +87,18 @@ func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.Resourc
 		}
 		return nil
 	}
+	if doc.Items == nil || doc.Warnings == nil {
+		// Scripts iterate .items[] and .warnings[]: arrays, never null, as in
+		// a GroupList. The caller's document is left as it is.
+		d := *doc
+		if d.Items == nil {
+			d.Items = []RelationItem{}
+		}
+		if d.Warnings == nil {
+			d.Warnings = []string{}
+		}
+		doc = &d
+	}
 	data, err := json.MarshalIndent(doc, "", "    ")
 	if err != nil {
 		return fmt.Errorf("encoding the %s document: %w", doc.Kind, err)
@@ -98,6 +110,19 @@ func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.Resourc
 	u := &unstructured.Unstructured{}
 	if err := json.Unmarshal(data, &u.Object); err != nil {
 		return fmt.Errorf("decoding the %s document: %w", doc.Kind, err)
+	}
+	if strings.HasPrefix(opts.Format, "custom-columns") {
+		// custom-columns prints a row per item of a list, which it finds
+		// through a typed Items field; the document as one unstructured object
+		// has none, and the printer would fail after its header.
+		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
+		items, _ := u.Object["items"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+			}
+		}
+		return delegate.PrintObj(list, w)
 	}
 	return delegate.PrintObj(u, w)
 }

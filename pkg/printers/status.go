@@ -74,6 +74,10 @@ func ObjectStatus(obj runtime.Object, now time.Time) (ready, status string) {
 				return string(c.Status), status
 			}
 		}
+		// As kubectl get nodes: cordoning shows even when readiness is unknown.
+		if o.Spec.Unschedulable {
+			return "", "Unknown,SchedulingDisabled"
+		}
 		return "", "Unknown"
 	case *corev1.PersistentVolumeClaim:
 		return "", string(o.Status.Phase)

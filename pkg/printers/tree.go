@@ -102,6 +102,13 @@ func PrintTree(w io.Writer, doc *TreeDocument, delegate printers.ResourcePrinter
 		})
 		return err
 	}
+	if doc.Warnings == nil {
+		// Scripts iterate .warnings[]: an array, never null, as in a GroupList.
+		// The caller's document is left as it is.
+		d := *doc
+		d.Warnings = []string{}
+		doc = &d
+	}
 	data, err := json.MarshalIndent(doc, "", "    ")
 	if err != nil {
 		return fmt.Errorf("encoding the %s document: %w", doc.Kind, err)
