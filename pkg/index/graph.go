@@ -256,6 +256,9 @@ func (g *Graph) owners(n Node, onPath map[types.UID]bool, depth int) []OwnerLink
 			l.Cycle = true
 		default:
 			owner, ok, err := g.ByUID(gk, ref.UID)
+			// The garbage collector treats a namespaced owner in another
+			// namespace as absent, and so do we.
+			ok = ok && sameNamespace(owner, n)
 			if err != nil || !ok {
 				l.Missing = err == nil
 				l.Unknown = err != nil
@@ -328,11 +331,7 @@ func (g *Graph) Orphans() ([]Orphan, []schema.GroupKind, error) {
 			}
 			found, ok, err := g.ByUID(gk, ref.UID)
 			if err != nil {
-				continue
-			}
-			orphaning := ok && orphaningDependents(found.Object)
-			if ok && !orphaning {
-				continue
+				return nil, nil, err
 			}
 			if i := g.byKind[gk]; !g.stores[i].Namespaced {
 				owner.Namespace = ""
@@ -341,6 +340,11 @@ func (g *Graph) Orphans() ([]Orphan, []schema.GroupKind, error) {
 				n, err := s.node(obj)
 				if err != nil {
 					return nil, nil, err
+				}
+				valid := ok && sameNamespace(found, n)
+				orphaning := valid && orphaningDependents(found.Object)
+				if valid && !orphaning {
+					continue
 				}
 				r := owner
 				r.Namespace = ownerNamespace(owner, n)
@@ -361,6 +365,12 @@ func (g *Graph) Orphans() ([]Orphan, []schema.GroupKind, error) {
 	}
 	slices.SortFunc(kinds, func(a, b schema.GroupKind) int { return strings.Compare(a.String(), b.String()) })
 	return out, kinds, nil
+}
+
+// sameNamespace reports whether owner may own dependent: a namespaced owner
+// must share its dependent's namespace.
+func sameNamespace(owner, dependent Node) bool {
+	return !owner.Namespaced || owner.Object.GetNamespace() == dependent.Object.GetNamespace()
 }
 
 // orphaningDependents reports whether obj is being deleted with orphan

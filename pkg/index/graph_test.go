@@ -1007,3 +1007,49 @@ func TestGraphConcurrentReads(t *testing.T) {
 	<-done
 	w.assertUnchanged(t)
 }
+
+// TestGraphOwnerInAnotherNamespace: a namespaced owner with the right UID in
+// another namespace does not own the object, as the garbage collector sees it;
+// a store without indexes makes Orphans fail rather than report nothing.
+func TestGraphOwnerInAnotherNamespace(t *testing.T) {
+	rss := cache.NewIndexer(cache.MetaNamespaceKeyFunc, GraphIndexers())
+	rs := owner("apps/v1", "ReplicaSet", "shop", "web")
+	if err := rss.Add(rs); err != nil {
+		t.Fatal(err)
+	}
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, GraphIndexers())
+	inShop := newPod("shop", "web-1", ownedBy(ctrlOf(rs)))
+	elsewhere := newPod("ops", "web-1", ownedBy(ctrlOf(rs)))
+	for _, p := range []*corev1.Pod{inShop, elsewhere} {
+		if err := pods.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := NewGraph([]GraphStore{
+		{GVK: graphPodGVK, Namespaced: true, Indexer: pods},
+		{GVK: graphRSGVK, Namespaced: true, Indexer: rss},
+	})
+	orphans, _, err := g.Orphans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orphans) != 1 || orphans[0].Object.GetNamespace() != "ops" || len(orphans[0].Missing) != 1 || orphans[0].Missing[0].Namespace != "ops" {
+		t.Errorf("orphans = %+v, want the ops pod only, missing ReplicaSet ops/web", orphans)
+	}
+	links := g.Owners(Node{GVK: graphPodGVK, Namespaced: true, Object: elsewhere})
+	if len(links) != 1 || !links[0].Missing || links[0].Owner != nil {
+		t.Errorf("owners of ops/web-1 = %+v, want one missing link", links)
+	}
+	links = g.Owners(Node{GVK: graphPodGVK, Namespaced: true, Object: inShop})
+	if len(links) != 1 || links[0].Owner == nil {
+		t.Errorf("owners of shop/web-1 = %+v, want the ReplicaSet", links)
+	}
+
+	bare := NewGraph([]GraphStore{
+		{GVK: graphPodGVK, Namespaced: true, Indexer: pods},
+		{GVK: graphRSGVK, Namespaced: true, Indexer: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})},
+	})
+	if _, _, err := bare.Orphans(); err == nil {
+		t.Error("Orphans over a store without UID index: no error")
+	}
+}
