@@ -2,7 +2,10 @@ package informer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"net"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -24,7 +28,8 @@ type Reconnect struct {
 	// handlers then received the list as updates of every object, additions, and
 	// cache.DeletedFinalStateUnknown tombstones for objects deleted meanwhile.
 	Relisted bool
-	// Cause is the first error of the outage.
+	// Cause is the first error of the outage, or the first that says more than
+	// that the informer listed again or that its connection was lost.
 	Cause error
 }
 
@@ -43,6 +48,14 @@ const settleDelay = 500 * time.Millisecond
 // having been seen first.
 var errRelist = errors.New("the informer listed again")
 
+// errConnectionLost is the cause recorded when a watch stream was cut and the next
+// request had to go out on a new connection.
+var errConnectionLost = errors.New("the connection to the server was lost")
+
+// cutSlack: a watch stream that ends more than this before the timeout it asked
+// the server for was not ended by the server's timer.
+const cutSlack = time.Second
+
 // connTracker follows the list and watch requests of one informer and turns them
 // into outages: after the first successful list, a failed watch request, an
 // ERROR event or a new list starts one; a successful list, or a watch that
@@ -51,6 +64,17 @@ var errRelist = errors.New("the informer listed again")
 // The reflector ends a watch quietly in more ways than its watch error handler
 // sees (an expired resource version in the stream, a refused connection it
 // retries on its own), so the requests themselves are observed instead.
+//
+// A connection that drops under a watch is the quietest: client-go reads the
+// broken stream as a normal end, and the reflector resumes from where it was on
+// a new connection, often within milliseconds. Each request therefore carries an
+// HTTP trace saying which connection it went out on. Client-go talks HTTP/2 to the
+// API server, one connection for every request, which is replaced only when it
+// has died (or the server sent GOAWAY); so a watch stream that ended before the
+// timeout it asked for, followed by a request on a new HTTP/2 connection, is an
+// outage from the stream's end until the new watch has settled. Streams ended by
+// the client's own --request-timeout go on over the same connection and do not
+// count. HTTP/1 connections are pooled per request and tell nothing.
 type connTracker struct {
 	res        Resource
 	onLost     func(Resource, error)
@@ -63,6 +87,14 @@ type connTracker struct {
 	listed bool
 	// streamEnded is when the last watch stream ended; zero while one is open.
 	streamEnded time.Time
+	// cut is set when the last watch stream ended early, not by the server's
+	// timer nor by the reflector.
+	cut bool
+	// conn is the HTTP/2 connection the last request went out on; nil after
+	// an HTTP/1 request or before any.
+	conn net.Conn
+	// multiplexed reports whether a connection speaks HTTP/2; tests substitute it.
+	multiplexed func(net.Conn) bool
 	// The current outage, if down.
 	down     bool
 	outage   int
@@ -81,7 +113,54 @@ type stopper interface{ Stop() bool }
 func newConnTracker(res Resource, onLost func(Resource, error), onRestored func(Reconnect)) *connTracker {
 	return &connTracker{
 		res: res, onLost: onLost, onRestored: onRestored, now: time.Now,
-		afterFunc: func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
+		afterFunc:   func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) },
+		multiplexed: isHTTP2,
+	}
+}
+
+// isHTTP2 reports whether c is a TLS connection that negotiated HTTP/2.
+func isHTTP2(c net.Conn) bool {
+	tc, ok := c.(*tls.Conn)
+	return ok && tc.ConnectionState().NegotiatedProtocol == "h2"
+}
+
+// traced returns ctx with an HTTP trace telling t which connection a request
+// goes out on.
+func (t *connTracker) traced(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectStart: func(string, string) { t.dialing() },
+		GotConn:      func(info httptrace.GotConnInfo) { t.gotConn(info.Conn) },
+	})
+}
+
+// lostConnLocked reports whether the request at hand shows the connection under
+// the last watch is gone: the stream was cut and the request needs another one.
+func (t *connTracker) lostConnLocked() bool {
+	return t.listed && t.cut && t.conn != nil
+}
+
+// dialing is called when a request opens a new connection: after a cut stream,
+// the outage starts now, not once the new connection is up, so that a server
+// that cannot be reached shows as one.
+func (t *connTracker) dialing() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lostConnLocked() {
+		t.goDownLocked(errConnectionLost)
+	}
+}
+
+// gotConn is called when a request has its connection, new or reused.
+func (t *connTracker) gotConn(c net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c != t.conn && t.lostConnLocked() {
+		// Another informer's request dialed it, or the dial was not traced.
+		t.goDownLocked(errConnectionLost)
+	}
+	t.conn = nil
+	if c != nil && t.multiplexed(c) {
+		t.conn = c
 	}
 }
 
@@ -130,6 +209,7 @@ func (t *connTracker) watchStarted(w *trackedWatch, err error) {
 		return
 	}
 	t.streamEnded = time.Time{}
+	t.cut = false
 	if !t.down {
 		return
 	}
@@ -152,7 +232,7 @@ func (t *connTracker) watchEvent(w *trackedWatch, ev watch.Event) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.stopSettleLocked()
-		t.goDownLocked(apierrors.FromObject(ev.Object))
+		t.goDownLocked(eventError(ev))
 		return
 	}
 	t.mu.Lock()
@@ -163,22 +243,48 @@ func (t *connTracker) watchEvent(w *trackedWatch, ev watch.Event) {
 	t.mu.Unlock()
 }
 
+// eventError returns the error an ERROR event carries. client-go turns a stream
+// it cannot read on into one, as if the server had sent it ("an error on the
+// server (\"unable to decode an event from the watch stream: http2: client
+// connection lost\") has prevented the request from succeeding"); a lost
+// connection is called that.
+func eventError(ev watch.Event) error {
+	err := apierrors.FromObject(ev.Object)
+	if status, ok := ev.Object.(*metav1.Status); ok && status.Details != nil {
+		for _, c := range status.Details.Causes {
+			cause := errors.New(c.Message)
+			if c.Type == clientWatchDecoding && (utilnet.IsProbableEOF(cause) || utilnet.IsHTTP2ConnectionLost(cause)) {
+				return errConnectionLost
+			}
+		}
+	}
+	return err
+}
+
+// clientWatchDecoding is the cause type client-go's REST client gives the errors
+// it reports from reading a watch stream.
+const clientWatchDecoding = "ClientWatchDecoding"
+
 // watchEnded is called when w's stream ends, for whatever reason: a server
 // timeout is routine (the reflector watches again from where it was), so it only
-// dates a possible outage that the next request reveals.
-func (t *connTracker) watchEnded(w *trackedWatch) {
+// dates a possible outage that the next request reveals. stopped is set when the
+// reflector stopped the watch itself.
+func (t *connTracker) watchEnded(w *trackedWatch, stopped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.streamEnded = t.now()
+	t.cut = !stopped && (w.deadline.IsZero() || t.streamEnded.Before(w.deadline.Add(-cutSlack)))
 	if t.settling == w {
 		t.stopSettleLocked()
 	}
 }
 
-// goDownLocked starts an outage unless one is under way.
+// goDownLocked starts an outage unless one is under way. The causes the tracker
+// infers (a relist, a lost connection) give way to the first error that says more,
+// such as the refused connection of a server that went away.
 func (t *connTracker) goDownLocked(cause error) {
 	if t.down {
-		if t.cause == errRelist && cause != errRelist {
+		if vague(t.cause) && !vague(cause) || t.cause == errRelist && cause == errConnectionLost {
 			t.cause = cause
 		}
 		return
@@ -205,6 +311,10 @@ func (t *connTracker) goDownLocked(cause error) {
 		})
 	}
 }
+
+// vague reports whether err is a cause the tracker inferred rather than an error
+// it saw.
+func vague(err error) bool { return err == errRelist || err == errConnectionLost }
 
 // restoreLocked ends the outage, unlocks t and reports.
 func (t *connTracker) restoreLocked() {
@@ -236,7 +346,7 @@ func (t *connTracker) list(list func(context.Context, metav1.ListOptions) (runti
 		if o.Continue == "" {
 			t.listStarted()
 		}
-		obj, err := list(ctx, o)
+		obj, err := list(t.traced(ctx), o)
 		complete := true
 		if err == nil {
 			if la, aerr := meta.ListAccessor(obj); aerr == nil && la.GetContinue() != "" {
@@ -251,12 +361,17 @@ func (t *connTracker) list(list func(context.Context, metav1.ListOptions) (runti
 // watch wraps a watch function.
 func (t *connTracker) watch(watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	return func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		w, err := watchFn(ctx, o)
+		var deadline time.Time
+		if o.TimeoutSeconds != nil {
+			deadline = t.now().Add(time.Duration(*o.TimeoutSeconds) * time.Second)
+		}
+		w, err := watchFn(t.traced(ctx), o)
 		if err != nil {
 			t.watchStarted(nil, err)
 			return nil, err
 		}
 		tw := newTrackedWatch(w, t)
+		tw.deadline = deadline
 		t.watchStarted(tw, nil)
 		go tw.run()
 		return tw, nil
@@ -272,6 +387,9 @@ type trackedWatch struct {
 	out     chan watch.Event
 	done    chan struct{}
 	once    sync.Once
+	// deadline is when the server is to end the stream (timeoutSeconds); zero
+	// when the request did not say.
+	deadline time.Time
 }
 
 func newTrackedWatch(inner watch.Interface, t *connTracker) *trackedWatch {
@@ -280,7 +398,8 @@ func newTrackedWatch(inner watch.Interface, t *connTracker) *trackedWatch {
 
 func (w *trackedWatch) run() {
 	defer close(w.out)
-	defer w.tracker.watchEnded(w)
+	stopped := false
+	defer func() { w.tracker.watchEnded(w, stopped) }()
 	in := w.inner.ResultChan()
 	for {
 		select {
@@ -292,9 +411,11 @@ func (w *trackedWatch) run() {
 			select {
 			case w.out <- ev:
 			case <-w.done:
+				stopped = true
 				return
 			}
 		case <-w.done:
+			stopped = true
 			return
 		}
 	}

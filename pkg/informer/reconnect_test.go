@@ -2,9 +2,14 @@ package informer
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 )
 
 // fakeTimers runs the tracker's timers by hand.
@@ -78,6 +84,7 @@ func newTrackerHarness() *trackerHarness {
 		})
 	h.t.now = func() time.Time { return h.now }
 	h.t.afterFunc = h.timers.afterFunc
+	h.t.multiplexed = multiplexedFakes
 	return h
 }
 
@@ -94,6 +101,35 @@ func (h *trackerHarness) synced() *trackedWatch {
 	h.t.listStarted()
 	h.t.listDone(true, nil)
 	w := &trackedWatch{}
+	h.t.watchStarted(w, nil)
+	return w
+}
+
+// fakeConn stands for a client connection; h2 says whether it speaks HTTP/2.
+type fakeConn struct {
+	net.Conn
+	h2 bool
+}
+
+var (
+	h2A, h2B         = &fakeConn{h2: true}, &fakeConn{h2: true}
+	http1A, http1B   = &fakeConn{}, &fakeConn{}
+	multiplexedFakes = func(c net.Conn) bool { fc, ok := c.(*fakeConn); return ok && fc.h2 }
+)
+
+// watchFor returns a watch whose server-side timeout is d from now.
+func (h *trackerHarness) watchFor(d time.Duration) *trackedWatch {
+	return &trackedWatch{deadline: h.now.Add(d)}
+}
+
+// syncedOn takes the tracker through its first list and an open watch with a
+// minute's timeout, both on conn.
+func (h *trackerHarness) syncedOn(conn net.Conn) *trackedWatch {
+	h.t.listStarted()
+	h.t.gotConn(conn)
+	h.t.listDone(true, nil)
+	w := h.watchFor(time.Minute)
+	h.t.gotConn(conn)
 	h.t.watchStarted(w, nil)
 	return w
 }
@@ -123,7 +159,7 @@ func TestConnTracker(t *testing.T) {
 				h.t.watchStarted(w, nil)
 				h.t.watchEvent(w, watch.Event{Type: watch.Added, Object: &corev1.Pod{}})
 				// The server ends the watch at its timeout; the reflector watches again.
-				h.t.watchEnded(w)
+				h.t.watchEnded(w, false)
 				h.t.watchStarted(&trackedWatch{}, nil)
 				h.timers.fire(settleDelay)
 			},
@@ -133,7 +169,7 @@ func TestConnTracker(t *testing.T) {
 			run: func(h *trackerHarness) {
 				w := h.synced()
 				h.t.watchEvent(w, expiredEvent())
-				h.t.watchEnded(w)
+				h.t.watchEnded(w, false)
 				h.advance(800 * time.Millisecond)
 				h.t.listStarted()
 				h.advance(50 * time.Millisecond)
@@ -147,7 +183,7 @@ func TestConnTracker(t *testing.T) {
 			name: "the server goes away: dated from the end of the stream, reported after a second",
 			run: func(h *trackerHarness) {
 				w := h.synced()
-				h.t.watchEnded(w)
+				h.t.watchEnded(w, false)
 				h.advance(100 * time.Millisecond)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(time.Second)
@@ -168,7 +204,7 @@ func TestConnTracker(t *testing.T) {
 			name: "a reopened watch that stays quiet is restored after settling",
 			run: func(h *trackerHarness) {
 				w := h.synced()
-				h.t.watchEnded(w)
+				h.t.watchEnded(w, false)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(2 * time.Second)
 				h.t.watchStarted(&trackedWatch{}, nil)
@@ -180,13 +216,13 @@ func TestConnTracker(t *testing.T) {
 			name: "a reopened watch that fails at once is not a reconnect; the relist is",
 			run: func(h *trackerHarness) {
 				w := h.synced()
-				h.t.watchEnded(w)
+				h.t.watchEnded(w, false)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(time.Second)
 				w2 := &trackedWatch{}
 				h.t.watchStarted(w2, nil)
 				h.t.watchEvent(w2, expiredEvent())
-				h.t.watchEnded(w2)
+				h.t.watchEnded(w2, false)
 				h.timers.fire(settleDelay)
 				h.t.listStarted()
 				h.t.listDone(true, nil)
@@ -215,6 +251,131 @@ func TestConnTracker(t *testing.T) {
 				h.t.listDone(true, nil)
 			},
 			want: []string{"restored pods after 0s relisted=true cause=the informer listed again"},
+		},
+		{
+			name: "a connection dropped under a watch: resumed on a new one, reported once settled",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.advance(2 * time.Second)
+				h.t.watchEnded(w, false)
+				h.advance(10 * time.Millisecond)
+				h.t.dialing()
+				h.t.gotConn(h2B)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.advance(settleDelay)
+				h.timers.fire(settleDelay)
+			},
+			want: []string{"restored pods after 510ms relisted=false cause=the connection to the server was lost"},
+		},
+		{
+			name: "a dropped connection and a server out of reach: reported after a second",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.t.watchEnded(w, false)
+				h.t.dialing()
+				h.advance(time.Second)
+				h.timers.fire(lostReportDelay)
+				h.t.watchStarted(nil, errRefused)
+				h.advance(time.Second)
+				h.t.dialing()
+				h.t.gotConn(h2B)
+				w2 := h.watchFor(time.Minute)
+				h.t.watchStarted(w2, nil)
+				h.t.watchEvent(w2, watch.Event{Type: watch.Modified, Object: &corev1.Pod{}})
+			},
+			want: []string{
+				"lost pods: the connection to the server was lost",
+				"restored pods after 2s relisted=false cause=" + errRefused.Error(),
+			},
+		},
+		{
+			name: "a dropped connection and a server that refuses: the refusal is the cause",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.t.watchEnded(w, false)
+				h.t.dialing()
+				h.t.watchStarted(nil, errRefused)
+				h.advance(time.Second)
+				h.timers.fire(lostReportDelay)
+				h.t.listStarted()
+				h.t.gotConn(h2B)
+				h.t.listDone(true, nil)
+			},
+			want: []string{
+				"lost pods: " + errRefused.Error(),
+				"restored pods after 1s relisted=true cause=" + errRefused.Error(),
+			},
+		},
+		{
+			name: "another informer dialed the new connection",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.t.watchEnded(w, false)
+				h.t.gotConn(h2B)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.timers.fire(settleDelay)
+			},
+			want: []string{"restored pods after 0s relisted=false cause=the connection to the server was lost"},
+		},
+		{
+			name: "a stream the server ended at its timeout, then a new connection: routine",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.advance(time.Minute)
+				h.t.watchEnded(w, false)
+				h.t.dialing()
+				h.t.gotConn(h2B)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.timers.fire(settleDelay)
+			},
+		},
+		{
+			name: "a stream the client's request timeout ended goes on over the same connection: routine",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.advance(3 * time.Second)
+				h.t.watchEnded(w, false)
+				h.t.gotConn(h2A)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.timers.fire(settleDelay)
+			},
+		},
+		{
+			name: "a watch the reflector stopped was not cut",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(h2A)
+				h.t.watchEnded(w, true)
+				h.t.gotConn(h2B)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.timers.fire(settleDelay)
+			},
+		},
+		{
+			name: "HTTP/1 connections are pooled per request and tell nothing",
+			run: func(h *trackerHarness) {
+				w := h.syncedOn(http1A)
+				h.t.watchEnded(w, false)
+				h.t.dialing()
+				h.t.gotConn(http1B)
+				h.t.watchStarted(h.watchFor(time.Minute), nil)
+				h.timers.fire(settleDelay)
+			},
+		},
+		{
+			name: "a stream client-go could not read on because the connection went is a lost connection",
+			run: func(h *trackerHarness) {
+				w := h.synced()
+				lost := errors.New("unable to decode an event from the watch stream: http2: client connection lost")
+				h.t.watchEvent(w, watch.Event{
+					Type:   watch.Error,
+					Object: apierrors.NewClientErrorReporter(500, "GET", clientWatchDecoding).AsObject(lost),
+				})
+				h.t.watchEnded(w, false)
+				h.advance(time.Second)
+				h.t.listStarted()
+				h.t.listDone(true, nil)
+			},
+			want: []string{"restored pods after 1s relisted=true cause=the connection to the server was lost"},
 		},
 		{
 			name: "errors before the first list are the sync's business",
@@ -307,5 +468,70 @@ func TestConnTrackerWrappers(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"", "next", "", "next"}, listed); diff != "" {
 		t.Errorf("list calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestReconnectAfterDroppedConnection: with a real client talking HTTP/2 to a TLS
+// server, closing the connection under a watch is reported as a reconnect. client-go
+// reads the broken stream as a normal end and resumes the watch on a new
+// connection without an error anyone sees; only the trace of the connections shows it.
+func TestReconnectAfterDroppedConnection(t *testing.T) {
+	var watches atomic.Int32
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") != "true" {
+			fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`)
+			return
+		}
+		watches.Add(1)
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	defer s.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+
+	restored := make(chan Reconnect, 10)
+	f, err := NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}, Config{
+		OnWatchRestored: func(r Reconnect) { restored <- r },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	pods := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+	if _, err := f.Informer(pods, Full, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A watch that ends within a second of its start makes the reflector list
+	// again, which is reported anyway; this test is about the quiet case.
+	time.Sleep(1500 * time.Millisecond)
+	if n := watches.Load(); n != 1 {
+		t.Fatalf("%d watches before the drop, want 1", n)
+	}
+	select {
+	case r := <-restored:
+		t.Fatalf("reconnect reported before the drop: %+v", r)
+	default:
+	}
+	s.CloseClientConnections()
+	select {
+	case r := <-restored:
+		if r.Relisted || !errors.Is(r.Cause, errConnectionLost) {
+			t.Errorf("reconnect %+v, want one without a relist, caused by the lost connection", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no reconnect reported after the connection dropped (%d watches)", watches.Load())
+	}
+	if n := watches.Load(); n != 2 {
+		t.Errorf("%d watches, want 2: the reflector resumes without listing", n)
 	}
 }

@@ -1,0 +1,247 @@
+package informer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// realFactory returns a factory with real clients talking to host with the given
+// per-request timeout (--request-timeout), as NewFactory builds them for commands.
+func realFactory(t *testing.T, host string, timeout time.Duration) *informer.Factory {
+	t.Helper()
+	f, err := informer.NewFactory(&rest.Config{Host: host, Timeout: timeout}, informer.Config{SyncTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	mustInformer(t, f, podsRes, informer.Full)
+	return f
+}
+
+// syncFor starts f and returns WaitForSync's error and how long it took.
+func syncFor(t *testing.T, f *informer.Factory) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	err := startAndSync(t, f)
+	return err, time.Since(start)
+}
+
+// stallingServer accepts connections and never answers a request.
+func stallingServer(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// refusingAddr returns a loopback address nothing listens on.
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// resettingServer resets every connection as soon as a request arrives on it.
+func resettingServer(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		_ = conn.(*net.TCPConn).SetLinger(0)
+		_ = conn.Close()
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// cuttingServer starts every answer and closes the connection in the middle of it.
+func cuttingServer(t *testing.T) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","items":[`)
+		w.(http.Flusher).Flush()
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		_ = conn.Close()
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+func TestWaitForSyncTransportFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		host    func(t *testing.T) string
+		timeout time.Duration
+		// want matches the whole error; HOST stands for the server's host:port.
+		want string
+		// maxWait bounds WaitForSync: the retry bound plus room for a loaded machine.
+		maxWait time.Duration
+	}{
+		{
+			// One try reaches the timeout at 1s; the retry window closes 1s later
+			// with the second try under way.
+			name: "no answer", host: stallingServer, timeout: time.Second,
+			want:    `listing pods: the server HOST did not answer within --request-timeout=1s \(retried for 1s\)`,
+			maxWait: 3500 * time.Millisecond,
+		},
+		{
+			name: "refused", host: func(t *testing.T) string { return "http://" + refusingAddr(t) }, timeout: time.Second,
+			want:    `listing pods: the connection to the server HOST was refused \(retried for 1s\)`,
+			maxWait: 2500 * time.Millisecond,
+		},
+		{
+			name: "reset", host: resettingServer, timeout: time.Second,
+			want:    `listing pods: the connection to the server HOST was reset \(retried for 1s\)`,
+			maxWait: 2500 * time.Millisecond,
+		},
+		{
+			// client-go reports "unexpected error when reading response body. Please
+			// retry. Original error: unexpected EOF", without the URL.
+			name: "closed mid-answer", host: cuttingServer, timeout: time.Second,
+			want:    `listing pods: the connection to the server HOST was closed \(retried for 1s\)`,
+			maxWait: 2500 * time.Millisecond,
+		},
+		{
+			// Without --request-timeout, the number of tries bounds the wait:
+			// backoffs of 0.8-1.6s and 1.6-3.2s.
+			name: "refused without a request timeout", host: func(t *testing.T) string { return "http://" + refusingAddr(t) },
+			want:    `listing pods: the connection to the server HOST was refused \(tried 3 times\)`,
+			maxWait: 7 * time.Second,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			host := tc.host(t)
+			f := realFactory(t, host, tc.timeout)
+			err, took := syncFor(t, f)
+			var listErr *informer.ListError
+			if !errors.As(err, &listErr) {
+				t.Fatalf("WaitForSync error = %v (%T), want a *informer.ListError", err, err)
+			}
+			if listErr.Resource != podsRes {
+				t.Errorf("ListError.Resource = %s, want pods", listErr.Resource.Name())
+			}
+			want := strings.ReplaceAll(tc.want, "HOST", regexp.QuoteMeta(strings.TrimPrefix(host, "http://")))
+			if !regexp.MustCompile("^" + want + "$").MatchString(err.Error()) {
+				t.Errorf("error =\n%s\nwant it to match\n%s", err, want)
+			}
+			if took > tc.maxWait {
+				t.Errorf("WaitForSync took %s, want at most %s", took, tc.maxWait)
+			}
+		})
+	}
+}
+
+// podList renders a one-pod list page in JSON, continuing to next when it is not empty.
+func podList(name, next string) string {
+	return fmt.Sprintf(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":%q},`+
+		`"items":[{"metadata":{"name":%q,"namespace":"shop","resourceVersion":"7"}}]}`, next, name)
+}
+
+// TestWaitForSyncSlowListAfterFailure: a list that failed once is retried, and a
+// retry still receiving pages when the retry window closes is not cut off.
+func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
+	const timeout = 2 * time.Second
+	var lists atomic.Int32
+	var failedAt atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "true" {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		if r.URL.Query().Get("continue") == "" {
+			if lists.Add(1) == 1 {
+				// The first try fails with an error the reflector retries (and the
+				// REST client does not, without Retry-After).
+				failedAt.Store(time.Now().UnixNano())
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503}`)
+				return
+			}
+			fmt.Fprint(w, podList("web-0", "page-2"))
+			return
+		}
+		// The second page comes after the retry window has closed (one timeout
+		// after the failure), yet within its own request's timeout: the retry
+		// starts at least 0.8s after the failure.
+		time.Sleep(time.Until(time.Unix(0, failedAt.Load()).Add(timeout + 300*time.Millisecond)))
+		fmt.Fprint(w, podList("web-1", ""))
+	}))
+	t.Cleanup(s.Close)
+	f := realFactory(t, s.URL, timeout)
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	if err, took := syncFor(t, f); err != nil {
+		t.Fatalf("WaitForSync after %s: %v", took, err)
+	}
+	if got := storeKeys(inf); len(got) != 2 {
+		t.Errorf("store keys = %q, want both pages", got)
+	}
+	if n := lists.Load(); n != 2 {
+		t.Errorf("%d lists, want 2", n)
+	}
+}
+
+// TestWaitForSyncRecoversWithinWindow: a list that gets no answer once and then
+// does syncs, with no error.
+func TestWaitForSyncRecoversWithinWindow(t *testing.T) {
+	var lists atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "true" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		if lists.Add(1) == 1 {
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, podList("web-0", ""))
+	}))
+	t.Cleanup(s.Close)
+	f := realFactory(t, s.URL, 2*time.Second)
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	if got := storeKeys(inf); len(got) != 1 {
+		t.Errorf("store keys = %q, want [shop/web-0]", got)
+	}
+}

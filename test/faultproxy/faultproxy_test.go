@@ -1,0 +1,406 @@
+package faultproxy
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// echoServer accepts connections on loopback and writes back every line it reads, until
+// the test ends.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+func newProxy(t *testing.T) *Proxy {
+	t.Helper()
+	p, err := New(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return p
+}
+
+// client is one connection through the proxy.
+type client struct {
+	t    *testing.T
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dial(t *testing.T, p *Proxy) *client {
+	t.Helper()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatalf("dialing the proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &client{t: t, conn: c, r: bufio.NewReader(c)}
+}
+
+func (c *client) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, line+"\n"); err != nil {
+		c.t.Fatalf("writing %q: %v", line, err)
+	}
+}
+
+// recv reads one line within d.
+func (c *client) recv(d time.Duration) (string, error) {
+	_ = c.conn.SetReadDeadline(time.Now().Add(d))
+	s, err := c.r.ReadString('\n')
+	if len(s) > 0 && s[len(s)-1] == '\n' {
+		s = s[:len(s)-1]
+	}
+	return s, err
+}
+
+// echo checks that line comes back.
+func (c *client) echo(line string) {
+	c.t.Helper()
+	c.send(line)
+	got, err := c.recv(5 * time.Second)
+	if err != nil || got != line {
+		c.t.Fatalf("echo of %q: got %q, %v", line, got, err)
+	}
+}
+
+// waitConns waits until p counts n connections.
+func waitConns(t *testing.T, p *Proxy, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Conns() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("Conns() = %d, want %d", p.Conns(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestForwards(t *testing.T) {
+	p := newProxy(t)
+	a, b := dial(t, p), dial(t, p)
+	a.echo("hello")
+	b.echo("world")
+	a.echo("again")
+	waitConns(t, p, 2)
+	_ = a.conn.Close()
+	waitConns(t, p, 1)
+}
+
+func TestHalfClosePassesThrough(t *testing.T) {
+	p := newProxy(t)
+	c := dial(t, p)
+	c.send("last words")
+	if err := c.conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.recv(5 * time.Second)
+	if err != nil || got != "last words" {
+		t.Fatalf("after a half-close: got %q, %v", got, err)
+	}
+	if _, err := c.recv(5 * time.Second); !errors.Is(err, io.EOF) {
+		t.Errorf("after the echo: %v, want EOF", err)
+	}
+	waitConns(t, p, 0)
+}
+
+func TestDrop(t *testing.T) {
+	p := newProxy(t)
+	a, b := dial(t, p), dial(t, p)
+	a.echo("a")
+	b.echo("b")
+	p.Drop()
+	for _, c := range []*client{a, b} {
+		if _, err := c.recv(5 * time.Second); !errors.Is(err, io.EOF) {
+			t.Errorf("read after Drop: %v, want EOF (a FIN)", err)
+		}
+	}
+	waitConns(t, p, 0)
+	// Still accepting.
+	dial(t, p).echo("after")
+}
+
+func TestReset(t *testing.T) {
+	p := newProxy(t)
+	c := dial(t, p)
+	c.echo("a")
+	p.Reset()
+	_, err := c.recv(5 * time.Second)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("read after Reset: %v, want ECONNRESET", err)
+	}
+	waitConns(t, p, 0)
+	dial(t, p).echo("after")
+}
+
+func TestStall(t *testing.T) {
+	p := newProxy(t)
+	open := dial(t, p)
+	open.echo("before")
+	p.Stall()
+	p.Stall() // twice is once
+	open.send("held")
+	// A connection made during the stall is accepted, and stalled too.
+	fresh := dial(t, p)
+	fresh.send("held too")
+	for _, c := range []*client{open, fresh} {
+		if got, err := c.recv(300 * time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read during a stall: %q, %v; want nothing until the deadline", got, err)
+		}
+	}
+	waitConns(t, p, 2)
+	p.Unstall()
+	p.Unstall()
+	for c, want := range map[*client]string{open: "held", fresh: "held too"} {
+		if got, err := c.recv(5 * time.Second); err != nil || got != want {
+			t.Errorf("after Unstall: got %q, %v; want %q", got, err, want)
+		}
+	}
+	open.echo("after")
+}
+
+func TestDropWhileStalled(t *testing.T) {
+	p := newProxy(t)
+	c := dial(t, p)
+	c.echo("a")
+	p.Stall()
+	c.send("held")
+	waitConns(t, p, 1)
+	p.Drop()
+	if _, err := c.recv(5 * time.Second); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read after Drop during a stall: %v, want the connection closed", err)
+	}
+	waitConns(t, p, 0)
+	p.Unstall()
+	dial(t, p).echo("after")
+}
+
+func TestRefuse(t *testing.T) {
+	p := newProxy(t)
+	open := dial(t, p)
+	open.echo("before")
+	if err := p.Refuse(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refuse(true); err != nil {
+		t.Fatalf("Refuse(true) twice: %v", err)
+	}
+	_, err := net.DialTimeout("tcp", p.Addr(), 5*time.Second)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial while refusing: %v, want ECONNREFUSED", err)
+	}
+	// Open connections are left alone.
+	open.echo("during")
+	if err := p.Refuse(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Refuse(false); err != nil {
+		t.Fatalf("Refuse(false) twice: %v", err)
+	}
+	dial(t, p).echo("after")
+	open.echo("still")
+}
+
+func TestTargetDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := ln.Addr().String()
+	_ = ln.Close()
+	p, err := New(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	// The client sees its connection reset, at connect or at its first read.
+	if c, err := net.Dial("tcp", p.Addr()); err == nil {
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read with the target down: %v, want the connection closed", err)
+		}
+	} else if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("dial with the target down: %v, want ECONNRESET", err)
+	}
+	if n := p.Conns(); n != 0 {
+		t.Errorf("Conns() = %d with the target down, want 0", n)
+	}
+}
+
+func TestClose(t *testing.T) {
+	p, err := New(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, p)
+	c.echo("a")
+	p.Stall()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := c.recv(5 * time.Second); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read after Close: %v, want the connection closed", err)
+	}
+	if _, err := net.DialTimeout("tcp", p.Addr(), 5*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial after Close: %v, want ECONNREFUSED", err)
+	}
+	if err := p.Refuse(false); err == nil {
+		t.Error("Refuse(false) after Close listened again")
+	}
+	if n := p.Conns(); n != 0 {
+		t.Errorf("Conns() = %d after Close, want 0", n)
+	}
+}
+
+// TestConcurrentControls runs every control from several goroutines while clients talk
+// through the proxy; with -race it checks the controls are safe for concurrent use, and
+// that the proxy still forwards once the faults stop.
+func TestConcurrentControls(t *testing.T) {
+	p := newProxy(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	controls := []func(){
+		p.Drop, p.Reset, p.Stall, p.Unstall,
+		func() { _ = p.Refuse(true) }, func() { _ = p.Refuse(false) },
+		func() { p.ResetAfter(3, -1) }, func() { p.ResetAfter(0, 0) },
+		func() { _ = p.Conns() },
+	}
+	for _, f := range controls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Millisecond):
+					f()
+				}
+			}
+		}()
+	}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
+				if err != nil {
+					continue
+				}
+				_ = c.SetDeadline(time.Now().Add(50 * time.Millisecond))
+				_, _ = io.WriteString(c, "x\n")
+				_, _ = c.Read(make([]byte, 2))
+				_ = c.Close()
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	p.Unstall()
+	p.ResetAfter(0, 0)
+	if err := p.Refuse(false); err != nil {
+		t.Fatal(err)
+	}
+	dial(t, p).echo("after the storm")
+	waitConns(t, p, 1)
+}
+
+func TestResetAfter(t *testing.T) {
+	p := newProxy(t)
+	// Each echo is 6 bytes ("12345\n") toward the client: the second one is cut after
+	// its third byte, and the connection reset.
+	p.ResetAfter(9, 1)
+	c := dial(t, p)
+	c.echo("12345")
+	c.send("67890")
+	got, err := c.recv(5 * time.Second)
+	if got != "678" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("after 9 bytes: got %q, %v; want %q and ECONNRESET", got, err, "678")
+	}
+	if n := p.Resets(); n != 1 {
+		t.Errorf("Resets() = %d, want 1", n)
+	}
+	// Once only: the next connection carries on.
+	next := dial(t, p)
+	for range 3 {
+		next.echo("12345")
+	}
+	// Every time, until turned off.
+	p.ResetAfter(4, -1)
+	for range 2 {
+		c := dial(t, p)
+		c.send("12345")
+		if got, err := c.recv(5 * time.Second); got != "1234" || !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("after 4 bytes: got %q, %v; want %q and ECONNRESET", got, err, "1234")
+		}
+	}
+	// The connection that has carried 18 bytes already is reset at its next byte.
+	next.send("x")
+	if _, err := next.recv(5 * time.Second); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("an open connection past the limit: %v, want ECONNRESET", err)
+	}
+	p.ResetAfter(0, 0)
+	dial(t, p).echo("after")
+	if n := p.Resets(); n != 4 {
+		t.Errorf("Resets() = %d, want 4", n)
+	}
+}
