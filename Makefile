@@ -10,7 +10,7 @@ VERSION_PKG := github.com/kubectl-idx/kubectl-idx/internal/version
 LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
 INSTALL_DIR ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: build install test test-unit test-e2e envtest-assets lint demo bench
+.PHONY: build install test test-unit fuzz test-e2e envtest-assets lint demo bench
 
 include hack/release.mk
 build: ## Build bin/kubectl-idx.
@@ -33,12 +33,35 @@ lint: ## gofmt, go vet and go mod tidy with no diff.
 test-unit: ## Unit tests with the cache mutation detector on.
 	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 ./cmd/... ./pkg/... ./internal/...
 
+# FUZZTIME bounds each fuzz target. go test -fuzz takes one target per run and
+# links an instrumented test binary every time (20s and more for cmd/), so the
+# binary is built once per package and run once per target, in the package
+# directory as go test runs it. Each run starts from the seeds and testdata/fuzz,
+# not go test's growing corpus cache: the fuzzer counts replaying a corpus
+# against FUZZTIME and fails when that alone outlasts it. Minimizing an input
+# (60s by default) is bounded too, so a crasher is reported in seconds.
+FUZZTIME ?= 10s
+FUZZMINIMIZETIME ?= 5s
+FUZZ_DIRS := cmd pkg
+
+fuzz: ## Run every fuzz target for $(FUZZTIME); a crasher fails it and lands in the package's testdata/fuzz.
+	@set -e; rm -rf $(BIN_DIR)/fuzz; mkdir -p $(BIN_DIR)/fuzz; \
+	dirs=$$(grep -rl --include='*_test.go' '^func Fuzz' $(FUZZ_DIRS) | xargs -r -n1 dirname | sort -u); \
+	for dir in $$dirs; do \
+		bin=$(BIN_DIR)/fuzz/$$(echo $$dir | tr / _).test; \
+		$(GO) test -c -fuzz=. -o $$bin ./$$dir; \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' $$dir/*_test.go); do \
+			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
+			(cd $$dir && $$bin -test.run '^$$' -test.fuzz "^$$target\$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir $(BIN_DIR)/fuzz/cache/$$dir); \
+		done; \
+	done
+
 test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
-test: lint test-unit test-e2e test-release ## Everything CI runs.
+test: lint test-unit fuzz test-e2e test-release ## Everything CI runs.
 
 demo: build ## Start a local API server with a demo cluster and run kubectl idx against it.
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)

@@ -2,17 +2,24 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // FormatError renders err the way kubectl does: API errors as
 // `Error from server (Reason): ...`, connection failures as kubectl words them,
-// everything else as `error: ...`. Aggregated errors print one line each.
+// everything else as `error: ...`. A list that failed for good on the transport
+// (*informer.ListError) keeps its own wording, which names the type listed.
+// Aggregated errors print one line each.
 func FormatError(err error) string {
 	var agg utilerrors.Aggregate
 	if errors.As(err, &agg) && len(agg.Errors()) == 1 {
@@ -24,6 +31,12 @@ func FormatError(err error) string {
 			lines = append(lines, FormatError(e))
 		}
 		return strings.Join(lines, "\n")
+	}
+	// A list the transport kept failing says which type, which server and what
+	// went wrong; kubectl's wording of the URL error inside would drop the type.
+	var listErr *informer.ListError
+	if errors.As(err, &listErr) {
+		return "error: " + listErr.Error()
 	}
 	// kubectl's formatter matches on the concrete type, so hand it the innermost
 	// API status or URL error when one is wrapped.
@@ -41,9 +54,56 @@ func FormatError(err error) string {
 			return msg
 		}
 	}
-	msg := err.Error()
+	// One error, one line: a trailing newline (kubectl's custom-columns-file
+	// error ends with one) is dropped, and line breaks inside, which come from
+	// flag values quoted back, are escaped.
+	msg := lineBreaks.Replace(strings.TrimRight(err.Error(), "\r\n"))
 	if !strings.HasPrefix(msg, "error: ") {
 		msg = "error: " + msg
 	}
 	return msg
+}
+
+// lineBreaks escapes line breaks as Go would quote them.
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
+// flagError rewords the flag values pflag rejects with Go's own parse errors
+// (`strconv.ParseBool: parsing "maybe": invalid syntax`, `time: missing unit
+// in duration "1"`) to say what the flag takes; other flag errors pass as
+// they are. Commands get it from the root command.
+func flagError(_ *cobra.Command, err error) error {
+	// pflag's InvalidValueError, by its methods: pflag is no direct dependency.
+	var invalid interface {
+		GetValue() string
+		Unwrap() error
+	}
+	if !errors.As(err, &invalid) || invalid.Unwrap() == nil {
+		return err
+	}
+	cause := invalid.Unwrap()
+	var want string
+	var num *strconv.NumError
+	switch {
+	case errors.As(cause, &num) && errors.Is(num.Err, strconv.ErrRange):
+		want = "out of range"
+	case errors.As(cause, &num) && num.Func == "ParseBool":
+		want = "must be true or false"
+	case errors.As(cause, &num) && num.Func == "ParseFloat":
+		want = "must be a number"
+	case errors.As(cause, &num):
+		want = "must be an integer"
+	case strings.HasPrefix(cause.Error(), "time: "):
+		want = "must be a duration such as 30s, 5m or 1h"
+	default:
+		return err
+	}
+	// Keep pflag's `invalid argument "x" for "-v, --v" flag: ` and its
+	// spelling of the flag.
+	return fmt.Errorf("%s%s", strings.TrimSuffix(err.Error(), cause.Error()), want)
+}
+
+// warningText is err as FormatError words it, without the "error: " prefix,
+// for use inside a warning line.
+func warningText(err error) string {
+	return strings.TrimPrefix(FormatError(err), "error: ")
 }

@@ -9,14 +9,18 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 func TestFormatError(t *testing.T) {
 	pods := schema.GroupResource{Resource: "pods"}
+	podsRes := informer.Resource{GVR: pods.WithVersion("v1"), GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
 	forbidden := apierrors.NewForbidden(pods, "", errors.New(`User "jane" cannot list resource "pods" in API group "" in the namespace "shop"`))
 	refused := &url.Error{
 		Op:  "Get",
@@ -82,6 +86,21 @@ func TestFormatError(t *testing.T) {
 			err:  utilerrors.NewAggregate([]error{forbidden, errors.New("reading printer columns of crontabs.stable.example.com: boom")}),
 			want: "Error from server (Forbidden): pods is forbidden: User \"jane\" cannot list resource \"pods\" in API group \"\" in the namespace \"shop\"\n" +
 				"error: reading printer columns of crontabs.stable.example.com: boom",
+		},
+		{
+			// kubectl's "The connection to the server ... was refused" would not say
+			// which list failed after discovery went through.
+			name: "list refused after retries",
+			err:  &informer.ListError{Resource: podsRes, Tries: 3, Err: refused},
+			want: "error: listing pods: the connection to the server 127.0.0.1:6443 was refused (tried 3 times)",
+		},
+		{
+			name: "list that got no answer within --request-timeout",
+			err: fmt.Errorf("waiting: %w", &informer.ListError{
+				Resource: podsRes, Tries: 1, Retried: 2 * time.Second, RequestTimeout: 2 * time.Second,
+				Err: &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/pods?limit=5000", Err: context.DeadlineExceeded},
+			}),
+			want: "error: listing pods: the server 127.0.0.1:6443 did not answer within --request-timeout=2s (retried for 2s)",
 		},
 		{
 			name: "plain error",

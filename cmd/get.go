@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -89,9 +90,11 @@ type GetOptions struct {
 	requests          []Request
 	singleItemImplied bool
 	printer           cliprinters.ResourcePrinter
-	restConfig        *rest.Config
-	mapper            meta.RESTMapper
-	progress          bool
+	// partial says what a per-namespace fallback could not read.
+	partial    []string
+	restConfig *rest.Config
+	mapper     meta.RESTMapper
+	progress   bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
 	// crdColumns fetches a custom resource's printer columns; nil for built-ins.
@@ -154,6 +157,11 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	o.printer = p
+	// So is any other flag value that is wrong on its own: say so before
+	// discovery, which an unreachable server would answer with its own error.
+	if err := o.validateFlags(); err != nil {
+		return err
+	}
 
 	var expander restmapper.CategoryExpander
 	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
@@ -212,6 +220,15 @@ func (o *GetOptions) Validate() error {
 			}
 		}
 	}
+	if err := o.validateFlags(); err != nil {
+		return err
+	}
+	return o.Group.validate(o.requests, o.sortBy())
+}
+
+// validateFlags checks the flag values that need no resolved types, so that
+// Complete can reject them before it contacts the server.
+func (o *GetOptions) validateFlags() error {
 	if _, err := labels.Parse(o.LabelSelector); err != nil {
 		return fmt.Errorf("invalid label selector %q: %w", o.LabelSelector, err)
 	}
@@ -221,7 +238,17 @@ func (o *GetOptions) Validate() error {
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
 	}
-	return o.Group.validate(o.requests, o.sortBy())
+	if sortBy := o.sortBy(); sortBy != "" {
+		// kubectl's sorter parses it only once the objects are listed.
+		field, err := get.RelaxedJSONPathExpression(sortBy)
+		if err == nil {
+			err = jsonpath.New("sort-by").Parse(field)
+		}
+		if err != nil {
+			return fmt.Errorf("invalid JSONPath in --sort-by: invalid JSONPath expression %q: %w", sortBy, err)
+		}
+	}
+	return o.Group.validateFlags(o.sortBy())
 }
 
 // Run starts the informers, waits for them to sync and prints the objects.
@@ -275,6 +302,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 
 	groupMode := mode
 	infs := make([]cache.SharedIndexInformer, len(o.requests))
+	modes := make([]informer.Mode, len(o.requests))
 	for i, r := range o.requests {
 		mode := informer.Full
 		switch {
@@ -293,21 +321,32 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		infs[i] = inf
+		infs[i], modes[i] = inf, mode
 	}
 	factory.Start(ctx)
+	idxs := make([]cache.Indexer, len(infs))
 	if err := factory.WaitForSync(ctx); err != nil {
-		return err
+		if !o.canFallBack(err) {
+			return err
+		}
+		factory.Shutdown()
+		if idxs, err = o.perNamespace(ctx, err, modes, indexers); err != nil {
+			return err
+		}
+	} else {
+		for i, inf := range infs {
+			idxs[i] = inf.GetIndexer()
+		}
 	}
 
 	if groupMode != "" {
-		return o.printGrouped(ctx, groupMode, indexName, format, infs, crdColumns)
+		return o.printGrouped(ctx, groupMode, indexName, format, idxs, crdColumns)
 	}
 
 	groups := make([]printers.Group, len(o.requests))
 	var errs []error
 	for i, r := range o.requests {
-		objs, missing := collect(infs[i].GetIndexer(), r, o.namespace)
+		objs, missing := collect(idxs[i], r, o.namespace)
 		for _, name := range missing {
 			errs = append(errs, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
 		}
@@ -317,6 +356,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	// after a long print.
 	factory.Shutdown()
 
+	for _, w := range o.partial {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
 	n, err := printers.Print(o.Out, groups, o.printer, o.printOptions(format))
 	if err != nil {
 		return err
@@ -348,6 +390,7 @@ func (o *GetOptions) printOptions(format string) printers.Options {
 		SortBy:        o.sortBy(),
 		SingleItem:    o.singleItemImplied,
 		Now:           time.Now(),
+		Warnings:      o.partial,
 	}
 }
 
@@ -366,7 +409,9 @@ func (o *GetOptions) fieldSelectorFor() string {
 	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
 		return o.FieldSelector
 	}
-	byName := "metadata.name=" + o.requests[0].Names[0]
+	// Escaped: a name is an argument, and a ',' or '=' in it would otherwise
+	// turn into selector syntax the server rejects or reads as another term.
+	byName := "metadata.name=" + fields.EscapeValue(o.requests[0].Names[0])
 	if o.FieldSelector == "" {
 		return byName
 	}

@@ -138,7 +138,7 @@ func TestGetFlagsAndValidation(t *testing.T) {
 		{name: "unknown flag", args: []string{"pods", "--bogus"}, server: never, wantErr: "unknown flag: --bogus"},
 		{
 			name: "malformed duration", args: []string{"pods", "--sync-timeout", "soon"}, server: never,
-			wantErr: `invalid argument "soon" for "--sync-timeout" flag: time: invalid duration "soon"`,
+			wantErr: `invalid argument "soon" for "--sync-timeout" flag: must be a duration such as 30s, 5m or 1h`,
 		},
 		{
 			name: "name across all namespaces", args: []string{"-A", "pods", "web-0"}, server: discovery,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
@@ -74,6 +75,22 @@ func (g *GroupFlags) mode() (string, error) {
 
 // validate checks the group-by flags against each other and the requests.
 func (g *GroupFlags) validate(reqs []Request, sortBy string) error {
+	if err := g.validateFlags(sortBy); err != nil {
+		return err
+	}
+	if g.ByNode {
+		for _, r := range reqs {
+			if !index.HasNode(r.Resource.GVK.GroupKind()) {
+				return fmt.Errorf("--by-node groups objects by the node they run on; %s have no node (use it with pods)", r.Resource.Name())
+			}
+		}
+	}
+	return nil
+}
+
+// validateFlags checks the group-by flags against each other, without the
+// requests.
+func (g *GroupFlags) validateFlags(sortBy string) error {
 	mode, err := g.mode()
 	if err != nil {
 		return err
@@ -88,15 +105,13 @@ func (g *GroupFlags) validate(reqs []Request, sortBy string) error {
 		if strings.TrimSpace(g.ByLabel) == "" {
 			return errors.New("--by-label needs a label key, e.g. --by-label app")
 		}
+		// An invalid key is on no object: every object would land in <none>.
+		if errs := validation.IsQualifiedName(g.ByLabel); len(errs) > 0 {
+			return fmt.Errorf("invalid label key %q in --by-label: %s", g.ByLabel, strings.Join(errs, "; "))
+		}
 	case groupByJSONPath:
 		if _, err := index.JSONPathIndexFunc(g.ByJSONPath); err != nil {
 			return fmt.Errorf("invalid JSONPath in --by: %w", err)
-		}
-	case groupByNode:
-		for _, r := range reqs {
-			if !index.HasNode(r.Resource.GVK.GroupKind()) {
-				return fmt.Errorf("--by-node groups objects by the node they run on; %s have no node (use it with pods)", r.Resource.Name())
-			}
 		}
 	}
 	if sortBy != "" {
@@ -618,11 +633,11 @@ func (l *ownerLookup) shutdown() {
 
 // printGrouped builds and prints a group-by answer from synced member informers.
 // Names on the command line narrow the members to those objects.
-func (o *GetOptions) printGrouped(ctx context.Context, mode, indexName, format string, infs []cache.SharedIndexInformer, crdColumns [][]apiextensionsv1.CustomResourceColumnDefinition) error {
+func (o *GetOptions) printGrouped(ctx context.Context, mode, indexName, format string, idxs []cache.Indexer, crdColumns [][]apiextensionsv1.CustomResourceColumnDefinition) error {
 	members := make([]*member, len(o.requests))
 	var errs []error
 	for i, r := range o.requests {
-		idx := infs[i].GetIndexer()
+		idx := idxs[i]
 		if len(r.Names) > 0 {
 			// A name list is short: index a private copy of just those objects.
 			objs, missing := collect(idx, r, o.namespace)
@@ -643,6 +658,7 @@ func (o *GetOptions) printGrouped(ctx context.Context, mode, indexName, format s
 	if err != nil {
 		return err
 	}
+	doc.Warnings = append(o.partial, doc.Warnings...)
 	for _, w := range doc.Warnings {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}

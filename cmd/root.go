@@ -7,8 +7,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,6 +30,16 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl idx"}
 	root.SilenceUsage = true
 	root.SilenceErrors = true
+	root.SetFlagErrorFunc(flagError)
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		// client-go logs some failures it also returns ("Unexpected error when
+		// reading response body") at any verbosity; the one-line error we print
+		// says it already. Keep klog for those who ask for it with -v.
+		if !klog.V(1).Enabled() {
+			klog.LogToStderr(false)
+			klog.SetOutput(io.Discard)
+		}
+	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 
 	flags := root.PersistentFlags()
@@ -77,6 +89,16 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	defer stop()
 
 	root := NewCmdRoot(streams)
+	if listsEvents(args) {
+		// `kubectl idx events` with no object is the list of Event objects,
+		// as `kubectl get events` prints it (and as it was before the events
+		// subcommand): the type, not the subcommand.
+		for _, c := range root.Commands() {
+			if c.Name() == eventsCommand {
+				root.RemoveCommand(c)
+			}
+		}
+	}
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -91,4 +113,30 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	}
 	fmt.Fprintln(streams.ErrOut, FormatError(err))
 	return 1
+}
+
+// eventsCommand is the name of the events subcommand, which is also the name
+// of a resource type the root command lists.
+const eventsCommand = "events"
+
+// listsEvents reports whether args run the events subcommand without an
+// object, without its own --types and without asking for its help. Flags of
+// the root command (-l, --sort-by, ...) are skipped over, so they do not hide
+// an object, nor count as one. The args are parsed on a command tree of
+// their own: parsing binds flag values, and the real tree parses them again.
+func listsEvents(args []string) bool {
+	probe := NewCmdRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	cmd, rest, err := probe.Find(args)
+	if err != nil || cmd.Name() != eventsCommand || cmd.Parent() != probe {
+		return false
+	}
+	cmd.InitDefaultHelpFlag()
+	cmd.FParseErrWhitelist.UnknownFlags = true
+	if err := cmd.ParseFlags(rest); err != nil {
+		return false
+	}
+	if cmd.Flags().Changed("help") || cmd.Flags().Changed("types") {
+		return false
+	}
+	return len(cmd.Flags().Args()) == 0
 }

@@ -233,6 +233,11 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	o.printer = p
+	// Flag values wrong on their own are reported before discovery, which an
+	// unreachable server would answer with its own error.
+	if err := o.validateFlags(); err != nil {
+		return err
+	}
 
 	var expander restmapper.CategoryExpander
 	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
@@ -242,10 +247,7 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if o.Owner != "" {
-		typ, name, ok := strings.Cut(o.Owner, "/")
-		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
-			return fmt.Errorf("--owner must be TYPE/NAME, e.g. deployment/web, got %q", o.Owner)
-		}
+		typ, name, _ := strings.Cut(o.Owner, "/")
 		m, err := mappingFor(o.mapper, typ)
 		if err != nil {
 			return err
@@ -280,6 +282,18 @@ func (o *WatchOptions) Validate() error {
 		}
 		if o.owner != nil && o.owner.Resource.Namespaced {
 			return fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
+		}
+	}
+	return o.validateFlags()
+}
+
+// validateFlags checks the flag values that need no resolved types, so that
+// Complete can reject them before it contacts the server.
+func (o *WatchOptions) validateFlags() error {
+	if o.Owner != "" {
+		typ, name, ok := strings.Cut(o.Owner, "/")
+		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("--owner must be TYPE/NAME, e.g. deployment/web, got %q", o.Owner)
 		}
 	}
 	if _, err := labels.Parse(o.LabelSelector); err != nil {
@@ -473,7 +487,9 @@ func (o *WatchOptions) fieldSelectorFor() string {
 	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
 		return o.FieldSelector
 	}
-	byName := "metadata.name=" + o.requests[0].Names[0]
+	// Escaped: a name is an argument, and a ',' or '=' in it would otherwise
+	// turn into selector syntax the server rejects or reads as another term.
+	byName := "metadata.name=" + fields.EscapeValue(o.requests[0].Names[0])
 	if o.FieldSelector == "" {
 		return byName
 	}

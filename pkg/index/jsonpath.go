@@ -139,6 +139,10 @@ func inspect(n jsonpath.Node) (jsonOnly bool, err error) {
 		// On a struct these visit every Go field, unexported and omitted ones
 		// included.
 		return true, nil
+	case *jsonpath.FieldNode:
+		// A bare "." is a field with no name, which on a struct matches an
+		// inline field (TypeMeta) by its empty json tag; JSON has no such key.
+		return n.Value == "", nil
 	case *jsonpath.IdentifierNode:
 		return false, fmt.Errorf("unexpected %q, expected a single path", n.Name)
 	}

@@ -76,8 +76,8 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 	}
 	gvks := gvkIndex(groups)
 	if opts.SortBy != "" && len(objs) > 1 {
-		// kubectl sorts unstructured objects; its sorter cannot compare a typed
-		// struct with a map, so mixed lists (pods,crontabs) are converted first.
+		// kubectl sorts unstructured objects, and a typed struct cannot be
+		// compared with a map, so mixed lists (pods,crontabs) are converted first.
 		sorted := make([]runtime.Object, len(objs))
 		for i, o := range objs {
 			u, err := ToUnstructured(o, gvks[o])
@@ -86,7 +86,11 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 			}
 			sorted[i] = u
 		}
-		if _, err := get.SortObjects(unstructured.UnstructuredJSONScheme, sorted, opts.SortBy); err != nil {
+		field, err := get.RelaxedJSONPathExpression(opts.SortBy)
+		if err != nil {
+			return 0, err
+		}
+		if err := sortObjectsBy(sorted, field); err != nil {
 			return 0, err
 		}
 		objs = sorted
@@ -335,11 +339,7 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 			if err != nil {
 				return printed, err
 			}
-			sorter, err := get.NewTableSorter(table, field)
-			if err != nil {
-				return printed, err
-			}
-			if err := sorter.Sort(); err != nil {
+			if err := sortTableBy(table, field); err != nil {
 				return printed, err
 			}
 		}

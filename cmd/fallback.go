@@ -1,0 +1,177 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// fallbackParallelism is how many namespaces a per-namespace fallback lists at
+// once.
+const fallbackParallelism = 4
+
+// fallbackNamesShown caps the namespaces a fallback warning names.
+const fallbackNamesShown = 10
+
+var namespacesResource = informer.Resource{
+	GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+	GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"},
+}
+
+// canFallBack reports whether a failed -A sync may be retried namespace by
+// namespace: RBAC often grants a user list in some namespaces (RoleBindings)
+// but not at the cluster scope.
+func (o *GetOptions) canFallBack(err error) bool {
+	return o.AllNamespaces && apierrors.IsForbidden(err) && anyNamespaced(o.requests)
+}
+
+// perNamespace answers an -A query the user may not run at the cluster scope
+// by listing each namespace on its own and merging the stores. Namespaces where
+// the list is forbidden too are skipped and named in a warning, so the answer
+// says it is partial. When namespaces themselves cannot be listed, or no
+// namespace can be read, the original error stands: it names the verb, the
+// resource and the scope.
+func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []informer.Mode, indexers cache.Indexers) ([]cache.Indexer, error) {
+	namespaces, err := o.namespaceNames(ctx)
+	if err != nil || len(namespaces) == 0 {
+		return nil, cause
+	}
+	if indexers == nil {
+		indexers = cache.Indexers{}
+	}
+	idxs := make([]cache.Indexer, len(o.requests))
+	for i := range idxs {
+		idxs[i] = cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
+	}
+	var mu sync.Mutex
+	skipped := map[string][]string{} // resource name -> namespaces
+	read := 0                        // namespaces where at least one type was read
+
+	// load lists the requests of one scope into the merged stores.
+	load := func(ns string, namespaced bool) error {
+		f, err := o.newFactory(informer.Config{
+			Namespace:         ns,
+			LabelSelector:     o.LabelSelector,
+			FieldSelector:     o.fieldSelectorFor(),
+			KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
+			SyncTimeout:       o.SyncTimeout,
+		})
+		if err != nil {
+			return err
+		}
+		defer f.Shutdown()
+		infs := map[int]cache.SharedIndexInformer{}
+		for i, r := range o.requests {
+			if r.Resource.Namespaced != namespaced {
+				continue
+			}
+			inf, err := f.Informer(r.Resource, modes[i], indexers)
+			if err != nil {
+				return err
+			}
+			infs[i] = inf
+		}
+		if len(infs) == 0 {
+			return nil
+		}
+		f.Start(ctx)
+		var failed []informer.Skipped
+		if namespaced {
+			if failed, err = f.WaitForSyncPartial(ctx); err != nil {
+				return err
+			}
+		} else if err := f.WaitForSync(ctx); err != nil {
+			// Cluster-scoped types have no narrower scope to fall back to.
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		gone := map[schema.GroupVersionResource]bool{}
+		for _, s := range failed {
+			gone[s.Resource.GVR] = true
+			skipped[s.Resource.Name()] = append(skipped[s.Resource.Name()], ns)
+		}
+		if len(gone) < len(infs) {
+			read++
+		}
+		for i, inf := range infs {
+			if gone[o.requests[i].Resource.GVR] {
+				continue
+			}
+			for _, obj := range inf.GetStore().List() {
+				if err := idxs[i].Add(obj); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+
+	eg, egctx := errgroup.WithContext(ctx)
+	eg.SetLimit(fallbackParallelism)
+	eg.Go(func() error { return load("", false) })
+	for _, ns := range namespaces {
+		eg.Go(func() error {
+			if err := load(ns, true); err != nil {
+				return fmt.Errorf("listing namespace %s: %w", ns, err)
+			}
+			return egctx.Err()
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	if read == 0 {
+		return nil, cause
+	}
+	var names []string
+	for i, r := range o.requests {
+		if r.Resource.Namespaced && !slices.Contains(names, r.Resource.Name()) {
+			names = append(names, o.requests[i].Resource.Name())
+		}
+	}
+	for _, name := range names {
+		sk := skipped[name]
+		slices.Sort(sk)
+		w := fmt.Sprintf("cannot list %s at the cluster scope; listed them in each of the %d namespaces instead", name, len(namespaces))
+		if len(sk) > 0 {
+			shown := sk[:min(len(sk), fallbackNamesShown)]
+			more := ""
+			if len(sk) > len(shown) {
+				more = fmt.Sprintf(" and %d more", len(sk)-len(shown))
+			}
+			w += fmt.Sprintf(", skipping %d where that is forbidden too: %s%s", len(sk), strings.Join(shown, ", "), more)
+		}
+		o.partial = append(o.partial, w)
+	}
+	return idxs, nil
+}
+
+// namespaceNames lists the namespaces' names, metadata only.
+func (o *GetOptions) namespaceNames(ctx context.Context) ([]string, error) {
+	f, err := o.newFactory(informer.Config{SyncTimeout: o.SyncTimeout})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	inf, err := f.Informer(namespacesResource, informer.MetadataOnly, nil)
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		return nil, err
+	}
+	names := inf.GetStore().ListKeys()
+	slices.Sort(names)
+	return names, nil
+}

@@ -1,0 +1,489 @@
+package cmd
+
+import (
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	discoveryfake "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/restmapper"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+)
+
+// The fuzz targets of the command layer: every string a user types that cmd
+// parses itself. None may panic, every error must print as one line (Execute
+// prints FormatError and README promises one line), and what parses must mean
+// the same after a round trip through its canonical form.
+
+// assertOneLine fails unless err prints as a single "error: " line.
+func assertOneLine(t *testing.T, err error) {
+	t.Helper()
+	msg := FormatError(err)
+	if strings.ContainsAny(msg, "\r\n") {
+		t.Errorf("error prints on several lines: %q", msg)
+	}
+	if !strings.HasPrefix(msg, "error: ") {
+		t.Errorf("error does not start with \"error: \": %q", msg)
+	}
+}
+
+// fuzzLabelSets are label sets the label selector round trip is checked on,
+// beyond those built from the selector's own requirements.
+var fuzzLabelSets = []labels.Set{
+	nil,
+	{"app": "web"},
+	{"app": "api", "tier": "front"},
+	{"app": "", "env": "prod"},
+	{"n": "5"},
+	{"example.com/role": "db", "a": "b"},
+}
+
+// FuzzLabelSelector feeds -l values through get's and watch's validation: they
+// must agree with labels.Parse, and a selector that parses must print as a
+// selector that parses to itself and selects the same labels.
+func FuzzLabelSelector(f *testing.F) {
+	for _, s := range []string{
+		"", "app=web", "app==web", "app!=web", "app", "!app", "app in (web,api)", "app notin (web)",
+		"app in (web,api),!canary,tier=front", "n>3", "n<10", "example.com/role=db",
+		"a b c", "app in (web", "app=", "=web", "app=web,", ",", "app in ()", "n>x", "a==b==c",
+		"a\nb", "app=web\r", "x=\x00", "é=1", strings.Repeat("a", 64) + "=b", "a/b/c=d", "  app  =  web  ",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sel, perr := labels.Parse(s)
+		for name, validate := range map[string]func() error{
+			"get":   (&GetOptions{LabelSelector: s}).Validate,
+			"watch": (&WatchOptions{LabelSelector: s, PrintFlags: NewWatchPrintFlags()}).Validate,
+		} {
+			err := validate()
+			if (err == nil) != (perr == nil) {
+				t.Fatalf("%s: Validate error %v, labels.Parse error %v", name, err, perr)
+			}
+			if err != nil {
+				if want := "invalid label selector " + strconv.Quote(s) + ": "; !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%s: error %q does not start with %q", name, err, want)
+				}
+				assertOneLine(t, err)
+			}
+		}
+		if perr != nil {
+			return
+		}
+		canonical := sel.String()
+		again, err := labels.Parse(canonical)
+		if err != nil {
+			t.Fatalf("labels.Parse(%q) = %q, which does not parse: %v", s, canonical, err)
+		}
+		if again.String() != canonical {
+			t.Errorf("labels.Parse(%q) prints %q, which prints %q", s, canonical, again.String())
+		}
+		sets := slices.Clone(fuzzLabelSets)
+		reqs, _ := sel.Requirements()
+		for _, r := range reqs {
+			sets = append(sets, labels.Set{r.Key(): ""})
+			for _, v := range r.ValuesUnsorted() {
+				sets = append(sets, labels.Set{r.Key(): v}, labels.Set{r.Key(): v, "other": "x"})
+			}
+		}
+		for _, set := range sets {
+			if sel.Matches(set) != again.Matches(set) {
+				t.Errorf("%q and %q disagree on %v", s, canonical, set)
+			}
+		}
+	})
+}
+
+// FuzzFieldSelector feeds --field-selector values through get's and watch's
+// validation, checks the canonical form round trips, and checks that the
+// selector sent to the server for one named object (metadata.name=NAME plus
+// the user's) parses and asks for exactly that name and the user's terms.
+func FuzzFieldSelector(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"", "web-0"},
+		{"spec.nodeName=node-1", "web-0"},
+		{"status.phase!=Running,spec.nodeName==node-1", "web-0"},
+		{"metadata.name=other", "web-0"},
+		{"a", "web-0"},
+		{"a=b=c", "x"},
+		{`a=b\,c`, `web\`},
+		{`a=\x`, "a,b"},
+		{"a=b,", "a=b"},
+		{",", "a\nb"},
+		{"a\n=b", "x"},
+		{"=", "web"},
+		{"!=", "web"},
+		{"spec.nodeName=", "ö"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, fs, name string) {
+		sel, perr := fields.ParseSelector(fs)
+		for what, validate := range map[string]func() error{
+			"get":   (&GetOptions{FieldSelector: fs}).Validate,
+			"watch": (&WatchOptions{FieldSelector: fs, PrintFlags: NewWatchPrintFlags()}).Validate,
+		} {
+			err := validate()
+			if (err == nil) != (perr == nil) {
+				t.Fatalf("%s: Validate error %v, fields.ParseSelector error %v", what, err, perr)
+			}
+			if err != nil {
+				if want := "invalid field selector " + strconv.Quote(fs) + ": "; !strings.HasPrefix(err.Error(), want) {
+					t.Errorf("%s: error %q does not start with %q", what, err, want)
+				}
+				assertOneLine(t, err)
+			}
+		}
+		if perr != nil {
+			return
+		}
+		canonical := sel.String()
+		again, err := fields.ParseSelector(canonical)
+		if err != nil {
+			t.Fatalf("fields.ParseSelector(%q) = %q, which does not parse: %v", fs, canonical, err)
+		}
+		if !reflect.DeepEqual(sortedRequirements(again), sortedRequirements(sel)) {
+			t.Errorf("%q and its canonical form %q differ: %v, %v", fs, canonical, sel.Requirements(), again.Requirements())
+		}
+
+		// Names come from arguments: anything but "" and, in TYPE/NAME form, "/".
+		// Field selectors unescape values rune by rune, so a name that is not
+		// UTF-8 (no object has one) cannot be asked for exactly.
+		if name == "" || strings.Contains(name, "/") || !utf8.ValidString(name) {
+			return
+		}
+		reqs := []Request{{Resource: podsResource, Names: []string{name}}}
+		want := sortedRequirements(fields.AndSelectors(fields.OneTermEqualSelector("metadata.name", name), sel))
+		for what, got := range map[string]string{
+			"get":   (&GetOptions{FieldSelector: fs, requests: reqs}).fieldSelectorFor(),
+			"watch": (&WatchOptions{FieldSelector: fs, requests: reqs}).fieldSelectorFor(),
+		} {
+			server, err := fields.ParseSelector(got)
+			if err != nil {
+				t.Fatalf("%s: selector for name %q and %q is %q, which does not parse: %v", what, name, fs, got, err)
+			}
+			if !reflect.DeepEqual(sortedRequirements(server), want) {
+				t.Errorf("%s: selector for name %q and %q is %q, meaning %v, want %v", what, name, fs, got, server.Requirements(), want)
+			}
+		}
+	})
+}
+
+// sortedRequirements returns the terms of sel in a fixed order: parsing sorts
+// them, building with AndSelectors does not.
+func sortedRequirements(sel fields.Selector) fields.Requirements {
+	reqs := slices.Clone(sel.Requirements())
+	slices.SortFunc(reqs, func(a, b fields.Requirement) int {
+		return strings.Compare(a.Field+"\x00"+string(a.Operator)+"\x00"+a.Value, b.Field+"\x00"+string(b.Operator)+"\x00"+b.Value)
+	})
+	return reqs
+}
+
+// fuzzGroupObjects are the objects the group-by fuzz target indexes: a typed
+// pod as an informer holds it, the same pod unstructured, a custom resource, a
+// metadata-only pod and a cluster-scoped node.
+func fuzzGroupObjects() []runtime.Object {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "shop", Name: "web-0", UID: "uid-web-0",
+			Labels: map[string]string{"app": "web", "example.com/tier": "front", "empty": ""},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9c", UID: "uid-rs", Controller: ptrTo(true),
+			}},
+			CreationTimestamp: metav1.NewTime(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)),
+		},
+		Spec: corev1.PodSpec{
+			NodeName: "worker-1", ServiceAccountName: "web",
+			Containers: []corev1.Container{{Name: "app", Image: "nginx:1", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		panic(err)
+	}
+	upod := &unstructured.Unstructured{Object: u}
+	upod.SetAPIVersion("v1")
+	upod.SetKind("Pod")
+	upod.SetName("web-1")
+	upod.SetUID("uid-web-1")
+	ct := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+		"metadata": map[string]any{"namespace": "shop", "name": "nightly", "labels": map[string]any{"app": "web"}},
+		"spec":     map[string]any{"cronSpec": "0 3 * * *", "replicas": int64(2), "ratio": 0.5, "tags": []any{"a", nil, map[string]any{"x": true}}},
+	}}
+	partial := &metav1.PartialObjectMetadata{ObjectMeta: *pod.ObjectMeta.DeepCopy()}
+	partial.Name, partial.UID = "web-2", "uid-web-2"
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", Labels: map[string]string{"app": "node"}}}
+	return []runtime.Object{pod, upod, ct, partial, node}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// FuzzGroupFlags feeds every combination of the group-by flags, --by-label
+// keys, --by JSONPaths and --sort-by values through get's validation. What
+// validation accepts must work: the member indexers build, index every object
+// without error (a store panics on one), and each object is either in groups or
+// in <none>, never both and never lost; a --by-label key must be one a label
+// selector accepts; a --sort-by must not fail to parse when printing.
+func FuzzGroupFlags(f *testing.F) {
+	const (
+		byOwner = 1 << iota
+		byNode
+		byNamespace
+		includeCompleted
+		byLabel
+		byJSONPath
+		withServices
+	)
+	for _, seed := range []struct {
+		bits                uint8
+		label, expr, sortBy string
+	}{
+		{0, "", "", ""},
+		{byOwner, "", "", ""},
+		{byNode | includeCompleted, "", "", ""},
+		{byNode | withServices, "", "", ""},
+		{byNamespace, "", "", ""},
+		{byLabel, "app", "", ""},
+		{byLabel, "example.com/tier", "", ""},
+		{byLabel, "", "", ""},
+		{byLabel, " ", "", ""},
+		{byLabel, "a b", "", ""},
+		{byLabel, "a/b/c", "", ""},
+		{byLabel, "app\n", "", ""},
+		{byJSONPath, "", "{.spec.serviceAccountName}", ""},
+		{byJSONPath, "", ".spec.containers[*].image", ""},
+		{byJSONPath, "", "{.bad", ""},
+		{byJSONPath, "", "", ""},
+		{byJSONPath, "", "{.a}{.b}", ""},
+		{byJSONPath, "", "{range .items[*]}{.x}{end}", ""},
+		{byJSONPath, "", "..name", ""},
+		{byJSONPath, "", `{.spec.containers[?(@.name=="app")].ports[0].containerPort}`, ""},
+		{byJSONPath, "", ".spec\n.x", ""},
+		{byOwner | byNode, "", "", ""},
+		{byLabel | byJSONPath | byNamespace, "app", ".x", ""},
+		{0, "", "", ".metadata.name"},
+		{0, "", "", "{.metadata.creationTimestamp}"},
+		{0, "", "", "{.bad"},
+		{0, "", "", "bad"},
+		{0, "", "", ".spec.containers[*].ports[*].containerPort"},
+		// kubectl's sorter ends the process on these (klog.Exitf) or panics.
+		{0, "", "", "{.metadata.labels}"},
+		{0, "", "", ".spec.replicas"},
+		{0, "", "", ".spec.containers"},
+		{0, "", "", ".spec.tags"},
+		{0, "", "", "."},
+		{byNamespace, "", "", ".metadata.name"},
+	} {
+		f.Add(seed.bits, seed.label, seed.expr, seed.sortBy)
+	}
+	objs := fuzzGroupObjects()
+	f.Fuzz(func(t *testing.T, bits uint8, label, expr, sortBy string) {
+		o := &GetOptions{PrintFlags: get.NewGetPrintFlags(), requests: []Request{{Resource: podsResource}}}
+		*o.PrintFlags.HumanReadableFlags.SortBy = sortBy
+		if bits&withServices != 0 {
+			o.requests = append(o.requests, Request{Resource: servicesResource})
+		}
+		o.Group = GroupFlags{
+			ByOwner: bits&byOwner != 0, ByNode: bits&byNode != 0, ByNamespace: bits&byNamespace != 0,
+			IncludeCompleted: bits&includeCompleted != 0,
+			ByLabel:          label, byLabelSet: bits&byLabel != 0,
+			ByJSONPath: expr, byJSONPathSet: bits&byJSONPath != 0,
+		}
+		if err := o.Validate(); err != nil {
+			assertOneLine(t, err)
+			return
+		}
+		mode, err := o.Group.mode()
+		if err != nil {
+			t.Fatalf("Validate accepted flags mode() rejects: %v", err)
+		}
+		if mode == groupByLabel {
+			if _, err := labels.Parse(label); err != nil {
+				t.Errorf("--by-label %q accepted, but as a selector it is invalid: %v", label, err)
+			}
+		}
+		if mode == "" {
+			if sortBy != "" {
+				fuzzSortBy(t, sortBy, objs)
+			}
+			return
+		}
+		name, indexers, err := o.Group.memberIndexers(mode)
+		if err != nil {
+			t.Fatalf("Validate accepted flags memberIndexers rejects: %v", err)
+		}
+		if indexers[name] == nil {
+			t.Fatalf("memberIndexers returned index %q, which it does not define", name)
+		}
+		store := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
+		for _, obj := range objs {
+			if err := store.Add(obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		groups, err := index.Group(store, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		none, err := index.Unindexed(store, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grouped := map[any]bool{}
+		for _, members := range groups {
+			for _, m := range members {
+				grouped[m] = true
+			}
+		}
+		for _, m := range none {
+			if grouped[m] {
+				t.Errorf("%T is both in a group and in <none>", m)
+			}
+			grouped[m] = true
+		}
+		if len(grouped) != len(objs) {
+			t.Errorf("%d of %d objects are in a group or <none>", len(grouped), len(objs))
+		}
+	})
+}
+
+// fuzzSortBy prints objects sorted by a --sort-by that validation accepted, as
+// tables and as JSON: the expression must parse there too, and the printers
+// must not panic. Each group holds objects of one shape, as one informer's do.
+func fuzzSortBy(t *testing.T, sortBy string, objs []runtime.Object) {
+	t.Helper()
+	pod, ct := objs[0].(*corev1.Pod), objs[2].(*unstructured.Unstructured)
+	pod2, ct2 := pod.DeepCopy(), ct.DeepCopy()
+	pod2.Name, pod2.Labels, pod2.Spec.NodeName = "web-3", map[string]string{"app": "api"}, ""
+	pod2.Spec.Containers = append(pod2.Spec.Containers, corev1.Container{Name: "sidecar"})
+	ct2.SetName("hourly")
+	ct2.Object["spec"] = map[string]any{"cronSpec": int64(5), "replicas": "x", "tags": []any{}}
+	groups := []printers.Group{
+		{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true, Objects: []runtime.Object{pod.DeepCopy(), pod2}},
+		{GVK: schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}, Namespaced: true, Objects: []runtime.Object{ct.DeepCopy(), ct2}},
+	}
+	for _, format := range []string{"", "json"} {
+		_, err := printers.Print(io.Discard, groups, nil, printers.Options{Format: format, SortBy: sortBy, Now: time.Now()})
+		if err == nil {
+			continue
+		}
+		if _, perr := get.RelaxedJSONPathExpression(sortBy); perr != nil || strings.HasPrefix(err.Error(), "sorting error: ") {
+			t.Errorf("--sort-by %q accepted, but printing failed to parse it: %v", sortBy, err)
+		}
+		// Values that cannot be ordered are the user's to fix: one line.
+		assertOneLine(t, err)
+	}
+}
+
+// FuzzParseResourceArgs splits a string on spaces into arguments, as a shell
+// would hand them over, and resolves them against the tests' discovery. What
+// resolves names known resources and non-empty names, and resolves again to
+// the same requests when written back fully qualified as TYPE.VERSION.GROUP/NAME
+// or TYPE.VERSION.GROUP,...; errors print as one line.
+func FuzzParseResourceArgs(f *testing.F) {
+	for _, s := range []string{
+		"pods", "po web-0 web-1", "pods,svc,deploy", "all", "svc,all,ct", "pods/web-0 svc/web pods/web-1",
+		"deployments.v1.apps", "Deployment.apps/web", "crontabs.v1.stable.example.com", "pods.v1.",
+		"podz", "pods/", "/web", "pods/web/x", "pods pods/web", "pods/web web", "pods ", " pods", ",", ",,pods,,",
+		".", "..", "...", "pods.", ".pods", "pods..", "v1", "Pod.v1.", "a.b.c.d/e", "*", "PODS", "pOd",
+		"pods\tweb", "pods/a/", "cron", "nodes.v1./n no/n", "deploy,po x x",
+	} {
+		f.Add(s)
+	}
+	// The mapper of testMapper, over a memory-cached discovery as kubectl's
+	// is cached: the fake records every call, which would slow each run more.
+	dc := memory.NewMemCacheClient(&discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{Resources: testAPIResources()}})
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		f.Fatal(err)
+	}
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), dc, func(string) {})
+	categories := restmapper.NewDiscoveryCategoryExpander(dc)
+	known := map[schema.GroupVersionResource]bool{}
+	for _, r := range []Request{{Resource: podsResource}, {Resource: servicesResource}, {Resource: nodesResource}, {Resource: deploymentsResource}, {Resource: crontabsResource}} {
+		known[r.Resource.GVR] = true
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Split(s, " ")
+		reqs, single, err := ParseResourceArgs(mapper, categories, args)
+		if err != nil {
+			if reqs != nil || single {
+				t.Errorf("ParseResourceArgs(%q) returned %v, %v with error %v", args, reqs, single, err)
+			}
+			assertOneLine(t, err)
+			return
+		}
+		if len(reqs) == 0 {
+			t.Fatalf("ParseResourceArgs(%q) returned no requests and no error", args)
+		}
+		seen := map[schema.GroupVersionResource]bool{}
+		var canonical, types []string
+		for _, r := range reqs {
+			if !known[r.Resource.GVR] {
+				t.Errorf("ParseResourceArgs(%q) resolved unknown resource %v", args, r.Resource.GVR)
+			}
+			if seen[r.Resource.GVR] {
+				t.Errorf("ParseResourceArgs(%q) returned %v twice", args, r.Resource.GVR)
+			}
+			seen[r.Resource.GVR] = true
+			gvr := r.Resource.GVR
+			typ := gvr.Resource + "." + gvr.Version + "." + gvr.Group
+			types = append(types, typ)
+			for _, n := range r.Names {
+				if n == "" || strings.Contains(n, "/") {
+					t.Errorf("ParseResourceArgs(%q) returned name %q", args, n)
+				}
+				canonical = append(canonical, typ+"/"+n)
+			}
+		}
+		if single && (len(reqs) != 1 || len(reqs[0].Names) != 1) {
+			t.Errorf("ParseResourceArgs(%q) implies a single item for %v", args, reqs)
+		}
+		if len(canonical) == 0 {
+			canonical = []string{strings.Join(types, ",")}
+		}
+		again, _, err := ParseResourceArgs(mapper, categories, canonical)
+		if err != nil {
+			t.Fatalf("ParseResourceArgs(%q) = %v, but its canonical form %q fails: %v", args, reqs, canonical, err)
+		}
+		// TYPE/NAME lists drop repeated names, TYPE NAME... lists keep them.
+		for i := range reqs {
+			reqs[i].Names = unique(reqs[i].Names)
+		}
+		if !reflect.DeepEqual(again, reqs) {
+			t.Errorf("ParseResourceArgs(%q) = %+v, its canonical form %q gives %+v", args, reqs, canonical, again)
+		}
+	})
+}
+
+// unique returns s without repeats, first occurrences kept in order; nil for
+// none.
+func unique(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
