@@ -29,7 +29,10 @@ Newest last, as kubectl events prints them.
 
 The tree is found as kubectl idx tree finds it; the namespace's events are read
 once and matched to the tree's objects through an index on the object each
-event is about.`
+event is about.
+
+Without an object, kubectl idx events lists the Event objects themselves, as
+kubectl get events does.`
 
 var eventsExample = `  # Everything that happened under a Deployment
   kubectl idx events deployment/web -n shop
@@ -144,9 +147,17 @@ func (o *EventsOptions) events(ctx context.Context) ([]*corev1.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Without events there is no answer: a failure is the error itself.
-	if err := w.factory.WaitForSync(ctx); err != nil {
+	// Without events there is no answer: a failure is the error itself. The
+	// types that failed while the tree was built are in the same factory and
+	// fail again here; they were warned about already.
+	skipped, err := w.factory.WaitForSyncPartial(ctx)
+	if err != nil {
 		return nil, err
+	}
+	for _, s := range skipped {
+		if s.Resource.GVR == eventsResource.GVR && s.Mode == informer.Full {
+			return nil, s.Err
+		}
 	}
 	store := inf.GetIndexer()
 	seen := map[types.UID]bool{}

@@ -20,6 +20,7 @@ import (
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
@@ -184,10 +185,10 @@ func (o *RelationOptions) parseObjectArg(verb string, args []string) (objectRef,
 	case len(args) == 1:
 		return objectRef{}, fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. %s/NAME; got %q", verb, args[0], args[0])
 	default:
-		return objectRef{}, fmt.Errorf("%s takes one object as TYPE/NAME or TYPE NAME, got %q", verb, strings.Join(args, " "))
+		return objectRef{}, fmt.Errorf("you must specify one object to %s as TYPE/NAME or TYPE NAME, got %q", verb, strings.Join(args, " "))
 	}
 	if strings.Contains(typ, ",") {
-		return objectRef{}, fmt.Errorf("%s takes one object, not a list of types: %q", verb, typ)
+		return objectRef{}, fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
 	}
 	m, err := mappingFor(o.mapper, typ)
 	if err != nil {
@@ -218,8 +219,17 @@ func (o *RelationOptions) newWorld(ctx context.Context, namespace string) (*worl
 	if err != nil {
 		return nil, err
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	return &world{o: o, factory: f, kinds: map[schema.GroupKind]bool{}, full: map[schema.GroupKind]cache.Indexer{}}, nil
+}
+
+// reflectorContext keeps the reflectors' own log lines for -v=2 and above,
+// as watch does: a factory shut down while a watch is reading logs "Warning:
+// watch ended with error ... context canceled" at the default verbosity,
+// noise on stderr once the answer is known. Failures reach the commands as
+// errors and warnings of their own.
+func reflectorContext(ctx context.Context) context.Context {
+	return klog.NewContext(ctx, klog.FromContext(ctx).V(2))
 }
 
 // progressWriter is stderr on a terminal, nil otherwise.
@@ -264,7 +274,7 @@ func (w *world) add(ctx context.Context, resources []informer.Resource) error {
 			continue
 		}
 		failed[s.Resource.GVR] = true
-		w.o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), FormatError(s.Err))
+		w.o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), warningText(s.Err))
 	}
 	for i, r := range added {
 		if failed[r.GVR] {
@@ -279,7 +289,7 @@ func (w *world) add(ctx context.Context, resources []informer.Resource) error {
 func (w *world) addListable(ctx context.Context, namespacedOnly bool) error {
 	resources, errs := w.o.listable(namespacedOnly)
 	for _, err := range errs {
-		w.o.warn("%s, the answer may be incomplete", FormatError(err))
+		w.o.warn("%s, the answer may be incomplete", warningText(err))
 	}
 	if len(resources) == 0 && len(errs) > 0 {
 		return errs[0]
@@ -369,7 +379,7 @@ func (w *world) loadFull(ctx context.Context, nodes []index.Node) error {
 			continue
 		}
 		failed[s.Resource.GVR] = true
-		w.o.warn("cannot read the status of %s: %s", s.Resource.Name(), FormatError(s.Err))
+		w.o.warn("cannot read the status of %s: %s", s.Resource.Name(), warningText(s.Err))
 	}
 	for i, r := range started {
 		if !failed[r.GVR] {

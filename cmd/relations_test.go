@@ -343,8 +343,8 @@ func TestRelationObjectErrors(t *testing.T) {
 		{[]string{"deployment"}, `you must specify the object to show the tree of as TYPE/NAME, e.g. deployment/NAME; got "deployment"`},
 		{[]string{"deployment/"}, `arguments in resource/name form must have a single resource and name, got "deployment/"`},
 		{[]string{"deployment/a/b"}, `arguments in resource/name form must have a single resource and name, got "deployment/a/b"`},
-		{[]string{"deployment/a", "pod/b"}, `show the tree of takes one object as TYPE/NAME or TYPE NAME, got "deployment/a pod/b"`},
-		{[]string{"deploy,po/x"}, `show the tree of takes one object, not a list of types: "deploy,po"`},
+		{[]string{"deployment/a", "pod/b"}, `you must specify one object to show the tree of as TYPE/NAME or TYPE NAME, got "deployment/a pod/b"`},
+		{[]string{"deploy,po/x"}, `you must specify one object to show the tree of, not a list of types: "deploy,po"`},
 		{[]string{"podz/x"}, `the server doesn't have a resource type "podz"`},
 	}
 	for _, tc := range tests {
@@ -494,6 +494,28 @@ func TestEventsRun(t *testing.T) {
 	o := &EventsOptions{RelationOptions: &RelationOptions{}, Types: []string{"Normal", "Bogus"}}
 	if err := o.Validate(); err == nil || err.Error() != "valid --types are Normal or Warning" {
 		t.Errorf("Validate = %v", err)
+	}
+}
+
+// TestEventsForbiddenType: a type the user may not list costs the events of
+// what lies under it and a warning, not the answer.
+func TestEventsForbiddenType(t *testing.T) {
+	c := newRelationCase(t, "name")
+	c.forbidden = []string{"replicasets"}
+	o := &EventsOptions{RelationOptions: c.options(t)}
+	var err error
+	if o.object, err = o.parseObjectArg("list the events of", []string{"deployment/web"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runRelation(t, o.Run); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, want := c.stdout.String(), "event/e1\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+	want := `warning: cannot list replicasets.apps, the answer may be incomplete: Error from server (Forbidden): replicasets.apps is forbidden: User "jane" cannot list resource "replicasets"` + "\n"
+	if got := c.stderr.String(); got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }
 
@@ -675,5 +697,32 @@ func TestUsesErrors(t *testing.T) {
 	}
 	if err := runRelation(t, o.Run); FormatError(err) != `Error from server (NotFound): secrets "nope" not found` {
 		t.Errorf("uses secret/nope: %v", FormatError(err))
+	}
+}
+
+// TestListsEvents: `kubectl idx events` without an object lists Event objects
+// (the root command's type), with one it is the events subcommand.
+func TestListsEvents(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"events"}, true},
+		{[]string{"events", "-n", "shop", "-o", "json"}, true},
+		{[]string{"-n", "shop", "events", "-A"}, true},
+		{[]string{"events", "-l", "app=web", "--sort-by", ".lastTimestamp"}, true},
+		{[]string{"events", "deployment/web", "-n", "shop"}, false},
+		{[]string{"events", "-n", "shop", "deployment", "web"}, false},
+		{[]string{"events", "--types", "Warning"}, false},
+		{[]string{"events", "--help"}, false},
+		{[]string{"events,pods", "-A"}, false},
+		{[]string{"pods", "-A"}, false},
+		{[]string{"tree", "deployment/web"}, false},
+		{[]string{"__complete", "events", ""}, false},
+	}
+	for _, tc := range tests {
+		if got := listsEvents(tc.args); got != tc.want {
+			t.Errorf("listsEvents(%q) = %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }

@@ -183,7 +183,7 @@ func (o *SelectsOptions) selects(ctx context.Context) ([]printers.Group, error) 
 	if err != nil {
 		return nil, err
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	if err := f.WaitForSync(ctx); err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (o *SelectsOptions) selectedBy(ctx context.Context) ([]printers.Group, erro
 		}
 		infs = append(infs, kindInformer{res: res, inf: inf})
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	skipped, err := f.WaitForSyncPartial(ctx)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (o *SelectsOptions) selectedBy(ctx context.Context) ([]printers.Group, erro
 	failed := map[schema.GroupVersionResource]bool{}
 	for _, s := range skipped {
 		failed[s.Resource.GVR] = true
-		o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), FormatError(s.Err))
+		o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), warningText(s.Err))
 	}
 	var groups []printers.Group
 	for _, k := range infs {

@@ -155,7 +155,7 @@ func (o *UsesOptions) users(ctx context.Context) (*printers.RelationList, error)
 		}
 		users = append(users, typed{gvk: gvk, res: res, inf: inf})
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	skipped, err := f.WaitForSyncPartial(ctx)
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (o *UsesOptions) users(ctx context.Context) (*printers.RelationList, error)
 	failed := map[schema.GroupVersionResource]bool{}
 	for _, s := range skipped {
 		failed[s.Resource.GVR] = true
-		o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), FormatError(s.Err))
+		o.warn("cannot list %s, the answer may be incomplete: %s", s.Resource.Name(), warningText(s.Err))
 	}
 	kind := usesSubjectKinds[o.object.res.GVK.GroupKind()]
 	key := index.UsesKey(kind, ns, o.object.name)
@@ -256,7 +256,7 @@ func (o *UsesOptions) uses(ctx context.Context) (*printers.RelationList, error) 
 		}
 		stores[kind], resources[kind] = inf, res
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	skipped, err := f.WaitForSyncPartial(ctx)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (o *UsesOptions) uses(ctx context.Context) (*printers.RelationList, error) 
 				delete(stores, kind)
 			}
 		}
-		o.warn("cannot list %s, whether those objects exist is unknown: %s", s.Resource.Name(), FormatError(s.Err))
+		o.warn("cannot list %s, whether those objects exist is unknown: %s", s.Resource.Name(), warningText(s.Err))
 	}
 	subject := printers.RelationItemFor(o.object.res.GVK, m)
 	doc := &printers.RelationList{APIVersion: printers.GroupListAPIVersion, Kind: printers.UsesListKind, Direction: "uses", Subject: &subject, Items: []printers.RelationItem{}}
@@ -324,7 +324,7 @@ func (o *RelationOptions) named(ctx context.Context, ref objectRef, ns string, m
 	if err != nil {
 		return nil, err
 	}
-	f.Start(ctx)
+	f.Start(reflectorContext(ctx))
 	if err := f.WaitForSync(ctx); err != nil {
 		return nil, err
 	}

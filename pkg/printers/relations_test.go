@@ -417,6 +417,23 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 	}
 }
 
+// TestPrintRelationListCustomColumns: custom-columns prints a row per item,
+// as kubectl get does for a list, not one row for the document.
+func TestPrintRelationListCustomColumns(t *testing.T) {
+	got := printRelations(t, usesDoc("users"), "custom-columns", "KIND:.kind,NAME:.name,VIA:.via[0]", false)
+	want := "KIND         NAME        VIA\n" +
+		"Deployment   api         env app/DB_PASSWORD\n" +
+		"CronJob      db-backup   envFrom backup\n" +
+		"Pod          api-0       env app/DB_PASSWORD\n"
+	if got != want {
+		t.Errorf("-o custom-columns:\n%s\nwant\n%s", got, want)
+	}
+	empty := printRelations(t, &printers.RelationList{Kind: printers.OrphanListKind, Items: []printers.RelationItem{}}, "custom-columns", "NAME:.name", false)
+	if empty != "NAME\n" {
+		t.Errorf("-o custom-columns of no items: %q, want the header alone", empty)
+	}
+}
+
 func TestRelationItemFor(t *testing.T) {
 	created := metav1.NewTime(treeNow.Add(-time.Hour))
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-tls", UID: "c-uid", CreationTimestamp: created}}

@@ -70,6 +70,7 @@ var builtinHandlers = map[schema.GroupKind]kindHandler{
 	{Group: "storage.k8s.io", Kind: "StorageClass"}:                  handlerFor(storageClassColumns, storageClassCells),
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                    handlerFor(ingressColumns, ingressCells),
 	{Group: "networking.k8s.io", Kind: "IngressClass"}:               handlerFor(ingressClassColumns, ingressClassCells),
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:              handlerFor(networkPolicyColumns, networkPolicyCells),
 	{Group: "policy", Kind: "PodDisruptionBudget"}:                   handlerFor(pdbColumns, pdbCells),
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        handlerFor(roleBindingColumns, roleBindingCells),
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: handlerFor(clusterRoleBindingColumns, clusterRoleBindingCells),

@@ -193,6 +193,20 @@ func storageClassCells(sc *storagev1.StorageClass, now time.Time) []any {
 	return []any{name, sc.Provisioner, reclaimPolicy, bindingMode, expansion, ageSince(sc.CreationTimestamp, now)}
 }
 
+// networkPolicyColumns: which pods the policy applies to, as selects and
+// selected-by need to show it.
+var networkPolicyColumns = []metav1.TableColumnDefinition{
+	nameColumn,
+	{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
+	ageColumn,
+}
+
+// networkPolicyCells prints the pod selector as kubectl does; an empty one,
+// which selects every pod of the namespace, as <none>.
+func networkPolicyCells(np *networkingv1.NetworkPolicy, now time.Time) []any {
+	return []any{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), ageSince(np.CreationTimestamp, now)}
+}
+
 // ingressColumns: PORTS reflects TLS only, not the backends.
 var ingressColumns = []metav1.TableColumnDefinition{
 	nameColumn,

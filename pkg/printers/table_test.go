@@ -683,6 +683,15 @@ func moreCases() []tableCase {
 		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromString("25%"))},
 	}
 
+	frontend := &networkingv1.NetworkPolicy{
+		ObjectMeta: tableMeta("default", "frontend"),
+		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{
+			MatchLabels:      map[string]string{"app": "web"},
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "track", Operator: metav1.LabelSelectorOpDoesNotExist}},
+		}},
+	}
+	denyAll := &networkingv1.NetworkPolicy{ObjectMeta: tableMeta("default", "default-deny")}
+
 	roleBinding := &rbacv1.RoleBinding{
 		ObjectMeta: tableMeta("ci", "deployers"),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
@@ -763,6 +772,12 @@ func moreCases() []tableCase {
 			objs:    []runtime.Object{pdb, percentPDB},
 			headers: []string{"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"},
 			rows:    [][]any{{"web", "2", "N/A", int64(1), "2d"}, {"db", "N/A", "25%", int64(0), "2d"}},
+		},
+		{
+			name: "networkpolicies", gk: schema.GroupKind{Group: "networking.k8s.io", Kind: "NetworkPolicy"},
+			objs:    []runtime.Object{frontend, denyAll},
+			headers: []string{"NAME", "POD-SELECTOR", "AGE"},
+			rows:    [][]any{{"frontend", "app=web,!track", "2d"}, {"default-deny", "<none>", "2d"}},
 		},
 		{
 			name: "rolebindings", gk: schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"},

@@ -144,6 +144,79 @@ var jqRecipes = []recipe{
 			| [.items[] | select(.kind == "Node") | .metadata.name as $n | {node: $n, cpu: ([$pods[] | select(.node == $n) | .cpu] | add // 0)}]
 			| sort_by(-.cpu, .node) | .[:5][] | "\(.node) \(.cpu | qty)"'`,
 	},
+	// The relation recipes have no `kubectl get` equivalent either: each reference follows
+	// the same links (ownerReferences, selectors, pod spec references, involvedObject) in
+	// kubectl's objects.
+	{
+		name: "pods under a Deployment",
+		cmd:  `kubectl idx tree deployment/web -n shop -o json | jq -r '.. | objects | select(.kind? == "Pod") | .name'`,
+		kubectl: `kubectl get deployments,replicasets,pods -n shop -o json | jq -r '
+			(.items[] | select(.kind == "Deployment" and .metadata.name == "web") | .metadata.uid) as $d
+			| [.items[] | select(.kind == "ReplicaSet" and any(.metadata.ownerReferences[]?; .uid == $d)) | .metadata.uid] as $rs
+			| .items[] | select(.kind == "Pod" and any(.metadata.ownerReferences[]?; .uid as $u | $rs | any(.[]; . == $u))) | .metadata.name'`,
+	},
+	{
+		name: "top-level owner of a pod",
+		cmd:  `kubectl idx owners pod/postgres-0 -n shop -o json | jq -r '.root | until(.owners == null; .owners[0]) | .kind + "/" + .name'`,
+		kubectl: `kubectl get pods,replicasets,deployments,statefulsets,daemonsets,jobs,cronjobs -n shop -o json | jq -r '
+			(.items | map({key: .metadata.uid, value: .}) | from_entries) as $by
+			| .items[] | select(.kind == "Pod" and .metadata.name == "postgres-0")
+			| until(.metadata.ownerReferences == null; $by[.metadata.ownerReferences[0].uid]) | .kind + "/" + .metadata.name'`,
+		want: "StatefulSet/postgres\n",
+	},
+	{
+		name: "pods a Service selects",
+		cmd:  `kubectl idx selects service/web -n shop -o json | jq -r '.items[].metadata.name'`,
+		kubectl: `kubectl get services,pods -n shop -o json | jq -r '
+			(.items[] | select(.kind == "Service" and .metadata.name == "web") | .spec.selector) as $sel
+			| .items[] | select(.kind == "Pod" and (.metadata.labels as $l | $sel | to_entries | all(.value == $l[.key]))) | .metadata.name'`,
+	},
+	{
+		name: "what selects a pod",
+		cmd:  `kubectl idx selected-by pod/postgres-0 -n shop -o json | jq -r '.items[] | .kind + "/" + .metadata.name'`,
+		// Selectors of every kind selected-by reads, in its order; matchExpressions are not
+		// evaluated here, so a selector using them fails the comparison rather than pass.
+		kubectl: `kubectl get pods,services,deployments,replicasets,statefulsets,daemonsets,jobs,replicationcontrollers,poddisruptionbudgets,networkpolicies -n shop -o json | jq -r '
+			def selector: if .kind == "Service" or .kind == "ReplicationController" then (.spec.selector // {} | if . == {} then null else {matchLabels: .} end)
+				elif .kind == "NetworkPolicy" then .spec.podSelector else .spec.selector end;
+			(.items[] | select(.kind == "Pod" and .metadata.name == "postgres-0") | .metadata.labels) as $l
+			| .items[] | select(.kind != "Pod") | select(selector as $s | $s != null and ($s.matchExpressions // [] | length == 0)
+				and ($s.matchLabels // {} | to_entries | all(.value == $l[.key])))
+			| .kind + "/" + .metadata.name'`,
+		want: "Service/postgres\nStatefulSet/postgres\n",
+	},
+	{
+		name: "pods using a ConfigMap",
+		cmd:  `kubectl idx uses configmap/web-config -n shop -o json | jq -r '.items[] | select(.kind == "Pod") | .name'`,
+		kubectl: `kubectl get pods -n shop -o json | jq -r '
+			.items[] | select(
+				any(.spec.volumes[]?; .configMap.name == "web-config" or any(.projected.sources[]?; .configMap.name == "web-config"))
+				or any(.spec.containers[], .spec.initContainers[]?; any(.env[]?; .valueFrom.configMapKeyRef.name == "web-config") or any(.envFrom[]?; .configMapRef.name == "web-config")))
+			| .metadata.name'`,
+	},
+	{
+		name: "orphans and the owner each lost",
+		cmd:  `kubectl idx orphans -A -o json | jq -r '.items[] | (.missingOwners // .orphaningOwners)[0] as $o | "\(.namespace)/\(.name) \($o.kind)/\($o.name)"'`,
+		// Every object of every listable type (events aside) whose ownerReferences name a
+		// UID no object has, sorted as orphans sorts them.
+		kubectl: `kubectl get "$(kubectl api-resources --verbs=list -o name | grep -v '^events' | paste -sd, -)" -A -o json | jq -r '
+			([.items[].metadata.uid | select(. != null)] | map({key: ., value: true}) | from_entries) as $uids
+			| [.items[] | select(any(.metadata.ownerReferences[]?; $uids[.uid] | not))] | sort_by(.kind, .metadata.namespace, .metadata.name)[]
+			| ([.metadata.ownerReferences[] | select($uids[.uid] | not)][0]) as $o
+			| "\(.metadata.namespace)/\(.metadata.name) \($o.kind)/\($o.name)"'`,
+	},
+	{
+		name: "warnings under a Deployment",
+		cmd:  `kubectl idx events deployment/web -n shop --types Warning -o json | jq -r '.items[] | "\(.involvedObject.kind)/\(.involvedObject.name) \(.reason)"'`,
+		// The Warning events whose involvedObject is the Deployment, one of its
+		// ReplicaSets or one of their pods, oldest first.
+		kubectl: `kubectl get deployments,replicasets,pods,events -n shop -o json | jq -r '
+			(.items[] | select(.kind == "Deployment" and .metadata.name == "web") | .metadata.uid) as $d
+			| [.items[] | select(.kind == "ReplicaSet" and any(.metadata.ownerReferences[]?; .uid == $d)) | .metadata.uid] as $rs
+			| ([$d] + $rs + [.items[] | select(.kind == "Pod" and any(.metadata.ownerReferences[]?; .uid as $u | $rs | any(.[]; . == $u))) | .metadata.uid]) as $tree
+			| [.items[] | select(.kind == "Event" and .type == "Warning" and (.involvedObject.uid as $u | $tree | any(.[]; . == $u)))]
+			| sort_by(.lastTimestamp)[] | "\(.involvedObject.kind)/\(.involvedObject.name) \(.reason)"'`,
+	},
 }
 
 // recipe is a shell pipeline with its reference.

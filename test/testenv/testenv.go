@@ -216,17 +216,28 @@ func (e *Env) cleanDir() {
 // discovery, self reviews) and a Role + RoleBinding granting get, list and watch on pods in
 // namespace only, and writes its kubeconfig next to the admin one. The namespace must exist.
 func (e *Env) AddNarrowUser(ctx context.Context, name, namespace string) (*User, error) {
+	return e.addRoleUser(ctx, name, namespace, name+"-pod-reader", []rbacv1.PolicyRule{{
+		APIGroups: []string{""},
+		Resources: []string{"pods"},
+		Verbs:     []string{"get", "list", "watch"},
+	}})
+}
+
+// AddRoleUser creates a user with no groups and a Role (named after the user) + RoleBinding
+// granting rules in namespace, and writes its kubeconfig next to the admin one. The
+// namespace must exist.
+func (e *Env) AddRoleUser(ctx context.Context, name, namespace string, rules []rbacv1.PolicyRule) (*User, error) {
+	return e.addRoleUser(ctx, name, namespace, name, rules)
+}
+
+func (e *Env) addRoleUser(ctx context.Context, name, namespace, roleName string, rules []rbacv1.PolicyRule) (*User, error) {
 	au, err := e.env.AddUser(envtest.User{Name: name}, e.Config)
 	if err != nil {
 		return nil, fmt.Errorf("adding user %s: %w", name, err)
 	}
 	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-pod-reader", Namespace: namespace},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""},
-			Resources: []string{"pods"},
-			Verbs:     []string{"get", "list", "watch"},
-		}},
+		ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: namespace},
+		Rules:      rules,
 	}
 	if _, err := e.Clientset.RbacV1().Roles(namespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating role %s/%s: %w", namespace, role.Name, err)
