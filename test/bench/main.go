@@ -3,26 +3,46 @@
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -pods 20000
 //
-// Each command runs as a child process; its wall time and peak RSS (getrusage's ru_maxrss of
-// the child after Wait) are recorded and its stdout is counted and discarded. The raw server
+// Each command runs as a child process; its wall time and peak RSS (getrusage's ru_maxrss,
+// taken by a small parent of its own: see rusageChild) are recorded and its stdout is
+// counted and discarded. The raw server
 // LISTs (JSON, protobuf, metadata-only protobuf) go through client-go's REST client in this
 // process, for reference: they bound what any client can do. This is a benchmark, not a test:
 // nothing is asserted about the numbers.
+//
+// -scale measures memory at scale instead, for the question a laptop user asks: how much does
+// a query over every pod of a big cluster take? It runs the commands that exercise each kind
+// of pod informer, metadata-only (-o name) and full (human output, -o json), --by-owner
+// included, next to kubectl get, and reports peak RSS per 1,000 pods:
+//
+//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -scale -pods 100000 -namespaces 50
+//
+// A memory guard kills any command that brings the machine's available memory below
+// -min-available (a kubectl reference too big for the machine) and reports it killed, so the
+// run goes on and whatever else runs on the machine keeps its memory.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -37,9 +57,31 @@ type options struct {
 	namespaces int
 	runs       int
 	workers    int
+	// scale selects the memory-at-scale command set; kubectlJSON adds kubectl get -o json to it.
+	scale, kubectlJSON bool
+	// minAvailableMiB is the memory guard's floor on MemAvailable.
+	minAvailableMiB int64
+	// createWithin stops starting new namespaces after this long; zero means no limit.
+	createWithin time.Duration
+	// requested is -pods; pods becomes the number created.
+	requested int
 }
 
+// rusageChild, as the first argument, makes the bench the small parent of one command:
+// -rusage-child FILE COMMAND ARGS... runs the command on this process's stdin, stdout and
+// stderr, writes its peak RSS in KiB (ru_maxrss) to FILE and exits with its exit code.
+//
+// The bench cannot take ru_maxrss of its own children: Go starts them with vfork, and
+// Linux's execve carries the peak RSS of the address space it leaves (the parent's) into
+// the child's ru_maxrss, so every command would read at least the bench's own peak (some
+// 170 MB, and the raw LISTs' bodies after them). A command started by this small process
+// carries at most this process's peak, a few MB.
+const rusageChild = "-rusage-child"
+
 func main() {
+	if len(os.Args) > 3 && os.Args[1] == rusageChild {
+		os.Exit(runRusageChild(os.Args[2], os.Args[3:]))
+	}
 	var o options
 	flag.StringVar(&o.binary, "binary", "bin/kubectl-idx", "Path of the kubectl-idx binary to time.")
 	flag.StringVar(&o.kubectl, "kubectl", testenv.KubectlPath(), "The kubectl to compare with ($KUBECTL, or kubectl on PATH).")
@@ -47,9 +89,13 @@ func main() {
 	flag.IntVar(&o.namespaces, "namespaces", 10, "Number of namespaces the pods are spread over.")
 	flag.IntVar(&o.runs, "runs", 1, "Times each command runs; the table shows the median.")
 	flag.IntVar(&o.workers, "workers", fixtures.Workers, "Concurrent requests while creating the pods.")
+	flag.BoolVar(&o.scale, "scale", false, "Measure peak RSS per 1,000 pods of the full and metadata-only pod informer commands against kubectl get, instead of the comparison table.")
+	flag.BoolVar(&o.kubectlJSON, "kubectl-json", false, "With -scale, also run kubectl get pods -A -o json (about 240 MB per 1,000 pods).")
+	flag.Int64Var(&o.minAvailableMiB, "min-available", 3072, "Kill a command, and report it killed, when the machine's available memory falls below this many MiB.")
+	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
 	flag.Parse()
-	if o.pods < 1 || o.namespaces < 1 || o.runs < 1 || o.workers < 1 {
-		fmt.Fprintln(os.Stderr, "error: -pods, -namespaces, -runs and -workers must be positive")
+	if o.pods < 1 || o.namespaces < 1 || o.runs < 1 || o.workers < 1 || o.minAvailableMiB < 0 {
+		fmt.Fprintln(os.Stderr, "error: -pods, -namespaces, -runs and -workers must be positive, -min-available not negative")
 		os.Exit(1)
 	}
 
@@ -73,6 +119,13 @@ type measurement struct {
 	// ref is the label of the measurement this one is compared with; empty means
 	// the `kubectl get` twin of a `kubectl idx` command.
 	ref string
+	// informer is the kind of pod informer a kubectl idx command starts, for the table.
+	informer string
+	// failed says why a run did not complete (killed by the memory guard, an exit code);
+	// walls and rssKB then hold that run's figures up to its end.
+	failed string
+	// killed is set when the memory guard ended it: its figures are lower bounds.
+	killed bool
 }
 
 // ownerGroupingJQ groups pods by top-level owner (through their ReplicaSet's own
@@ -88,8 +141,7 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("-binary: %w (run `make build` first)", err)
 	}
 	fixtures.Workers = o.workers
-	log("starting kube-apiserver and etcd")
-	env, err := testenv.Start(ctx, testenv.Options{
+	opts := testenv.Options{
 		// Room for the creation burst and for the big LISTs: the defaults (400 and 200 in
 		// flight) make the generator's writes queue in API Priority and Fairness.
 		APIServerFlags: map[string][]string{
@@ -100,7 +152,18 @@ func run(ctx context.Context, o options) error {
 		// 2 GiB backend quota.
 		EtcdFlags:    map[string][]string{"quota-backend-bytes": {"8589934592"}},
 		StartTimeout: 2 * time.Minute,
-	})
+	}
+	if o.scale {
+		// The 8 GiB quota holds 100,000 pods (about 0.22 GiB of backend per 10,000).
+		// Without fsync the creation runs at the API server's pace, not the disk's;
+		// nothing measured waits for the disk. The API server's one-minute default would
+		// end a LIST that is slow to encode on a loaded machine.
+		opts.EtcdFlags["unsafe-no-fsync"] = []string{"true"}
+		opts.APIServerFlags["request-timeout"] = []string{"10m"}
+		opts.RestartableAPIServer = true
+	}
+	log("starting kube-apiserver and etcd")
+	env, err := testenv.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -116,20 +179,67 @@ func run(ctx context.Context, o options) error {
 	if _, err := fixtures.Nodes(ctx, env.Clientset, nodes); err != nil {
 		return fmt.Errorf("creating nodes: %w", err)
 	}
+	// A few namespaces at a time, so the phases of one (owners, pods, statuses) overlap
+	// with the others' and the API server always has work.
+	var (
+		mu                sync.Mutex
+		madePods, madeNS  int
+		g, gctx           = errgroup.WithContext(ctx)
+		deadline          = start.Add(o.createWithin)
+		stoppedAtDeadline bool
+	)
+	g.SetLimit(4)
 	for i := range o.namespaces {
 		n := o.pods / o.namespaces
 		if i < o.pods%o.namespaces {
 			n++
 		}
 		ns := fmt.Sprintf("bench-%02d", i)
-		if err := fixtures.Pods(ctx, env.Clientset, ns, n); err != nil {
-			return fmt.Errorf("creating pods in %s: %w", ns, err)
-		}
-		log("created %d pods in %s (%s so far)", n, ns, time.Since(start).Round(time.Millisecond))
+		g.Go(func() error {
+			if o.createWithin > 0 && time.Now().After(deadline) {
+				mu.Lock()
+				stoppedAtDeadline = true
+				mu.Unlock()
+				return nil
+			}
+			if err := fixtures.Pods(gctx, env.Clientset, ns, n); err != nil {
+				return fmt.Errorf("creating pods in %s: %w", ns, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			madePods, madeNS = madePods+n, madeNS+1
+			log("created %d pods in %s (%d in all, %s so far)", n, ns, madePods, time.Since(start).Round(time.Millisecond))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	created := time.Since(start)
-	log("created %d pods on %d nodes in %d namespaces in %s (%.0f pods/s, %d workers)",
-		o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.workers)
+	// What the report counts per 1,000 pods is what exists.
+	o.requested, o.pods, o.namespaces = o.pods, madePods, madeNS
+	if stoppedAtDeadline {
+		log("stopped creating after -create-within %s: %d of the %d pods asked for", o.createWithin, madePods, o.requested)
+	}
+	log("created %d pods on %d nodes in %d namespaces in %s (%.0f pods/s, %d workers); etcd backend %s",
+		o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.workers, storageSize(ctx, env.Clientset))
+	if o.scale {
+		// The creation burst leaves the API server's watch cache holding its event history
+		// (up to 102,400 pod events with their encodings: 7.5 GB of RSS at 35,000 pods
+		// here); a cluster at rest holds its objects only. A restart gets there and leaves room for
+		// the clients measured.
+		log("restarting kube-apiserver (%s)", serverRSS())
+		if err := env.StopAPIServer(); err != nil {
+			return err
+		}
+		if err := env.StartAPIServer(); err != nil {
+			return err
+		}
+		if err := waitForPodCache(ctx, env.Clientset); err != nil {
+			return err
+		}
+		log("kube-apiserver restarted (%s)", serverRSS())
+	}
 
 	// The discovery cache is filled once, so no run pays for discovery more than another.
 	envv := env.Environ(env.Kubeconfig, "")
@@ -139,53 +249,75 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	type child struct {
-		label string
-		path  string
-		args  []string
-		ref   string
+	var children []child
+	if o.scale {
+		children = scaleChildren(o)
+	} else {
+		children = []child{
+			{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""},
+			{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}, "", full},
+			{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, "", ""},
+			{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, "", full},
+			{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, "", ""},
+			{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)", full},
+			{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf", metadataOnly},
+		}
+		// kubectl-tree finds a tree by listing every namespaced type of the
+		// namespace in full; its stand-in is one kubectl get of all of them.
+		treeNS := "bench-00"
+		types, deploy, err := treeTargets(ctx, o.kubectl, envv, treeNS)
+		if err != nil {
+			return err
+		}
+		children = append(children,
+			child{"kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", o.kubectl, []string{"get", types, "-n", treeNS, "-o", "json"}, "", ""},
+			child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", ""},
+			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf", ""},
+		)
 	}
-	children := []child{
-		{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, ""},
-		{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}, ""},
-		{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, ""},
-		{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, ""},
-		{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, ""},
-		{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)"},
-		{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf"},
-	}
-	// kubectl-tree finds a tree by listing every namespaced type of the
-	// namespace in full; its stand-in is one kubectl get of all of them.
-	treeNS := "bench-00"
-	types, deploy, err := treeTargets(ctx, o.kubectl, envv, treeNS)
-	if err != nil {
-		return err
-	}
-	children = append(children,
-		child{"kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", o.kubectl, []string{"get", types, "-n", treeNS, "-o", "json"}, ""},
-		child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)"},
-		child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf"},
-	)
 	var results []*measurement
 	for _, c := range children {
-		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref})
+		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer})
 	}
-	raws := rawLists(env.Config)
+	raws := rawLists(env.Config, o.scale)
 	for _, r := range raws {
 		results = append(results, &measurement{label: r.label, command: r.command, inProcess: true})
 	}
 
+	guard, err := newMemoryGuard(o.minAvailableMiB << 10)
+	if err != nil {
+		return err
+	}
+	log("measuring (%s)", serverRSS())
+	rssFile := filepath.Join(env.Dir, "maxrss")
 	for i := range o.runs {
 		// Alternate kubectl and kubectl-idx so drift on the machine hits both alike.
 		for j, c := range children {
-			cw := &countingWriter{}
-			res, err := testenv.Run(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: envv, Stdout: cw, Timeout: 30 * time.Minute})
-			if err != nil || res.ExitCode != 0 {
-				return fmt.Errorf("%s: %v\n%s", c.label, err, res)
-			}
 			m := results[j]
+			if m.failed != "" {
+				continue
+			}
+			cw := &countingWriter{}
+			stopGuard := guard.watch()
+			res, err := runMeasured(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: envv, Stdout: cw, Timeout: 30 * time.Minute}, rssFile)
+			killed, killedAtKB := stopGuard()
+			if killed != "" {
+				// Peak RSS up to the kill, as the guard read it: a lower bound.
+				res.MaxRSSKB = max(res.MaxRSSKB, killedAtKB)
+			}
 			m.walls, m.rssKB, m.bytes = append(m.walls, res.Wall), append(m.rssKB, res.MaxRSSKB), cw.n
-			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(cw.n)/(1<<20))
+			switch {
+			case killed != "":
+				m.failed, m.killed = killed, true
+			case err != nil || res.ExitCode != 0:
+				if !o.scale {
+					return fmt.Errorf("%s: %v\n%s", c.label, err, res)
+				}
+				// At scale a failure is a finding (a sync timeout, an API server limit):
+				// report it and measure the rest.
+				m.failed = fmt.Sprintf("exit code %d: %v %s", res.ExitCode, err, lastLine(res.Stderr))
+			}
+			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(cw.n)/(1<<20), m.failed)
 		}
 		for j, r := range raws {
 			wall, n, err := r.do(ctx)
@@ -200,6 +332,79 @@ func run(ctx context.Context, o options) error {
 
 	report(os.Stdout, o, nodes, created, results)
 	return nil
+}
+
+// runRusageChild implements rusageChild.
+func runRusageChild(file string, args []string) int {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 127
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		if err := os.WriteFile(file, []byte(strconv.FormatInt(ru.Maxrss, 10)), 0o600); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			return 127
+		}
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// runMeasured runs c through rusageChild and returns its result with MaxRSSKB the
+// command's own peak RSS. A command killed (by the memory guard, at its timeout) leaves
+// no figure: MaxRSSKB is then zero.
+func runMeasured(ctx context.Context, c testenv.Cmd, rssFile string) (testenv.Result, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return testenv.Result{}, err
+	}
+	_ = os.Remove(rssFile)
+	c.Path, c.Args = self, append([]string{rusageChild, rssFile, c.Path}, c.Args...)
+	res, err := testenv.Run(ctx, c)
+	res.MaxRSSKB = 0
+	if data, rerr := os.ReadFile(rssFile); rerr == nil {
+		res.MaxRSSKB, _ = strconv.ParseInt(string(data), 10, 64)
+	}
+	return res, err
+}
+
+// child is one command the bench runs as a child process.
+type child struct {
+	label string
+	path  string
+	args  []string
+	// ref and informer go to the measurement.
+	ref, informer string
+}
+
+// Kinds of pod informer, as cmd/get.go chooses them: -o name needs metadata only; human pod
+// output, grouped or not (the group summaries count ready pods), and -o json need full pods.
+const (
+	full         = "full"
+	metadataOnly = "metadata-only"
+)
+
+// scaleChildren returns the -scale command set: each kind of pod informer, plain and
+// --by-owner, after the kubectl get it is compared with. The -o json pair is last: its
+// kubectl side is the one most likely not to fit the machine.
+func scaleChildren(o options) []child {
+	// Syncing 100,000 pods on a loaded machine can outlast the default 60 s; the
+	// timeout changes nothing else.
+	idx := func(args ...string) []string { return append(args, "--sync-timeout=10m") }
+	cs := []child{
+		{"kubectl get pods -A -o name", o.kubectl, []string{"get", "pods", "-A", "-o", "name"}, "", ""},
+		{"kubectl idx pods -A -o name", o.binary, idx("pods", "-A", "-o", "name"), "", metadataOnly},
+		{"kubectl idx pods -A --by-owner -o name", o.binary, idx("pods", "-A", "--by-owner", "-o", "name"), "kubectl get pods -A -o name", metadataOnly},
+		{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, "", ""},
+		{"kubectl idx pods -A", o.binary, idx("pods", "-A"), "", full},
+		{"kubectl idx pods -A --by-owner", o.binary, idx("pods", "-A", "--by-owner"), "kubectl get pods -A", full},
+	}
+	if o.kubectlJSON {
+		cs = append(cs, child{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""})
+	}
+	return append(cs, child{"kubectl idx pods -A -o json", o.binary, idx("pods", "-A", "-o", "json"), "", full})
 }
 
 // treeTargets returns the comma-joined names of every listable namespaced type
@@ -227,7 +432,9 @@ type rawList struct {
 	do             func(context.Context) (time.Duration, int64, error)
 }
 
-func rawLists(cfg *rest.Config) []rawList {
+// rawLists returns the reference LISTs; at scale the JSON one is left out: the bench
+// would hold the whole body, and it bounds no command of the -scale set.
+func rawLists(cfg *rest.Config, scale bool) []rawList {
 	c := rest.CopyConfig(cfg)
 	c.Timeout = 10 * time.Minute
 	cs := kubernetes.NewForConfigOrDie(c)
@@ -243,16 +450,27 @@ func rawLists(cfg *rest.Config) []rawList {
 		protoType = "application/vnd.kubernetes.protobuf"
 		metaType  = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 	)
-	return []rawList{
+	raws := []rawList{
 		{"raw LIST pods, JSON", "GET /api/v1/pods  Accept: " + jsonType, list(jsonType)},
 		{"raw LIST pods, protobuf", "GET /api/v1/pods  Accept: " + protoType, list(protoType)},
 		{"raw LIST pods, metadata protobuf", "GET /api/v1/pods  Accept: " + metaType, list(metaType)},
 	}
+	if scale {
+		raws = raws[1:]
+	}
+	return raws
 }
 
 func report(w io.Writer, o options, nodes int, created time.Duration, results []*measurement) {
-	fmt.Fprintf(w, "\nkubectl-idx bench: %d pods on %d nodes in %d namespaces, created in %s; %d run(s) each, median shown\n",
-		o.pods, nodes, o.namespaces, created.Round(time.Millisecond), o.runs)
+	mode := ""
+	if o.scale {
+		mode = " (-scale)"
+	}
+	fmt.Fprintf(w, "\nkubectl-idx bench%s: %d pods on %d nodes in %d namespaces, created in %s (%.0f pods/s); %d run(s) each, median shown\n",
+		mode, o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.runs)
+	if o.pods != o.requested {
+		fmt.Fprintf(w, "creation stopped at -create-within %s: %d of the %d pods asked for\n", o.createWithin, o.pods, o.requested)
+	}
 	fmt.Fprintf(w, "kubectl: %s\n\n", kubectlVersion(o.kubectl))
 
 	byLabel := map[string]*measurement{}
@@ -260,27 +478,51 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 		byLabel[m.label] = m
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "command\twall s\tpeak RSS MB\tstdout MB\tidx/reference wall\tidx/reference RSS\t")
+	fmt.Fprintln(tw, "command\tpod informer\twall s\tpeak RSS MB\tRSS MB per 1k pods\tstdout MB\tidx/reference wall\tidx/reference RSS\t")
+	perK := float64(o.pods) / 1000
+	var failed []*measurement
 	for _, m := range results {
-		rss, ratioWall, ratioRSS := "-", "", ""
+		rss, rssPerK, ratioWall, ratioRSS := "-", "-", "", ""
 		if !m.inProcess {
 			rss = fmt.Sprintf("%.1f", float64(median(m.rssKB))/1024)
+			rssPerK = fmt.Sprintf("%.2f", float64(median(m.rssKB))/1024/perK)
 		}
 		if strings.HasPrefix(m.label, "kubectl idx ") {
 			refLabel := m.ref
 			if refLabel == "" {
 				refLabel = "kubectl get " + strings.TrimPrefix(m.label, "kubectl idx ")
 			}
-			if ref := byLabel[refLabel]; ref != nil {
-				ratioWall = fmt.Sprintf("%.2fx", median(m.walls).Seconds()/median(ref.walls).Seconds())
+			// A reference the guard killed would have taken more: the ratio is an upper
+			// bound. Against one that failed otherwise there is no ratio.
+			if ref := byLabel[refLabel]; ref != nil && m.failed == "" && (ref.failed == "" || ref.killed) {
+				bound := ""
+				if ref.killed {
+					bound = "<="
+				}
+				ratioWall = fmt.Sprintf("%s%.2fx", bound, median(m.walls).Seconds()/median(ref.walls).Seconds())
 				if !ref.inProcess {
-					ratioRSS = fmt.Sprintf("%.2fx", float64(median(m.rssKB))/float64(median(ref.rssKB)))
+					ratioRSS = fmt.Sprintf("%s%.2fx", bound, float64(median(m.rssKB))/float64(median(ref.rssKB)))
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.1f\t%s\t%s\t\n", m.label, median(m.walls).Seconds(), rss, float64(m.bytes)/(1<<20), ratioWall, ratioRSS)
+		label := m.label
+		if m.failed != "" {
+			label += " (failed, see below)"
+			failed = append(failed, m)
+		}
+		if m.killed {
+			// The figures are those of the run up to the kill: lower bounds.
+			rss, rssPerK = ">="+rss, ">="+rssPerK
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t\n", label, m.informer, median(m.walls).Seconds(), rss, rssPerK, float64(m.bytes)/(1<<20), ratioWall, ratioRSS)
 	}
 	_ = tw.Flush()
+	for _, m := range failed {
+		fmt.Fprintf(w, "\n%s did not complete: %s\n", m.label, m.failed)
+	}
+	if o.scale && !o.kubectlJSON {
+		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 240 MB per 1,000 pods.")
+	}
 
 	fmt.Fprintln(w, "\ncommand lines (KUBECONFIG points at the bench server; stdout discarded and counted):")
 	for _, m := range results {
@@ -300,6 +542,226 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 			fmt.Fprintf(w, "  %-34s %s\n", m.label+":", strings.Join(cells, "  "))
 		}
 	}
+}
+
+// memoryGuard kills the command the bench is running when the machine's available memory
+// falls below a floor, so that a kubectl reference too big for the machine ends as a
+// reported failure instead of the kernel's OOM killer picking a victim among whatever else
+// runs there (the API server, other people's tests).
+type memoryGuard struct {
+	floorKB int64
+	// spare holds the bench's child processes when the guard was made: the API server and
+	// etcd, which it never kills.
+	spare map[int]bool
+}
+
+func newMemoryGuard(floorKB int64) (*memoryGuard, error) {
+	pids, err := childPIDs()
+	if err != nil {
+		return nil, err
+	}
+	g := &memoryGuard{floorKB: floorKB, spare: map[int]bool{}}
+	for _, pid := range pids {
+		g.spare[pid] = true
+	}
+	return g, nil
+}
+
+// watch polls MemAvailable until the returned stop is called; stop returns why it killed
+// the command, or "" when it did not, and the command's peak RSS (VmHWM of the processes in
+// its group) when it killed it.
+func (g *memoryGuard) watch() (stop func() (string, int64)) {
+	done := make(chan struct{})
+	var why atomic.Value
+	var peakKB atomic.Int64
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			avail, err := memAvailableKB()
+			if err != nil || avail >= g.floorKB {
+				continue
+			}
+			pids, err := childPIDs()
+			if err != nil {
+				continue
+			}
+			for _, pid := range pids {
+				if g.spare[pid] {
+					continue
+				}
+				// testenv.Run starts each command in its own process group.
+				peakKB.Store(max(peakKB.Load(), groupPeakKB(pid)))
+				if syscall.Kill(-pid, syscall.SIGKILL) == nil {
+					why.CompareAndSwap(nil, fmt.Sprintf("killed by the memory guard: the machine's available memory fell to %d MiB (floor %d MiB, -min-available)", avail>>10, g.floorKB>>10))
+				}
+			}
+		}
+	}()
+	return func() (string, int64) {
+		close(done)
+		if v, ok := why.Load().(string); ok {
+			return v, peakKB.Load()
+		}
+		return "", 0
+	}
+}
+
+// groupPeakKB returns the largest VmHWM (peak RSS of the address space) among the
+// processes of process group pgid, from /proc.
+func groupPeakKB(pgid int) int64 {
+	procs, _ := procStats()
+	var peak int64
+	for _, p := range procs {
+		if p.pgrp == pgid {
+			peak = max(peak, procStatusKB(p.pid, "VmHWM:"))
+		}
+	}
+	return peak
+}
+
+// childPIDs returns the pids of this process's children, from /proc.
+func childPIDs() ([]int, error) {
+	procs, err := procStats()
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, p := range procs {
+		if p.ppid == self {
+			pids = append(pids, p.pid)
+		}
+	}
+	return pids, nil
+}
+
+// procStat is what the bench reads of /proc/PID/stat.
+type procStat struct{ pid, ppid, pgrp int }
+
+// procStats returns every process's procStat.
+func procStats() ([]procStat, error) {
+	paths, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return nil, err
+	}
+	var procs []procStat
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 3 {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		ppid, _ := strconv.Atoi(f[1])
+		pgrp, _ := strconv.Atoi(f[2])
+		procs = append(procs, procStat{pid, ppid, pgrp})
+	}
+	return procs, nil
+}
+
+// procStatusKB returns a "NAME:   N kB" field of /proc/PID/status, 0 if absent.
+func procStatusKB(pid int, name string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// memAvailableKB returns MemAvailable from /proc/meminfo.
+func memAvailableKB() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no MemAvailable in /proc/meminfo")
+}
+
+// waitForPodCache waits until the API server serves pods from its watch cache, which a
+// restarted server fills from etcd before it answers LISTs at resourceVersion 0.
+func waitForPodCache(ctx context.Context, cs kubernetes.Interface) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		_, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for the API server's pod cache: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// serverRSS describes the RSS of the bench's child processes (the API server and etcd
+// between commands), from /proc.
+func serverRSS() string {
+	pids, err := childPIDs()
+	if err != nil {
+		return err.Error()
+	}
+	var parts []string
+	for _, pid := range pids {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		parts = append(parts, fmt.Sprintf("%s RSS %.0f MB", strings.TrimSpace(string(comm)), float64(procStatusKB(pid, "VmRSS:"))/1024))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// storageSize returns the etcd backend size the API server reports in its metrics, the
+// figure etcd's quota applies to, or "unknown".
+func storageSize(ctx context.Context, cs kubernetes.Interface) string {
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return "unknown"
+	}
+	var total float64
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "apiserver_storage_size_bytes{") {
+			f := strings.Fields(line)
+			if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+				total = max(total, v)
+			}
+		}
+	}
+	if total == 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f GiB", total/(1<<30))
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func kubectlVersion(kubectl string) string {

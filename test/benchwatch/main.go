@@ -9,9 +9,15 @@
 // before the request was sent and a sequence number; the feed runs as a child process with
 // `-o json --watch-only` and its NDJSON lines are parsed as they arrive. The delay therefore
 // includes the API server's write, etcd, the watch fan-out, the informer, the feed's queue
-// and encoding, and the pipe. RSS is sampled from /proc every second. This is a benchmark,
-// not a test: nothing is asserted about the numbers, but lost or repeated changes are
-// reported, and so is a write rate below the target.
+// and encoding, and the pipe. RSS is sampled from /proc every second for its maximum, and
+// every -rss-every for the series printed at the end, with a flatness figure for soaks: RSS
+// at the end of -settle against the end of the run, and the slope of a least-squares line
+// through the samples after -settle.
+//
+//	go run ./test/benchwatch -binary bin/kubectl-idx -rate 500 -duration 10m
+//
+// This is a benchmark, not a test: nothing is asserted about the numbers, but lost or
+// repeated changes are reported, and so is a write rate below the target.
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -53,6 +60,8 @@ type options struct {
 	duration time.Duration
 	objects  int
 	workers  int
+	rssEvery time.Duration
+	settle   time.Duration
 }
 
 func main() {
@@ -62,9 +71,11 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "How long to write.")
 	flag.IntVar(&o.objects, "objects", 1000, "Number of ConfigMaps the changes go round.")
 	flag.IntVar(&o.workers, "workers", 64, "Concurrent write requests.")
+	flag.DurationVar(&o.rssEvery, "rss-every", 10*time.Second, "Interval of the feed RSS series printed at the end.")
+	flag.DurationVar(&o.settle, "settle", time.Minute, "Start-up time left out of the RSS flatness figures.")
 	flag.Parse()
-	if o.rate < 1 || o.duration <= 0 || o.objects < 1 || o.workers < 1 {
-		fmt.Fprintln(os.Stderr, "error: -rate, -duration, -objects and -workers must be positive")
+	if o.rate < 1 || o.duration <= 0 || o.objects < 1 || o.workers < 1 || o.rssEvery <= 0 || o.settle < 0 {
+		fmt.Fprintln(os.Stderr, "error: -rate, -duration, -objects, -workers and -rss-every must be positive, -settle not negative")
 		os.Exit(1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -183,21 +194,34 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
+	// rssSamples (every second) give the maximum, series (every o.rssEvery, from the
+	// first write on) the shape over time.
 	var rssMu sync.Mutex
 	rssSamples := []int64{rssStart}
+	series := []rssSample{{0, rssStart}}
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
+	sampleStart := time.Now()
+	samplerDone := make(chan struct{})
 	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
+		defer close(samplerDone)
+		every, slow := time.NewTicker(time.Second), time.NewTicker(o.rssEvery)
+		defer every.Stop()
+		defer slow.Stop()
 		for {
 			select {
 			case <-sampleCtx.Done():
 				return
-			case <-t.C:
+			case <-every.C:
 				if kb, err := feed.RSSKB(); err == nil {
 					rssMu.Lock()
 					rssSamples = append(rssSamples, kb)
+					rssMu.Unlock()
+				}
+			case <-slow.C:
+				if kb, err := feed.RSSKB(); err == nil {
+					rssMu.Lock()
+					series = append(series, rssSample{time.Since(sampleStart), kb})
 					rssMu.Unlock()
 				}
 			}
@@ -271,7 +295,13 @@ collect:
 		}
 	}
 	stopSampling()
+	<-samplerDone
 	rssEnd, _ := feed.RSSKB()
+	series = append(series, rssSample{time.Since(sampleStart), rssEnd})
+	// The feed's peak over its whole life, start-up included. getrusage after Wait would
+	// not do: Go starts children with vfork and execve carries this process's own peak RSS
+	// into the child's ru_maxrss.
+	rssPeak := peakRSSKB(feed.Pid())
 	if err := feed.Signal(os.Interrupt); err != nil {
 		return err
 	}
@@ -290,9 +320,7 @@ collect:
 	for _, d := range [][]time.Duration{delays, received, inFeed, writeLatencies} {
 		slices.Sort(d)
 	}
-	rssMu.Lock()
-	rssMax := slices.Max(rssSamples)
-	rssMu.Unlock()
+	rssMax := max(slices.Max(rssSamples), rssEnd)
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "command\tkubectl-idx %s\n", strings.Join(args, " "))
@@ -318,11 +346,80 @@ collect:
 		}
 	}
 	fmt.Fprintf(w, "feed RSS\tstart %s  end %s  max %s (sampled every second)\n", mib(rssStart), mib(rssEnd), mib(rssMax))
-	fmt.Fprintf(w, "feed exit\tcode %d after SIGINT, peak RSS %s (getrusage)\n", res.ExitCode, mib(res.MaxRSSKB))
+	fmt.Fprintf(w, "feed exit\tcode %d after SIGINT; peak RSS over its life before SIGINT %s (VmHWM)\n", res.ExitCode, mib(rssPeak))
+	fmt.Fprintf(w, "feed RSS flatness\t%s\n", flatness(series, o.settle))
 	if s := res.Stderr; s != "" {
 		fmt.Fprintf(w, "feed stderr\t%q\n", s)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	printSeries(os.Stdout, series, o.rssEvery)
+	return nil
+}
+
+// peakRSSKB returns VmHWM, the peak RSS of process pid, from /proc; 0 if unreadable.
+func peakRSSKB(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+// rssSample is the feed's RSS at a time since the first write.
+type rssSample struct {
+	at time.Duration
+	kb int64
+}
+
+// flatness compares the RSS at the end of settle (the first sample at or after it) with
+// the last sample, and fits a least-squares line through the samples from settle on: a
+// feed whose memory stays flat has a slope near zero however noisy the samples are.
+func flatness(series []rssSample, settle time.Duration) string {
+	i := slices.IndexFunc(series, func(s rssSample) bool { return s.at >= settle })
+	if i < 0 || len(series)-i < 3 {
+		return fmt.Sprintf("n/a: fewer than 3 samples after %s", clock(settle))
+	}
+	from, end := series[i], series[len(series)-1]
+	// Least squares of MiB over minutes.
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range series[i:] {
+		x, y := s.at.Minutes(), float64(s.kb)/1024
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	span := (end.at - from.at).Minutes()
+	return fmt.Sprintf("at %s %s, at end (%s) %s: %+.1f MiB (%+.1f%%); least-squares slope over %s..%s %+.2f MiB/min (%+.2f%% of the %s value per minute, %d samples)",
+		clock(from.at), mib(from.kb), clock(end.at), mib(end.kb), float64(end.kb-from.kb)/1024, 100*float64(end.kb-from.kb)/float64(from.kb),
+		clock(from.at), clock(end.at), slope, 100*slope/(float64(from.kb)/1024), clock(from.at), int(n)) +
+		fmt.Sprintf("; fitted growth over those %.1f min %+.1f MiB", span, slope*span)
+}
+
+// printSeries prints the RSS series in MiB, one line per minute of samples.
+func printSeries(w io.Writer, series []rssSample, every time.Duration) {
+	perLine := max(1, int(time.Minute/every))
+	fmt.Fprintf(w, "\nfeed RSS series (MiB, sampled every %s from the first write; the last sample is at the end of the run):\n", every)
+	for i := 0; i < len(series); i += perLine {
+		line := series[i:min(i+perLine, len(series))]
+		cells := make([]string, len(line))
+		for j, s := range line {
+			cells[j] = fmt.Sprintf("%6.1f", float64(s.kb)/1024)
+		}
+		fmt.Fprintf(w, "  %6s  %s\n", clock(line[0].at), strings.Join(cells, " "))
+	}
+}
+
+// clock renders d as m:ss.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 func objectName(i int) string { return fmt.Sprintf("cm-%05d", i) }
