@@ -65,6 +65,9 @@ type options struct {
 	createWithin time.Duration
 	// requested is -pods; pods becomes the number created.
 	requested int
+	// only, when set, keeps the commands whose label contains it (and those
+	// they are compared with).
+	only string
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -92,6 +95,7 @@ func main() {
 	flag.BoolVar(&o.scale, "scale", false, "Measure peak RSS per 1,000 pods of the full and metadata-only pod informer commands against kubectl get, instead of the comparison table.")
 	flag.BoolVar(&o.kubectlJSON, "kubectl-json", false, "With -scale, also run kubectl get pods -A -o json (about 240 MB per 1,000 pods).")
 	flag.Int64Var(&o.minAvailableMiB, "min-available", 3072, "Kill a command, and report it killed, when the machine's available memory falls below this many MiB.")
+	flag.StringVar(&o.only, "only", "", "Run only the commands whose label contains this text, and their references, e.g. -only tree.")
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
 	flag.Parse()
 	if o.pods < 1 || o.namespaces < 1 || o.runs < 1 || o.workers < 1 || o.minAvailableMiB < 0 {
@@ -274,6 +278,15 @@ func run(ctx context.Context, o options) error {
 			child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", ""},
 			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf", ""},
 		)
+	}
+	if o.only != "" {
+		keep := map[string]bool{}
+		for _, c := range children {
+			if strings.Contains(c.label, o.only) {
+				keep[c.label], keep[c.ref] = true, true
+			}
+		}
+		children = slices.DeleteFunc(children, func(c child) bool { return !keep[c.label] })
 	}
 	var results []*measurement
 	for _, c := range children {
