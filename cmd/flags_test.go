@@ -118,6 +118,8 @@ func TestBadFlagValues(t *testing.T) {
 
 		// The relation commands share their flags.
 		{name: "tree: -o unknown", args: []string{"tree", "deploy/web", "-o", "bogus"}, want: `error: unable to match a printer suitable for the output format "bogus", allowed formats are: ` + getFormats},
+		{name: "tree: --sort-by", args: []string{"tree", "deploy/web", "--sort-by", ".metadata.name"}, want: `error: --sort-by is not supported by kubectl idx tree`},
+		{name: "events: --sort-by", args: []string{"events", "deploy/web", "--sort-by", ".metadata.name"}, want: `error: --sort-by is not supported by kubectl idx events`},
 		{name: "owners: --sync-timeout negative", args: []string{"owners", "pod/web", "--sync-timeout=-1s"}, want: "error: --sync-timeout must not be negative, got -1s"},
 		{name: "orphans: --sync-timeout not a duration", args: []string{"orphans", "--sync-timeout", "soon"}, want: `error: invalid argument "soon" for "--sync-timeout" flag: ` + duration},
 		{name: "uses: -o jsonpath unclosed", args: []string{"uses", "secret/db", "-o", "jsonpath={.bad"}, want: "error: error parsing jsonpath {.bad, unclosed action"},

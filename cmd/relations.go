@@ -56,6 +56,8 @@ type RelationOptions struct {
 	listable func(namespacedOnly bool) ([]informer.Resource, []error)
 	// warnings collects what the answer may be missing, in the order found.
 	warnings []string
+	// sortable is true for commands that print a List --sort-by can order.
+	sortable bool
 
 	genericiooptions.IOStreams
 }
@@ -95,6 +97,14 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
 	}
+	if sortBy := o.sortBy(); sortBy != "" && !o.sortable {
+		// Trees, chains and newest-last event lists have an order of their own.
+		name := "this command"
+		if cmd != nil {
+			name = "kubectl idx " + cmd.Name()
+		}
+		return fmt.Errorf("--sort-by is not supported by %s", name)
+	}
 	if o.newFactory != nil {
 		// Tests resolved everything else already.
 		return nil
@@ -124,6 +134,14 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 		o.progress = term.IsTerminal(int(f.Fd()))
 	}
 	return nil
+}
+
+// sortBy is the --sort-by value, "" when unset.
+func (o *RelationOptions) sortBy() string {
+	if o.PrintFlags == nil || o.PrintFlags.HumanReadableFlags == nil || o.PrintFlags.HumanReadableFlags.SortBy == nil {
+		return ""
+	}
+	return *o.PrintFlags.HumanReadableFlags.SortBy
 }
 
 // warn records a warning for stderr and the JSON document.

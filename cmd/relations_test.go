@@ -726,3 +726,22 @@ func TestListsEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectsSortBy(t *testing.T) {
+	c := newRelationCase(t, "json")
+	c.server = fakeapi.New(nil, selectionObjects()...)
+	ro := c.options(t)
+	*ro.PrintFlags.HumanReadableFlags.SortBy = "{.status.phase}"
+	o := &SelectsOptions{RelationOptions: ro}
+	o.sortable = true
+	var err error
+	if o.object, err = o.parseObjectArg("select", []string{"svc/web"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runRelation(t, o.Run); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got, want := listNames(t, c.stdout.String()), []string{"Pod/web-7d9c-b", "Pod/web-7d9c-a"}; !slices.Equal(got, want) {
+		t.Errorf("sorted by phase: %q, want %q (Pending before Running)", got, want)
+	}
+}

@@ -71,6 +71,7 @@ func NewCmdSelectedBy(configFlags *genericclioptions.ConfigFlags, streams generi
 
 func newCmdSelects(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams, inverse bool) *cobra.Command {
 	o := &SelectsOptions{RelationOptions: newRelationOptions(configFlags, streams), inverse: inverse}
+	o.sortable = true
 	cmd := &cobra.Command{
 		Use:     "selects (TYPE/NAME | TYPE NAME)",
 		Short:   "List the pods an object's selector matches",
@@ -138,6 +139,7 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 		ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
 		Now:          time.Now(),
 		Warnings:     o.warnings,
+		SortBy:       o.sortBy(),
 	})
 	if err != nil {
 		return err
