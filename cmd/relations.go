@@ -6,9 +6,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -221,7 +223,15 @@ type world struct {
 	factory *informer.Factory
 	stores  []index.GraphStore
 	kinds   map[schema.GroupKind]bool
-	full    map[schema.GroupKind]cache.Indexer
+	// full holds the stores of whole objects per kind, one per namespace
+	// read or one for the world's scope.
+	full map[schema.GroupKind][]cache.Indexer
+	// namespace is the scope of the world's namespaced informers.
+	namespace string
+	// extra are the per-namespace factories loadFull started.
+	extra []*informer.Factory
+	// indexers are the indexes of the metadata informers.
+	indexers cache.Indexers
 }
 
 // newWorld builds an empty world whose namespaced informers cover namespace
@@ -238,7 +248,8 @@ func (o *RelationOptions) newWorld(ctx context.Context, namespace string) (*worl
 		return nil, err
 	}
 	f.Start(reflectorContext(ctx))
-	return &world{o: o, factory: f, kinds: map[schema.GroupKind]bool{}, full: map[schema.GroupKind]cache.Indexer{}}, nil
+	return &world{o: o, factory: f, namespace: namespace, indexers: index.GraphIndexers(),
+		kinds: map[schema.GroupKind]bool{}, full: map[schema.GroupKind][]cache.Indexer{}}, nil
 }
 
 // reflectorContext keeps the reflectors' own log lines for -v=2 and above,
@@ -258,7 +269,12 @@ func (o *RelationOptions) progressWriter() io.Writer {
 	return o.ErrOut
 }
 
-func (w *world) shutdown() { w.factory.Shutdown() }
+func (w *world) shutdown() {
+	w.factory.Shutdown()
+	for _, f := range w.extra {
+		f.Shutdown()
+	}
+}
 
 // add starts metadata-only informers, indexed for the graph, for the
 // resources not yet in the world and waits for them. A type that cannot be
@@ -272,7 +288,7 @@ func (w *world) add(ctx context.Context, resources []informer.Resource) error {
 			continue
 		}
 		w.kinds[gk] = true
-		inf, err := w.factory.Informer(r, informer.MetadataOnly, index.GraphIndexers())
+		inf, err := w.factory.Informer(r, informer.MetadataOnly, w.indexers)
 		if err != nil {
 			return err
 		}
@@ -357,54 +373,109 @@ var statusKinds = map[schema.GroupKind]bool{
 	{Group: "batch", Kind: "Job"}: true, {Group: "batch", Kind: "CronJob"}: true,
 }
 
+// fullNamespaceLimit is how many namespaces a cluster-wide world reads full
+// objects from one namespace at a time; beyond it, one cluster-wide list per
+// kind is cheaper than many small ones.
+const fullNamespaceLimit = 8
+
 // loadFull starts full informers for the kinds among nodes that have a status
-// worth showing and waits for them. Failures only cost the status column.
+// worth showing and waits for them. Failures only cost the status column. In
+// a cluster-wide world, a kind whose nodes live in a few namespaces is read
+// from those namespaces only: a tree of one Deployment must not cost a full
+// list of every pod in the cluster.
 func (w *world) loadFull(ctx context.Context, nodes []index.Node) error {
-	var started []informer.Resource
-	var infs []cache.SharedIndexInformer
-	seen := map[schema.GroupKind]bool{}
+	type want struct {
+		res        informer.Resource
+		namespaces map[string]bool
+	}
+	wants := map[schema.GroupKind]*want{}
+	var order []schema.GroupKind
 	for _, n := range nodes {
 		gk := n.GVK.GroupKind()
-		if seen[gk] || w.full[gk] != nil {
+		if w.full[gk] != nil {
 			continue
 		}
-		seen[gk] = true
-		builtin := gk.Group == "" || strings.HasSuffix(gk.Group, ".k8s.io") || !strings.Contains(gk.Group, ".")
-		if builtin && !statusKinds[gk] {
+		wt, ok := wants[gk]
+		if !ok {
+			builtin := gk.Group == "" || strings.HasSuffix(gk.Group, ".k8s.io") || !strings.Contains(gk.Group, ".")
+			if builtin && !statusKinds[gk] {
+				continue
+			}
+			r := informer.Resource{GVR: w.resourceFor(gk), GVK: n.GVK, Namespaced: n.Namespaced}
+			if r.GVR.Empty() {
+				continue
+			}
+			wt = &want{res: r, namespaces: map[string]bool{}}
+			wants[gk] = wt
+			order = append(order, gk)
+		}
+		wt.namespaces[n.Object.GetNamespace()] = true
+	}
+	// Group the kinds by the factory that reads them: "" is the world's own.
+	scopes := map[string][]informer.Resource{}
+	var scopeOrder []string
+	addScope := func(ns string, r informer.Resource) {
+		if _, ok := scopes[ns]; !ok {
+			scopeOrder = append(scopeOrder, ns)
+		}
+		scopes[ns] = append(scopes[ns], r)
+	}
+	for _, gk := range order {
+		wt := wants[gk]
+		if !wt.res.Namespaced || w.namespace != metav1.NamespaceAll || len(wt.namespaces) > fullNamespaceLimit {
+			addScope("", wt.res)
 			continue
 		}
-		r := informer.Resource{GVR: w.resourceFor(gk), GVK: n.GVK, Namespaced: n.Namespaced}
-		if r.GVR.Empty() {
-			continue
-		}
-		inf, err := w.factory.Informer(r, informer.Full, nil)
-		if err != nil {
-			return err
-		}
-		started = append(started, r)
-		infs = append(infs, inf)
-	}
-	if len(started) == 0 {
-		return nil
-	}
-	skipped, err := w.factory.WaitForSyncPartial(ctx)
-	if err != nil {
-		return err
-	}
-	failed := map[schema.GroupVersionResource]bool{}
-	for _, s := range skipped {
-		if s.Mode != informer.Full {
-			continue
-		}
-		failed[s.Resource.GVR] = true
-		w.o.warn("cannot read the status of %s: %s", s.Resource.Name(), warningText(s.Err))
-	}
-	for i, r := range started {
-		if !failed[r.GVR] {
-			w.full[r.GVK.GroupKind()] = infs[i].GetIndexer()
+		for ns := range wt.namespaces {
+			addScope(ns, wt.res)
 		}
 	}
-	return nil
+	var mu sync.Mutex
+	var eg errgroup.Group
+	eg.SetLimit(relationMaxLists)
+	for _, ns := range scopeOrder {
+		f := w.factory
+		if ns != "" {
+			var err error
+			if f, err = w.o.newFactory(informerConfig(w.o, ns)); err != nil {
+				return err
+			}
+			w.extra = append(w.extra, f)
+		}
+		infs := make([]cache.SharedIndexInformer, len(scopes[ns]))
+		for i, r := range scopes[ns] {
+			inf, err := f.Informer(r, informer.Full, nil)
+			if err != nil {
+				return err
+			}
+			infs[i] = inf
+		}
+		f.Start(ctx)
+		eg.Go(func() error {
+			skipped, err := f.WaitForSyncPartial(ctx)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			failed := map[schema.GroupVersionResource]bool{}
+			for _, s := range skipped {
+				if s.Mode != informer.Full {
+					continue
+				}
+				failed[s.Resource.GVR] = true
+				w.o.warn("cannot read the status of %s: %s", s.Resource.Name(), warningText(s.Err))
+			}
+			for i, r := range scopes[ns] {
+				if !failed[r.GVR] {
+					gk := r.GVK.GroupKind()
+					w.full[gk] = append(w.full[gk], infs[i].GetIndexer())
+				}
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
 }
 
 // resourceFor returns the resource of a kind in the world.
@@ -419,23 +490,22 @@ func (w *world) resourceFor(gk schema.GroupKind) schema.GroupVersionResource {
 
 // fullObject returns the whole object behind a node, when loaded.
 func (w *world) fullObject(n index.Node) runtime.Object {
-	idx := w.full[n.GVK.GroupKind()]
-	if idx == nil {
-		return nil
-	}
 	key := n.Object.GetName()
 	if ns := n.Object.GetNamespace(); ns != "" {
 		key = ns + "/" + key
 	}
-	obj, ok, err := idx.GetByKey(key)
-	if err != nil || !ok {
-		return nil
+	for _, idx := range w.full[n.GVK.GroupKind()] {
+		obj, ok, err := idx.GetByKey(key)
+		if err != nil || !ok {
+			continue
+		}
+		ro, _ := obj.(runtime.Object)
+		if a, err := meta.Accessor(ro); err != nil || a.GetUID() != n.Object.GetUID() {
+			return nil
+		}
+		return ro
 	}
-	ro, _ := obj.(runtime.Object)
-	if a, err := meta.Accessor(ro); err != nil || a.GetUID() != n.Object.GetUID() {
-		return nil
-	}
-	return ro
+	return nil
 }
 
 // item describes a node for a tree document.

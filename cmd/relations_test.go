@@ -238,7 +238,7 @@ func TestTreeRun(t *testing.T) {
 		forbidden []string
 		want      []string
 		warnings  []string
-		wantNS    string
+		wantNS    []string // the namespaces of the factories, in order
 	}{
 		{
 			name: "deployment to pods, with status",
@@ -249,7 +249,7 @@ func TestTreeRun(t *testing.T) {
 				"  Pod/web-7d9c-a 1/1 Running",
 				"  Pod/web-7d9c-b 0/1 Pending",
 			},
-			wantNS: "shop",
+			wantNS: []string{"shop"},
 		},
 		{
 			name: "custom resource at the top, TYPE NAME form",
@@ -258,13 +258,14 @@ func TestTreeRun(t *testing.T) {
 				"Rollout/checkout False Paused",
 				" ReplicaSet/checkout-1 0/1",
 			},
-			wantNS: "shop",
+			wantNS: []string{"shop"},
 		},
 		{
-			name:   "cluster-scoped root searches every namespace",
-			args:   []string{"node/worker-1"},
-			want:   []string{"Node/worker-1 True Ready", " Pod/probe-worker-1 1/1 Running"},
-			wantNS: "",
+			name: "cluster-scoped root searches every namespace",
+			args: []string{"node/worker-1"},
+			want: []string{"Node/worker-1 True Ready", " Pod/probe-worker-1 1/1 Running"},
+			// The mirror pod's status is read from its namespace only.
+			wantNS: []string{"", "shop"},
 		},
 		{
 			name:      "a type the user may not list is skipped with a warning",
@@ -272,7 +273,7 @@ func TestTreeRun(t *testing.T) {
 			forbidden: []string{"replicasets"},
 			want:      []string{"Deployment/web 2/2 Available"},
 			warnings:  []string{`cannot list replicasets.apps, the answer may be incomplete: Error from server (Forbidden): replicasets.apps is forbidden: User "jane" cannot list resource "replicasets"`},
-			wantNS:    "shop",
+			wantNS:    []string{"shop"},
 		},
 	}
 	for _, tc := range tests {
@@ -306,8 +307,8 @@ func TestTreeRun(t *testing.T) {
 			if c.stderr.String() != wantErr {
 				t.Errorf("stderr = %q, want %q", c.stderr.String(), wantErr)
 			}
-			if len(c.namespaces) != 1 || c.namespaces[0] != tc.wantNS {
-				t.Errorf("factories for namespaces %q, want one for %q", c.namespaces, tc.wantNS)
+			if !slices.Equal(c.namespaces, tc.wantNS) {
+				t.Errorf("factories for namespaces %q, want %q", c.namespaces, tc.wantNS)
 			}
 		})
 	}

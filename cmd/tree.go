@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -121,6 +122,9 @@ func (o *RelationOptions) descendants(ctx context.Context, obj objectRef) (*worl
 	if err != nil {
 		return nil, nil, err
 	}
+	// Descendants are found through the owner index alone; the UID and
+	// owner-kind indexes cost as much again on every object of the cluster.
+	w.indexers = cache.Indexers{index.OwnerIndex: index.OwnerIndexFunc}
 	fail := func(err error) (*world, *index.TreeNode, error) {
 		w.shutdown()
 		return nil, nil, err
