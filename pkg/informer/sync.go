@@ -286,11 +286,16 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 	ticker := time.NewTicker(syncPollInterval)
 	defer ticker.Stop()
 	for {
-		failed := f.failedEntries()
-		if len(failed) > 0 && !partial {
-			return nil, listError(failed[0], failed[0].failed())
+		if !partial {
+			if failed := f.failedEntries(); len(failed) > 0 {
+				return nil, listError(failed[0], failed[0].failed())
+			}
 		}
 		if len(f.unsynced()) == 0 {
+			// Read the failures after unsynced: an informer that failed in
+			// between left unsynced's list and must be in this one. Failures
+			// are never undone, so nothing is missed this way.
+			failed := f.failedEntries()
 			skipped := make([]Skipped, 0, len(failed))
 			for _, e := range failed {
 				// A stopped informer no longer retries in the background.
