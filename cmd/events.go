@@ -84,6 +84,10 @@ func (o *EventsOptions) Complete(cmd *cobra.Command, args []string) error {
 	if err := o.complete(cmd); err != nil {
 		return err
 	}
+	// A wrong --types needs no server: say so before discovery does.
+	if err := o.Validate(); err != nil {
+		return err
+	}
 	var err error
 	o.object, err = o.parseObjectArg("list the events of", args)
 	return err
