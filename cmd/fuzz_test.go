@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // The fuzz targets of the command layer: every string a user types that cmd
@@ -170,11 +171,10 @@ func FuzzFieldSelector(f *testing.F) {
 		if name == "" || strings.Contains(name, "/") || !utf8.ValidString(name) {
 			return
 		}
-		reqs := []Request{{Resource: podsResource, Names: []string{name}}}
+		// get, watch and the relation commands all narrow by name through it.
 		want := sortedRequirements(fields.AndSelectors(fields.OneTermEqualSelector("metadata.name", name), sel))
 		for what, got := range map[string]string{
-			"get":   (&GetOptions{FieldSelector: fs, requests: reqs}).fieldSelectorFor(),
-			"watch": (&WatchOptions{FieldSelector: fs, requests: reqs}).fieldSelectorFor(),
+			"name selector": query.NameSelector(name, fs),
 		} {
 			server, err := fields.ParseSelector(got)
 			if err != nil {
@@ -317,7 +317,7 @@ func FuzzGroupFlags(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Validate accepted flags mode() rejects: %v", err)
 		}
-		if mode == groupByLabel {
+		if mode == query.GroupByLabel {
 			if _, err := labels.Parse(label); err != nil {
 				t.Errorf("--by-label %q accepted, but as a selector it is invalid: %v", label, err)
 			}
@@ -328,12 +328,12 @@ func FuzzGroupFlags(f *testing.F) {
 			}
 			return
 		}
-		name, indexers, err := o.Group.memberIndexers(mode)
+		name, indexers, err := o.Group.groupBy(mode).Indexers()
 		if err != nil {
-			t.Fatalf("Validate accepted flags memberIndexers rejects: %v", err)
+			t.Fatalf("Validate accepted flags Indexers rejects: %v", err)
 		}
 		if indexers[name] == nil {
-			t.Fatalf("memberIndexers returned index %q, which it does not define", name)
+			t.Fatalf("Indexers returned index %q, which it does not define", name)
 		}
 		store := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
 		for _, obj := range objs {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -27,12 +24,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var getLong = `List any resource type, built-in or custom, from informer caches.
@@ -76,10 +73,9 @@ var getExample = `  # List pods in the current namespace
 
 // GetOptions holds the flags and resolved state of the root listing command.
 type GetOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
-	PrintFlags  *get.PrintFlags
+	*Flags
+	PrintFlags *get.PrintFlags
 
-	AllNamespaces bool
 	LabelSelector string
 	FieldSelector string
 	SyncTimeout   time.Duration
@@ -90,11 +86,9 @@ type GetOptions struct {
 	requests          []Request
 	singleItemImplied bool
 	printer           cliprinters.ResourcePrinter
-	// partial says what a per-namespace fallback could not read.
-	partial    []string
-	restConfig *rest.Config
-	mapper     meta.RESTMapper
-	progress   bool
+	restConfig        *rest.Config
+	mapper            meta.RESTMapper
+	progress          bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
 	// crdColumns fetches a custom resource's printer columns; nil for built-ins.
@@ -104,9 +98,9 @@ type GetOptions struct {
 }
 
 // NewGetOptions returns GetOptions with kubectl's printing flags.
-func NewGetOptions(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *GetOptions {
+func NewGetOptions(f *Flags, streams genericiooptions.IOStreams) *GetOptions {
 	return &GetOptions{
-		ConfigFlags: configFlags,
+		Flags:       newFlags(f),
 		PrintFlags:  get.NewGetPrintFlags(),
 		SyncTimeout: 60 * time.Second,
 		IOStreams:   streams,
@@ -174,11 +168,6 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.crdColumns == nil {
 		o.crdColumns = o.fetchCRDColumns
 	}
-	if o.newFactory == nil {
-		o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-			return informer.NewFactory(o.restConfig, cfg)
-		}
-	}
 	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
 		o.progress = term.IsTerminal(int(f.Fd()))
 	}
@@ -213,7 +202,7 @@ func resolveClients(flags *genericclioptions.ConfigFlags, allNamespaces bool) (s
 
 // Validate checks flag combinations; it does no I/O.
 func (o *GetOptions) Validate() error {
-	if o.AllNamespaces {
+	if o.Flags != nil && o.AllNamespaces {
 		for _, r := range o.requests {
 			if len(r.Names) > 0 {
 				return errors.New("a resource cannot be retrieved by name across all namespaces")
@@ -251,7 +240,7 @@ func (o *GetOptions) validateFlags() error {
 	return o.Group.validateFlags(o.sortBy())
 }
 
-// Run starts the informers, waits for them to sync and prints the objects.
+// Run asks the query engine and prints the answer.
 func (o *GetOptions) Run(ctx context.Context) error {
 	format := *o.PrintFlags.OutputFormat
 	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
@@ -262,19 +251,12 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var indexName string
-	var indexers cache.Indexers
-	if mode != "" {
-		if indexName, indexers, err = o.Group.memberIndexers(mode); err != nil {
-			return err
-		}
-	}
 
 	// Custom resources print their CRD's columns; fetch those first (one GET
 	// each) because they decide whether metadata-only objects suffice.
-	crdColumns := make([][]apiextensionsv1.CustomResourceColumnDefinition, len(o.requests))
+	crdColumns := map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition{}
 	if human {
-		for i, r := range o.requests {
+		for _, r := range o.requests {
 			if clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
 				continue
 			}
@@ -282,91 +264,76 @@ func (o *GetOptions) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			crdColumns[i] = cols
+			crdColumns[r.Resource.GVK.GroupKind()] = cols
 		}
 	}
+	reqs := make([]query.Request, len(o.requests))
+	for i, r := range o.requests {
+		reqs[i] = r
+		reqs[i].Mode = o.informerMode(mode, format, r.Resource.GVK.GroupKind(), crdColumns)
+	}
 
-	factory, err := o.newFactory(informer.Config{
+	s := query.NewSession(o.sessionConfig())
+	if mode != "" {
+		return o.printGrouped(ctx, s, reqs, mode, format, crdColumns)
+	}
+	members, missing, err := s.List(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	warnings := s.Warnings()
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	groups := make([]printers.Group, len(members))
+	for i, m := range members {
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, CRDColumns: crdColumns[m.GVK.GroupKind()]}
+	}
+	opts := o.printOptions(format)
+	opts.Warnings = warnings
+	n, err := printers.Print(o.Out, groups, o.printer, opts)
+	if err != nil {
+		return err
+	}
+	if n == 0 && human && len(missing) == 0 {
+		o.printNoResources()
+	}
+	return utilerrors.NewAggregate(missing)
+}
+
+// informerMode is how much of each object of gk the answer reads: metadata
+// alone where the output and grouping read nothing else.
+func (o *GetOptions) informerMode(groupMode, format string, gk schema.GroupKind, crdColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition) informer.Mode {
+	human := printers.IsHuman(format)
+	switch {
+	case o.sortBy() != "":
+		// --sort-by may name any field.
+	case groupMode == query.GroupByNode || groupMode == query.GroupByJSONPath:
+		// Node names, requests and arbitrary paths live beyond metadata.
+	case groupMode != "" && human && gk == (schema.GroupKind{Kind: "Pod"}):
+		// Group summaries count ready pods.
+	case format == "name":
+		return informer.MetadataOnly
+	case human && !printers.NeedsFullObjects(gk, crdColumns[gk]):
+		return informer.MetadataOnly
+	}
+	return informer.Full
+}
+
+// sessionConfig is the query engine's configuration from the flags.
+func (o *GetOptions) sessionConfig() query.Config {
+	return query.Config{
+		RESTConfig:        o.restConfig,
+		Mapper:            o.mapper,
 		Namespace:         o.namespace,
 		LabelSelector:     o.LabelSelector,
-		FieldSelector:     o.fieldSelectorFor(),
+		FieldSelector:     o.FieldSelector,
 		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
 		SyncTimeout:       o.SyncTimeout,
 		Progress:          o.progressWriter(),
-		ProgressDelay:     time.Second,
-	})
-	if err != nil {
-		return err
+		WarningText:       warningText,
+		NewFactory:        o.newFactory,
 	}
-	defer factory.Shutdown()
-
-	groupMode := mode
-	infs := make([]cache.SharedIndexInformer, len(o.requests))
-	modes := make([]informer.Mode, len(o.requests))
-	for i, r := range o.requests {
-		mode := informer.Full
-		switch {
-		case o.sortBy() != "":
-			// --sort-by may name any field.
-		case groupMode == groupByNode || groupMode == groupByJSONPath:
-			// Node names, requests and arbitrary paths live beyond metadata.
-		case groupMode != "" && human && r.Resource.GVK.GroupKind() == (schema.GroupKind{Kind: "Pod"}):
-			// Group summaries count ready pods.
-		case format == "name":
-			mode = informer.MetadataOnly
-		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), crdColumns[i]):
-			mode = informer.MetadataOnly
-		}
-		inf, err := factory.Informer(r.Resource, mode, indexers)
-		if err != nil {
-			return err
-		}
-		infs[i], modes[i] = inf, mode
-	}
-	factory.Start(ctx)
-	idxs := make([]cache.Indexer, len(infs))
-	if err := factory.WaitForSync(ctx); err != nil {
-		if !o.canFallBack(err) {
-			return err
-		}
-		factory.Shutdown()
-		if idxs, err = o.perNamespace(ctx, err, modes, indexers); err != nil {
-			return err
-		}
-	} else {
-		for i, inf := range infs {
-			idxs[i] = inf.GetIndexer()
-		}
-	}
-
-	if groupMode != "" {
-		return o.printGrouped(ctx, groupMode, indexName, format, idxs, crdColumns)
-	}
-
-	groups := make([]printers.Group, len(o.requests))
-	var errs []error
-	for i, r := range o.requests {
-		objs, missing := collect(idxs[i], r, o.namespace)
-		for _, name := range missing {
-			errs = append(errs, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
-		}
-		groups[i] = printers.Group{GVK: r.Resource.GVK, Namespaced: r.Resource.Namespaced, Objects: objs, CRDColumns: crdColumns[i]}
-	}
-	// Everything needed is in hand: release connections and goroutines now, not
-	// after a long print.
-	factory.Shutdown()
-
-	for _, w := range o.partial {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
-	}
-	n, err := printers.Print(o.Out, groups, o.printer, o.printOptions(format))
-	if err != nil {
-		return err
-	}
-	if n == 0 && human && len(errs) == 0 {
-		o.printNoResources()
-	}
-	return utilerrors.NewAggregate(errs)
 }
 
 // sortBy is the --sort-by value, "" when unset.
@@ -390,7 +357,6 @@ func (o *GetOptions) printOptions(format string) printers.Options {
 		SortBy:        o.sortBy(),
 		SingleItem:    o.singleItemImplied,
 		Now:           time.Now(),
-		Warnings:      o.partial,
 	}
 }
 
@@ -401,21 +367,6 @@ func (o *GetOptions) printNoResources() {
 	} else {
 		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
 	}
-}
-
-// fieldSelectorFor narrows the server-side list to the one object asked for by
-// name, so `kubectl idx po web-1` does not list a whole namespace.
-func (o *GetOptions) fieldSelectorFor() string {
-	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
-		return o.FieldSelector
-	}
-	// Escaped: a name is an argument, and a ',' or '=' in it would otherwise
-	// turn into selector syntax the server rejects or reads as another term.
-	byName := "metadata.name=" + fields.EscapeValue(o.requests[0].Names[0])
-	if o.FieldSelector == "" {
-		return byName
-	}
-	return byName + "," + o.FieldSelector
 }
 
 // progressWriter is stderr when it is a terminal, nil otherwise: progress lines
@@ -449,38 +400,6 @@ func (o *GetOptions) fetchCRDColumns(ctx context.Context, r informer.Resource) (
 	return nil, nil
 }
 
-// collect returns the objects r asks for, sorted by namespace then name, and the
-// names asked for that do not exist. Named objects are fetched by key, never by a
-// scan of the store.
-func collect(store cache.Indexer, r Request, namespace string) ([]runtime.Object, []string) {
-	if len(r.Names) == 0 {
-		items := store.List()
-		objs := make([]runtime.Object, 0, len(items))
-		for _, it := range items {
-			if obj, ok := it.(runtime.Object); ok {
-				objs = append(objs, obj)
-			}
-		}
-		sortObjects(objs)
-		return objs, nil
-	}
-	var objs []runtime.Object
-	var missing []string
-	for _, name := range r.Names {
-		key := name
-		if r.Resource.Namespaced {
-			key = namespace + "/" + name
-		}
-		it, ok, err := store.GetByKey(key)
-		if err != nil || !ok {
-			missing = append(missing, name)
-			continue
-		}
-		objs = append(objs, it.(runtime.Object))
-	}
-	return objs, missing
-}
-
 func anyNamespaced(reqs []Request) bool {
 	for _, r := range reqs {
 		if r.Resource.Namespaced {
@@ -488,21 +407,4 @@ func anyNamespaced(reqs []Request) bool {
 		}
 	}
 	return false
-}
-
-// sortObjects orders by namespace, then name.
-func sortObjects(objs []runtime.Object) {
-	keys := make(map[runtime.Object][2]string, len(objs))
-	for _, o := range objs {
-		if a, err := meta.Accessor(o); err == nil {
-			keys[o] = [2]string{a.GetNamespace(), a.GetName()}
-		}
-	}
-	slices.SortStableFunc(objs, func(a, b runtime.Object) int {
-		ka, kb := keys[a], keys[b]
-		if c := strings.Compare(ka[0], kb[0]); c != 0 {
-			return c
-		}
-		return strings.Compare(ka[1], kb[1])
-	})
 }

@@ -201,11 +201,11 @@ func TestGetValidate(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", o: GetOptions{requests: unnamed, SyncTimeout: time.Minute}},
-		{name: "all namespaces without names", o: GetOptions{requests: unnamed, AllNamespaces: true}},
+		{name: "all namespaces without names", o: GetOptions{requests: unnamed, Flags: &Flags{AllNamespaces: true}}},
 		{name: "names in one namespace", o: GetOptions{requests: named}},
 		{name: "selectors", o: GetOptions{requests: unnamed, LabelSelector: "app in (web,api),!canary", FieldSelector: "spec.nodeName=worker-1,status.phase!=Running"}},
 		{name: "no sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: 0}},
-		{name: "names across all namespaces", o: GetOptions{requests: named, AllNamespaces: true}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "names across all namespaces", o: GetOptions{requests: named, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
 		{name: "negative sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: -time.Second}, wantErr: "--sync-timeout must not be negative, got -1s"},
 		{name: "bad label selector", o: GetOptions{requests: unnamed, LabelSelector: "a b"}, wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
 	}

@@ -26,7 +26,8 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // TestGroupFlagsAndValidation runs the group-by flags through the root command:
@@ -363,8 +364,8 @@ type groupDoc struct {
 	Expression string `json:"expression"`
 	Groups     []struct {
 		Name    string                      `json:"name"`
-		Key     printers.GroupKey           `json:"key"`
-		Summary printers.GroupSummary       `json:"summary"`
+		Key     v1alpha1.GroupKey           `json:"key"`
+		Summary v1alpha1.GroupSummary       `json:"summary"`
 		Items   []unstructured.Unstructured `json:"items"`
 	} `json:"groups"`
 	Warnings []string `json:"warnings"`
@@ -376,8 +377,8 @@ func decodeGroupDoc(t *testing.T, stdout string) groupDoc {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
-	if doc.APIVersion != printers.GroupListAPIVersion || doc.Kind != printers.GroupListKind {
-		t.Errorf("document is %s %s, want %s %s", doc.APIVersion, doc.Kind, printers.GroupListAPIVersion, printers.GroupListKind)
+	if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != v1alpha1.GroupListKind {
+		t.Errorf("document is %s %s, want %s %s", doc.APIVersion, doc.Kind, v1alpha1.GroupVersion, v1alpha1.GroupListKind)
 	}
 	if doc.Warnings == nil {
 		t.Errorf("warnings is not an array:\n%s", stdout)
@@ -494,7 +495,7 @@ func TestGroupRun(t *testing.T) {
 				if !doc.Groups[len(doc.Groups)-1].Key.None {
 					t.Errorf("the <none> group is not last: %q", doc.names())
 				}
-				wantSummary := printers.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 2}, Pods: &printers.PodSummary{Total: 2, Ready: 2, Running: 2}}
+				wantSummary := v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 2}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 2, Running: 2}}
 				if !reflect.DeepEqual(web.Summary, wantSummary) {
 					t.Errorf("app=web summary = %+v, want %+v", web.Summary, wantSummary)
 				}
@@ -618,16 +619,16 @@ func TestGroupRun(t *testing.T) {
 				w1 := doc.Groups[0]
 				// web-0 (520m, 544Mi) and api-0 (250m, 256Mi); the Succeeded
 				// backup pod is listed but does not count.
-				wantNode := &printers.NodeSummary{
+				wantNode := &v1alpha1.NodeSummary{
 					Exists: true, Status: "Ready", Ready: true, Roles: []string{"worker"},
-					Requests:    printers.Resources{CPU: "770m", Memory: "800Mi", CPUMillis: 770, MemoryBytes: 800 << 20},
-					Allocatable: printers.Resources{CPU: "3920m", Memory: "15184716Ki", CPUMillis: 3920, MemoryBytes: 15184716 << 10},
+					Requests:    v1alpha1.Resources{CPU: "770m", Memory: "800Mi", CPUMillis: 770, MemoryBytes: 800 << 20},
+					Allocatable: v1alpha1.Resources{CPU: "3920m", Memory: "15184716Ki", CPUMillis: 3920, MemoryBytes: 15184716 << 10},
 					CPUPercent:  19, MemoryPercent: 5,
 				}
 				if !reflect.DeepEqual(w1.Summary.Node, wantNode) {
 					t.Errorf("worker-1 node summary:\n%+v\nwant\n%+v", w1.Summary.Node, wantNode)
 				}
-				if p := w1.Summary.Pods; p == nil || *p != (printers.PodSummary{Total: 3, Ready: 1, Running: 2, Succeeded: 1}) {
+				if p := w1.Summary.Pods; p == nil || *p != (v1alpha1.PodSummary{Total: 3, Ready: 1, Running: 2, Succeeded: 1}) {
 					t.Errorf("worker-1 pod counts = %+v", p)
 				}
 				w2 := doc.Groups[1].Summary.Node
@@ -635,10 +636,10 @@ func TestGroupRun(t *testing.T) {
 					t.Errorf("worker-2 (cordoned) node summary = %+v", w2)
 				}
 				w3 := doc.Groups[2]
-				wantEmpty := &printers.NodeSummary{
+				wantEmpty := &v1alpha1.NodeSummary{
 					Exists: true, Status: "NotReady", Roles: []string{},
-					Requests:    printers.Resources{CPU: "0", Memory: "0"},
-					Allocatable: printers.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
+					Requests:    v1alpha1.Resources{CPU: "0", Memory: "0"},
+					Allocatable: v1alpha1.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
 				}
 				if !reflect.DeepEqual(w3.Summary.Node, wantEmpty) || w3.Summary.Members != 0 || len(w3.Summary.Kinds) != 0 || w3.Summary.Pods != nil {
 					t.Errorf("worker-3 (no pods) summary = %+v, node %+v", w3.Summary, w3.Summary.Node)
@@ -661,7 +662,7 @@ func TestGroupRun(t *testing.T) {
 			check: func(t *testing.T, stdout string) {
 				doc := decodeGroupDoc(t, stdout)
 				n := doc.Groups[0].Summary.Node
-				want := printers.Resources{CPU: "1770m", Memory: "1824Mi", CPUMillis: 1770, MemoryBytes: 1824 << 20}
+				want := v1alpha1.Resources{CPU: "1770m", Memory: "1824Mi", CPUMillis: 1770, MemoryBytes: 1824 << 20}
 				if n == nil || n.Requests != want || n.CPUPercent != 45 || n.MemoryPercent != 12 {
 					t.Errorf("worker-1 with --include-completed: %+v, want requests %+v, 45%% cpu, 12%% memory", n, want)
 				}
@@ -814,7 +815,7 @@ func TestGroupRunByOwner(t *testing.T) {
 				if doc.GroupBy != "owner" {
 					t.Errorf("groupBy = %q", doc.GroupBy)
 				}
-				want := map[string]printers.GroupKey{
+				want := map[string]v1alpha1.GroupKey{
 					"Deployment/web":      {APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: string(uidDeployWeb)},
 					"Node/worker-1":       {APIVersion: "v1", Kind: "Node", Name: "worker-1", UID: string(uidNodeWorker)},
 					"ReplicaSet/gone-6b8": {APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "gone-6b8", UID: string(uidRSGone), Dangling: true, Reason: "owner not found"},
@@ -825,7 +826,7 @@ func TestGroupRunByOwner(t *testing.T) {
 					},
 					"<none>": {None: true},
 				}
-				got := map[string]printers.GroupKey{}
+				got := map[string]v1alpha1.GroupKey{}
 				for _, g := range doc.Groups {
 					got[g.Name] = g.Key
 				}
@@ -878,7 +879,7 @@ func TestGroupRunByOwner(t *testing.T) {
 					t.Fatalf("groups %q, want the one ReplicaSet", doc.names())
 				}
 				g := doc.Groups[0]
-				want := printers.GroupKey{
+				want := v1alpha1.GroupKey{
 					APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-5d4", UID: string(uidRSWeb),
 					Unknown: true, Reason: strings.TrimPrefix(forbiddenWarning, "owners above ReplicaSet.apps are unknown: "),
 				}
@@ -979,62 +980,62 @@ func TestGroupHeader(t *testing.T) {
 	val := func(s string) *string { return &s }
 	tests := []struct {
 		mode string
-		g    printers.OutputGroup
+		g    v1alpha1.Group
 		want string
 	}{
 		{
-			mode: groupByOwner,
-			g: printers.OutputGroup{Name: "Deployment/web", Key: printers.GroupKey{Kind: "Deployment", Namespace: "shop", Name: "web"},
-				Summary: printers.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 3}, Pods: &printers.PodSummary{Total: 3, Ready: 3}}},
+			mode: query.GroupByOwner,
+			g: v1alpha1.Group{Name: "Deployment/web", Key: v1alpha1.GroupKey{Kind: "Deployment", Namespace: "shop", Name: "web"},
+				Summary: v1alpha1.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 3}, Pods: &v1alpha1.PodSummary{Total: 3, Ready: 3}}},
 			want: "Deployment/web -n shop  3 pods, 3/3 ready",
 		},
 		{
-			mode: groupByOwner,
-			g:    printers.OutputGroup{Name: "Node/worker-1", Key: printers.GroupKey{Kind: "Node", Name: "worker-1"}, Summary: printers.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &printers.PodSummary{Total: 1}}},
+			mode: query.GroupByOwner,
+			g:    v1alpha1.Group{Name: "Node/worker-1", Key: v1alpha1.GroupKey{Kind: "Node", Name: "worker-1"}, Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1}}},
 			want: "Node/worker-1  1 pod, 0/1 ready",
 		},
 		{
-			mode: groupByOwner,
-			g: printers.OutputGroup{Name: "ReplicaSet/gone", Key: printers.GroupKey{Kind: "ReplicaSet", Namespace: "shop", Name: "gone", Dangling: true, Reason: "owner not found"},
-				Summary: printers.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &printers.PodSummary{Total: 1, Ready: 1}}},
+			mode: query.GroupByOwner,
+			g: v1alpha1.Group{Name: "ReplicaSet/gone", Key: v1alpha1.GroupKey{Kind: "ReplicaSet", Namespace: "shop", Name: "gone", Dangling: true, Reason: "owner not found"},
+				Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1, Ready: 1}}},
 			want: "ReplicaSet/gone -n shop  (dangling: owner not found)  1 pod, 1/1 ready",
 		},
 		{
-			mode: groupByOwner,
-			g: printers.OutputGroup{Name: "ReplicaSet/web", Key: printers.GroupKey{Kind: "ReplicaSet", Namespace: "shop", Name: "web", Unknown: true, Reason: "forbidden"},
-				Summary: printers.GroupSummary{Members: 2, Kinds: map[string]int{"ReplicaSet": 2}}},
+			mode: query.GroupByOwner,
+			g: v1alpha1.Group{Name: "ReplicaSet/web", Key: v1alpha1.GroupKey{Kind: "ReplicaSet", Namespace: "shop", Name: "web", Unknown: true, Reason: "forbidden"},
+				Summary: v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"ReplicaSet": 2}}},
 			want: "ReplicaSet/web -n shop  (owners above unknown)  2 replicasets",
 		},
 		{
-			mode: groupByOwner,
-			g:    printers.OutputGroup{Name: "<none>", Key: printers.GroupKey{None: true}, Summary: printers.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &printers.PodSummary{Total: 1, Ready: 1}}},
+			mode: query.GroupByOwner,
+			g:    v1alpha1.Group{Name: "<none>", Key: v1alpha1.GroupKey{None: true}, Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1, Ready: 1}}},
 			want: "<none>  1 pod, 1/1 ready",
 		},
 		{
-			mode: groupByLabel,
-			g: printers.OutputGroup{Name: "app=web", Key: printers.GroupKey{Value: val("web")},
-				Summary: printers.GroupSummary{Members: 4, Kinds: map[string]int{"Pod": 2, "Service": 1, "Deployment": 1}, Pods: &printers.PodSummary{Total: 2, Ready: 1}}},
+			mode: query.GroupByLabel,
+			g: v1alpha1.Group{Name: "app=web", Key: v1alpha1.GroupKey{Value: val("web")},
+				Summary: v1alpha1.GroupSummary{Members: 4, Kinds: map[string]int{"Pod": 2, "Service": 1, "Deployment": 1}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 1}}},
 			want: "app=web  1 deployment, 2 pods, 1 service, 1/2 ready",
 		},
 		{
-			mode: groupByNode,
-			g: printers.OutputGroup{Name: "worker-1", Key: printers.GroupKey{Node: "worker-1"},
-				Summary: printers.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 3}, Pods: &printers.PodSummary{Total: 3, Ready: 3}, Node: &printers.NodeSummary{
+			mode: query.GroupByNode,
+			g: v1alpha1.Group{Name: "worker-1", Key: v1alpha1.GroupKey{Node: "worker-1"},
+				Summary: v1alpha1.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 3}, Pods: &v1alpha1.PodSummary{Total: 3, Ready: 3}, Node: &v1alpha1.NodeSummary{
 					Exists: true, Status: "Ready", Ready: true, Roles: []string{"worker"},
-					Requests:    printers.Resources{CPU: "1040m", Memory: "1664Mi", CPUMillis: 1040, MemoryBytes: 1744830464},
-					Allocatable: printers.Resources{CPU: "3920m", Memory: "15184716Ki", CPUMillis: 3920, MemoryBytes: 15549149184},
+					Requests:    v1alpha1.Resources{CPU: "1040m", Memory: "1664Mi", CPUMillis: 1040, MemoryBytes: 1744830464},
+					Allocatable: v1alpha1.Resources{CPU: "3920m", Memory: "15184716Ki", CPUMillis: 3920, MemoryBytes: 15549149184},
 					CPUPercent:  26, MemoryPercent: 11,
 				}}},
 			// The README's example header line.
 			want: "worker-1  Ready  worker  cpu 1040m/3920m (26%)  memory 1.6Gi/14.5Gi (11%)  3 pods, 3/3 ready",
 		},
 		{
-			mode: groupByNode,
-			g: printers.OutputGroup{Name: "worker-3", Key: printers.GroupKey{Node: "worker-3"},
-				Summary: printers.GroupSummary{Kinds: map[string]int{}, Node: &printers.NodeSummary{
+			mode: query.GroupByNode,
+			g: v1alpha1.Group{Name: "worker-3", Key: v1alpha1.GroupKey{Node: "worker-3"},
+				Summary: v1alpha1.GroupSummary{Kinds: map[string]int{}, Node: &v1alpha1.NodeSummary{
 					Exists: true, Status: "NotReady,SchedulingDisabled", Roles: []string{},
-					Requests:    printers.Resources{CPU: "0", Memory: "0"},
-					Allocatable: printers.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
+					Requests:    v1alpha1.Resources{CPU: "0", Memory: "0"},
+					Allocatable: v1alpha1.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
 				}}},
 			want: "worker-3  NotReady,SchedulingDisabled  <none>  cpu 0/4 (0%)  memory 0/8Gi (0%)  0 pods",
 		},
@@ -1046,7 +1047,7 @@ func TestGroupHeader(t *testing.T) {
 	}
 }
 
-// TestOwnerLookup exercises ownerLookup alone: kinds map through the REST mapper
+// TestOwnerLookup exercises the engine's OwnerResolver alone: kinds map through the REST mapper
 // to metadata-only informers, a kind the mapper does not know or the user may
 // not list is an error for that kind only, and Get finds owners by UID. The
 // kinds come in an order where a failing informer's goroutine and an unknown
@@ -1056,8 +1057,8 @@ func TestOwnerLookup(t *testing.T) {
 	forbidReplicaSets(s)
 	h := newRunHarness(t, s, []string{"pods"}, runFlags{})
 	h.o.mapper = ownerMapper()
-	l := h.o.newOwnerLookup()
-	defer l.shutdown()
+	l := query.NewSession(h.o.sessionConfig()).OwnerResolver()
+	defer l.Shutdown()
 
 	rs := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}
 	deploy := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -36,32 +35,29 @@ type OrphansOptions struct {
 }
 
 // NewCmdOrphans returns the orphans command.
-func NewCmdOrphans(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OrphansOptions{RelationOptions: newRelationOptions(configFlags, streams)}
-	cmd := &cobra.Command{
+func NewCmdOrphans(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &OrphansOptions{RelationOptions: newRelationOptions(f, streams)}
+	return o.newRelationCmd(&cobra.Command{
 		Use:     "orphans",
 		Short:   "List objects whose owners no longer exist",
 		Long:    orphansLong,
 		Example: orphansExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.complete(cmd); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
-	}
-	o.addFlags(cmd)
-	return cmd
+	}, o)
+}
+
+// Complete resolves the clients.
+func (o *OrphansOptions) Complete(cmd *cobra.Command, _ []string) error {
+	return o.complete(cmd)
 }
 
 // Run finds and prints the orphans.
 func (o *OrphansOptions) Run(ctx context.Context) error {
-	doc, err := o.orphans(ctx)
+	doc, err := o.session().Orphans(ctx)
 	if err != nil {
 		return err
 	}
-	o.printWarnings()
+	o.printWarnings(doc.Warnings)
 	if len(doc.Items) == 0 && printers.IsHuman(o.format) {
 		if o.namespace == metav1.NamespaceAll {
 			fmt.Fprintln(o.ErrOut, "No resources found")
@@ -70,43 +66,4 @@ func (o *OrphansOptions) Run(ctx context.Context) error {
 		}
 	}
 	return printers.PrintRelationList(o.Out, doc, o.printer, o.treePrintOptions())
-}
-
-func (o *OrphansOptions) orphans(ctx context.Context) (*printers.RelationList, error) {
-	w, err := o.newWorld(ctx, o.namespace)
-	if err != nil {
-		return nil, err
-	}
-	defer w.shutdown()
-	if err := w.addListable(ctx, o.namespace != metav1.NamespaceAll); err != nil {
-		return nil, err
-	}
-	// Under -n, owners may still be cluster-scoped (a Node owns its mirror pods).
-	if err := w.addOwnerKinds(ctx); err != nil {
-		return nil, err
-	}
-	g := w.graph()
-	orphans, unknown, err := g.Orphans()
-	if err != nil {
-		return nil, err
-	}
-	for _, gk := range unknown {
-		o.warn("references to owners of kind %s were not checked: the kind cannot be listed", kindName(gk))
-	}
-	doc := &printers.RelationList{APIVersion: printers.GroupListAPIVersion, Kind: printers.OrphanListKind, Items: []printers.RelationItem{}}
-	for _, orphan := range orphans {
-		if o.namespace != metav1.NamespaceAll && orphan.Namespaced && orphan.Object.GetNamespace() != o.namespace {
-			continue
-		}
-		if o.namespace != metav1.NamespaceAll && !orphan.Namespaced {
-			// Owner kinds read for -n may be cluster-scoped; their own
-			// orphans are not in the namespace asked about.
-			continue
-		}
-		it := printers.RelationItemFor(orphan.GVK, orphan.Object)
-		it.MissingOwners, it.OrphaningOwners = orphan.Missing, orphan.Orphaning
-		doc.Items = append(doc.Items, it)
-	}
-	doc.Warnings = o.docWarnings()
-	return doc, nil
 }

@@ -25,8 +25,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
 // relationAPIResources is the discovery document of the relation tests.
@@ -195,20 +195,20 @@ func runRelation(t *testing.T, run func(ctx context.Context) error) error {
 	return run(ctx)
 }
 
-func decodeTree(t *testing.T, out string) printers.TreeDocument {
+func decodeTree(t *testing.T, out string) v1alpha1.Tree {
 	t.Helper()
-	var doc printers.TreeDocument
+	var doc v1alpha1.Tree
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("stdout is not a tree document: %v\n%s", err, out)
 	}
-	if doc.APIVersion != printers.GroupListAPIVersion || doc.Warnings == nil {
+	if doc.APIVersion != v1alpha1.GroupVersion || doc.Warnings == nil {
 		t.Errorf("document header: apiVersion %q, warnings %v", doc.APIVersion, doc.Warnings)
 	}
 	return doc
 }
 
 // treeLines flattens a tree document into "depth:Kind/name ready status" lines.
-func treeLines(it *printers.TreeItem, depth int, out *[]string) {
+func treeLines(it *v1alpha1.TreeItem, depth int, out *[]string) {
 	if it == nil {
 		return
 	}
@@ -289,7 +289,7 @@ func TestTreeRun(t *testing.T) {
 				t.Fatalf("Run: %v\nstderr: %s", err, c.stderr)
 			}
 			doc := decodeTree(t, c.stdout.String())
-			if doc.Kind != printers.TreeKind {
+			if doc.Kind != v1alpha1.TreeKind {
 				t.Errorf("kind = %q", doc.Kind)
 			}
 			var got []string
@@ -407,7 +407,7 @@ func TestOwnersRun(t *testing.T) {
 				t.Fatalf("Run: %v", err)
 			}
 			doc := decodeTree(t, c.stdout.String())
-			if doc.Kind != printers.OwnerTreeKind {
+			if doc.Kind != v1alpha1.OwnerTreeKind {
 				t.Errorf("kind = %q", doc.Kind)
 			}
 			var got []string
@@ -430,7 +430,7 @@ func TestOrphansRun(t *testing.T) {
 		if err := runRelation(t, o.Run); err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		var doc printers.RelationList
+		var doc v1alpha1.RelationList
 		if err := json.Unmarshal([]byte(c.stdout.String()), &doc); err != nil {
 			t.Fatalf("%v\n%s", err, c.stdout)
 		}
@@ -449,7 +449,7 @@ func TestOrphansRun(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("allNamespaces=%v: orphans = %q, want %q", allNS, got, want)
 		}
-		if doc.Kind != printers.OrphanListKind || doc.Warnings == nil {
+		if doc.Kind != v1alpha1.OrphanListKind || doc.Warnings == nil {
 			t.Errorf("document kind %q warnings %v", doc.Kind, doc.Warnings)
 		}
 	}
@@ -628,6 +628,9 @@ func TestSelectsRejectsKindsWithoutSelector(t *testing.T) {
 	c := newRelationCase(t, "")
 	o := &SelectsOptions{RelationOptions: c.options(t)}
 	err := o.Complete(nil, []string{"configmap/app-config"})
+	if err == nil {
+		err = o.Validate()
+	}
 	want := "selects needs an object with a pod selector (Service, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController, PodDisruptionBudget, NetworkPolicy); configmap/app-config has none"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
@@ -666,7 +669,7 @@ func TestUsesRun(t *testing.T) {
 			if strings.Contains(c.stdout.String()+c.stderr.String(), "hunter2") {
 				t.Fatalf("secret data in the output:\n%s", c.stdout)
 			}
-			var doc printers.RelationList
+			var doc v1alpha1.RelationList
 			if err := json.Unmarshal([]byte(c.stdout.String()), &doc); err != nil {
 				t.Fatal(err)
 			}
@@ -689,10 +692,13 @@ func TestUsesErrors(t *testing.T) {
 	c := newRelationCase(t, "")
 	c.server = fakeapi.New(nil, selectionObjects()...)
 	o := &UsesOptions{RelationOptions: c.options(t)}
-	if err := o.Complete(nil, []string{"svc/web"}); err == nil || !strings.HasSuffix(err.Error(), "; service/web is neither") {
+	err := o.Complete(nil, []string{"svc/web"})
+	if err == nil {
+		err = o.Validate()
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), "; service/web is neither") {
 		t.Errorf("uses svc/web: %v", err)
 	}
-	var err error
 	if o.object, err = o.parseObjectArg("show the uses of", []string{"secret/nope"}); err != nil {
 		t.Fatal(err)
 	}

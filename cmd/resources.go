@@ -10,14 +10,12 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // Request is one resource type the user asked for and, optionally, the names of
 // the objects wanted.
-type Request struct {
-	Resource informer.Resource
-	Names    []string
-}
+type Request = query.Request
 
 // ParseResourceArgs turns command arguments into requests, as kubectl get reads
 // them: "TYPE[,TYPE...] [NAME...]" or "TYPE/NAME ...". Types may be plurals,

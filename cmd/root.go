@@ -20,11 +20,28 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// Flags are the flags every command shares: kubectl's connection flags and
+// -A, bound once on the root command.
+type Flags struct {
+	*genericclioptions.ConfigFlags
+	// AllNamespaces is -A.
+	AllNamespaces bool
+}
+
+// newFlags returns f, or empty Flags for a command built on its own (tests).
+func newFlags(f *Flags) *Flags {
+	if f == nil {
+		return &Flags{}
+	}
+	return f
+}
+
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
 // resources (see get.go); other verbs are subcommands.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	configFlags := genericclioptions.NewConfigFlags(true)
-	o := NewGetOptions(configFlags, streams)
+	f := &Flags{ConfigFlags: configFlags}
+	o := NewGetOptions(f, streams)
 	root := newCmdGet(o)
 	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl idx"}
@@ -44,18 +61,18 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 
 	flags := root.PersistentFlags()
 	configFlags.AddFlags(flags)
-	flags.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
 	addKlogVerbosity(root)
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
-	root.AddCommand(NewCmdWatch(configFlags, streams))
-	root.AddCommand(NewCmdTree(configFlags, streams))
-	root.AddCommand(NewCmdOwners(configFlags, streams))
-	root.AddCommand(NewCmdOrphans(configFlags, streams))
-	root.AddCommand(NewCmdEvents(configFlags, streams))
-	root.AddCommand(NewCmdUses(configFlags, streams))
-	root.AddCommand(NewCmdSelects(configFlags, streams))
-	root.AddCommand(NewCmdSelectedBy(configFlags, streams))
+	root.AddCommand(NewCmdWatch(f, streams))
+	root.AddCommand(NewCmdTree(f, streams))
+	root.AddCommand(NewCmdOwners(f, streams))
+	root.AddCommand(NewCmdOrphans(f, streams))
+	root.AddCommand(NewCmdEvents(f, streams))
+	root.AddCommand(NewCmdUses(f, streams))
+	root.AddCommand(NewCmdSelects(f, streams))
+	root.AddCommand(NewCmdSelectedBy(f, streams))
 	addCompletion(root, configFlags, streams)
 	return root
 }

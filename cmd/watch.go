@@ -17,20 +17,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var watchLong = `Print every change to objects of the given types as it happens: a change feed
@@ -142,10 +139,9 @@ func (f *WatchPrintFlags) ToPrinter() (cliprinters.ResourcePrinter, error) {
 
 // WatchOptions holds the flags and resolved state of `kubectl idx watch`.
 type WatchOptions struct {
-	ConfigFlags *genericclioptions.ConfigFlags
-	PrintFlags  *WatchPrintFlags
+	*Flags
+	PrintFlags *WatchPrintFlags
 
-	AllNamespaces bool
 	LabelSelector string
 	FieldSelector string
 	Owner         string
@@ -164,8 +160,8 @@ type WatchOptions struct {
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
 	// crdColumns fetches a custom resource's printer columns.
 	crdColumns func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)
-	// ownerUID reads the UID of the --owner object.
-	ownerUID func(ctx context.Context, r Request, namespace string) (types.UID, error)
+	// getMetadata reads one object's metadata (the --owner object's UID).
+	getMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
 	// closed, when non-nil, is closed when stdout's reader has gone away.
 	closed <-chan struct{}
 
@@ -176,9 +172,9 @@ type WatchOptions struct {
 }
 
 // NewWatchOptions returns WatchOptions with kubectl's printing flags.
-func NewWatchOptions(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *WatchOptions {
+func NewWatchOptions(f *Flags, streams genericiooptions.IOStreams) *WatchOptions {
 	return &WatchOptions{
-		ConfigFlags: configFlags,
+		Flags:       newFlags(f),
 		PrintFlags:  NewWatchPrintFlags(),
 		SyncTimeout: 60 * time.Second,
 		IOStreams:   streams,
@@ -186,8 +182,8 @@ func NewWatchOptions(configFlags *genericclioptions.ConfigFlags, streams generic
 }
 
 // NewCmdWatch returns the watch command.
-func NewCmdWatch(configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := NewWatchOptions(configFlags, streams)
+func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewWatchOptions(f, streams)
 	cmd := &cobra.Command{
 		Use:     "watch (TYPE[.VERSION][.GROUP][,TYPE...] [NAME ...] | TYPE/NAME ...) [flags]",
 		Short:   "Print every change to objects of the given types, as a feed that survives reconnects",
@@ -205,7 +201,7 @@ func NewCmdWatch(configFlags *genericclioptions.ConfigFlags, streams genericioop
 		},
 	}
 	// Types and names complete as for `kubectl idx`.
-	c := &completer{getter: configFlags, requestTimeout: configFlags.Timeout, timeout: 5 * time.Second}
+	c := &completer{getter: f.ConfigFlags, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
 	cmd.ValidArgsFunction = c.typeAndName
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
@@ -219,12 +215,6 @@ func NewCmdWatch(configFlags *genericclioptions.ConfigFlags, streams genericioop
 
 // Complete resolves the namespace, the requested resources and the printer.
 func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
-	if cmd != nil {
-		// -A is the root command's persistent flag.
-		if all, err := cmd.Flags().GetBool("all-namespaces"); err == nil {
-			o.AllNamespaces = all
-		}
-	}
 	if len(args) == 0 {
 		return errors.New(`you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`)
 	}
@@ -254,17 +244,9 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 		}
 		o.owner = &Request{Resource: informer.FromMapping(m), Names: []string{name}}
 	}
-	if o.newFactory == nil {
-		o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-			return informer.NewFactory(o.restConfig, cfg)
-		}
-	}
 	if o.crdColumns == nil {
 		g := &GetOptions{restConfig: o.restConfig}
 		o.crdColumns = g.fetchCRDColumns
-	}
-	if o.ownerUID == nil {
-		o.ownerUID = o.fetchOwnerUID
 	}
 	if o.closed == nil {
 		o.closed = stdoutClosed(o.Out)
@@ -274,7 +256,7 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flag combinations; it does no I/O.
 func (o *WatchOptions) Validate() error {
-	if o.AllNamespaces {
+	if o.Flags != nil && o.AllNamespaces {
 		for _, r := range o.requests {
 			if len(r.Names) > 0 {
 				return errors.New("a resource cannot be retrieved by name across all namespaces")
@@ -311,12 +293,14 @@ func (o *WatchOptions) validateFlags() error {
 	return nil
 }
 
-// Run starts the informers and prints events until ctx ends or stdout closes.
+// Run asks the query engine for the feed and prints events until ctx ends or
+// stdout closes.
 func (o *WatchOptions) Run(ctx context.Context) error {
 	format := o.PrintFlags.format()
 	human := printers.IsHuman(format)
 
 	sources := make([]printers.WatchSource, len(o.requests))
+	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
 		sources[i].GVK = r.Resource.GVK
 		if human && !clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
@@ -326,13 +310,15 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			}
 			sources[i].CRDColumns = cols
 		}
+		reqs[i] = r
+		switch {
+		case o.Diff:
+			// Changes are reported field by field.
+		case format == "name",
+			human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), sources[i].CRDColumns):
+			reqs[i].Mode = informer.MetadataOnly
+		}
 	}
-
-	scope, shutdownScope, err := o.scope(ctx)
-	if err != nil {
-		return err
-	}
-	defer shutdownScope()
 
 	// Stop when stdout's reader has gone: with nothing to print, a feed would
 	// otherwise only notice at its next write, and `| head` would hang until then.
@@ -348,56 +334,18 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		}()
 	}
 
-	factory, err := o.newFactory(informer.Config{
+	s := query.NewSession(query.Config{
+		RESTConfig:        o.restConfig,
+		Mapper:            o.mapper,
 		Namespace:         o.namespace,
 		LabelSelector:     o.LabelSelector,
-		FieldSelector:     o.fieldSelectorFor(),
+		FieldSelector:     o.FieldSelector,
 		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
 		SyncTimeout:       o.SyncTimeout,
-		OnWatchLost:       o.watchLost,
-		OnWatchRestored:   o.watchRestored,
+		WarningText:       warningText,
+		NewFactory:        o.newFactory,
+		GetMetadata:       o.getMetadata,
 	})
-	if err != nil {
-		return err
-	}
-	defer factory.Shutdown()
-
-	f := feed.New(feed.Config{WatchOnly: o.WatchOnly, Diff: o.Diff, Scope: scope})
-	regs := make([]cache.ResourceEventHandlerRegistration, len(o.requests))
-	for i, r := range o.requests {
-		mode := informer.Full
-		switch {
-		case o.Diff:
-			// Changes are reported field by field.
-		case format == "name":
-			mode = informer.MetadataOnly
-		case human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), sources[i].CRDColumns):
-			mode = informer.MetadataOnly
-		}
-		inf, err := factory.Informer(r.Resource, mode, nil)
-		if err != nil {
-			return err
-		}
-		if regs[i], err = inf.AddEventHandler(f.Handler(i)); err != nil {
-			return fmt.Errorf("watching %s: %w", r.Resource.Name(), err)
-		}
-	}
-	// The reflectors log every watch that ends badly ("Warning: watch ended with
-	// error") at the default verbosity; the feed's own warnings say it once, in
-	// words. Their messages are kept for -v=2 and above; errors are unchanged.
-	factory.Start(klog.NewContext(ctx, klog.FromContext(ctx).V(2)))
-	if err := factory.WaitForSync(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	// The informers have synced; their handlers have the initial state once
-	// every notification has been delivered, which is what the feed orders first.
-	if !cache.WaitForCacheSync(ctx.Done(), registrationsSynced(regs)) {
-		return nil
-	}
-
 	out := bufio.NewWriterSize(o.Out, 64<<10)
 	p := printers.NewEventPrinter(printers.WatchOptions{
 		Format:       format,
@@ -407,7 +355,17 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Diff:         o.Diff,
 		Sources:      sources,
 	}, o.printer)
-	return f.Run(ctx,
+	opts := query.WatchOptions{
+		WatchOnly:       o.WatchOnly,
+		Diff:            o.Diff,
+		OnWatchLost:     o.watchLost,
+		OnWatchRestored: o.watchRestored,
+		Warn:            func(err error) { o.warnf("%s", err) },
+	}
+	if o.owner != nil {
+		opts.Owner = &query.ObjectRef{Resource: o.owner.Resource, Name: o.owner.Names[0]}
+	}
+	return s.Watch(ctx, reqs, opts,
 		func(ev *feed.Event) error { return p.Print(out, ev) },
 		func() error {
 			if err := p.Flush(out); err != nil {
@@ -415,85 +373,6 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			}
 			return out.Flush()
 		})
-}
-
-func registrationsSynced(regs []cache.ResourceEventHandlerRegistration) cache.InformerSynced {
-	return func() bool {
-		for _, r := range regs {
-			if !r.HasSynced() {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// scope narrows the feed to the names on the command line and to what --owner
-// owns; it returns a function stopping the owner lookups.
-func (o *WatchOptions) scope(ctx context.Context) (feed.Scope, func(), error) {
-	names := feed.NameScope{}
-	for i, r := range o.requests {
-		if len(r.Names) > 0 {
-			names[i] = r.Names
-		}
-	}
-	var namesScope feed.Scope
-	if len(names) > 0 {
-		namesScope = names
-	}
-	if o.owner == nil {
-		return feed.AllOf(namesScope), func() {}, nil
-	}
-	ns := o.namespace
-	if !o.owner.Resource.Namespaced {
-		ns = ""
-	}
-	uid, err := o.ownerUID(ctx, *o.owner, ns)
-	if err != nil {
-		return nil, nil, err
-	}
-	lookup := &feed.InformerLookup{
-		Mapper: o.mapper,
-		NewFactory: func() (*informer.Factory, error) {
-			// Owners need not match the feed's selectors; they live in the
-			// feed's namespace or are cluster-scoped.
-			return o.newFactory(informer.Config{Namespace: o.namespace, SyncTimeout: o.SyncTimeout})
-		},
-		Warn: func(err error) { o.warnf("%s", err) },
-	}
-	return feed.AllOf(namesScope, feed.NewOwnerScope(uid, lookup)), lookup.Shutdown, nil
-}
-
-// fetchOwnerUID reads the --owner object's UID with one metadata GET.
-func (o *WatchOptions) fetchOwnerUID(ctx context.Context, r Request, namespace string) (types.UID, error) {
-	client, err := metadata.NewForConfig(o.restConfig)
-	if err != nil {
-		return "", err
-	}
-	var ri metadata.ResourceInterface = client.Resource(r.Resource.GVR)
-	if r.Resource.Namespaced {
-		ri = client.Resource(r.Resource.GVR).Namespace(namespace)
-	}
-	obj, err := ri.Get(ctx, r.Names[0], metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	return obj.GetUID(), nil
-}
-
-// fieldSelectorFor narrows the server-side list and watch to the one object
-// asked for by name; several names are filtered client-side.
-func (o *WatchOptions) fieldSelectorFor() string {
-	if len(o.requests) != 1 || len(o.requests[0].Names) != 1 {
-		return o.FieldSelector
-	}
-	// Escaped: a name is an argument, and a ',' or '=' in it would otherwise
-	// turn into selector syntax the server rejects or reads as another term.
-	byName := "metadata.name=" + fields.EscapeValue(o.requests[0].Names[0])
-	if o.FieldSelector == "" {
-		return byName
-	}
-	return byName + "," + o.FieldSelector
 }
 
 // watchLost says on stderr that a watch is down.

@@ -191,11 +191,11 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 		}
 		return nil, nil
 	}
-	o.ownerUID = func(_ context.Context, r Request, namespace string) (types.UID, error) {
-		if r.Names[0] == "web" && namespace == "shop" {
-			return "uid-deploy-web", nil
+	o.getMetadata = func(_ context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+		if name == "web" && namespace == "shop" {
+			return &metav1.ObjectMeta{Name: name, Namespace: namespace, UID: "uid-deploy-web"}, nil
 		}
-		return "", apierrors.NewNotFound(r.Resource.GVR.GroupResource(), r.Names[0])
+		return nil, apierrors.NewNotFound(res.GVR.GroupResource(), name)
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)

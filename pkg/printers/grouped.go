@@ -8,121 +8,30 @@ import (
 	"io"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
-
-// GroupListAPIVersion and GroupListKind identify the JSON document of a group-by
-// query, so scripts can tell it from a v1 List.
-const (
-	GroupListAPIVersion = "kubectl-idx.io/v1alpha1"
-	GroupListKind       = "GroupList"
-)
-
-// GroupList is the document -o json|yaml|jsonpath|go-template print for a
-// group-by query. Its shape is documented in README.md; keep them in step.
-type GroupList struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	// GroupBy is owner, node, label, namespace or jsonpath.
-	GroupBy string `json:"groupBy"`
-	// Expression is the label key or JSONPath grouped by, if any.
-	Expression string `json:"expression,omitempty"`
-	// Groups in display order; each holds its members.
-	Groups []OutputGroup `json:"groups"`
-	// Warnings say what the answer may be missing (types or owners that could
-	// not be read). Empty means the answer is complete.
-	Warnings []string `json:"warnings"`
-}
-
-// OutputGroup is one group of a group-by query.
-type OutputGroup struct {
-	// Name is how the group is shown: "Deployment/web", "node-1", "web", "<none>".
-	Name string `json:"name"`
-	// Key identifies the group; which fields are set depends on GroupBy.
-	Key GroupKey `json:"key"`
-	// Summary holds counts and, for nodes, capacity figures.
-	Summary GroupSummary `json:"summary"`
-	// Members are the objects of the group, one Group per resource type, in
-	// the order the types were asked for. In JSON they are flattened to items.
-	Members []Group `json:"-"`
-}
-
-// GroupKey identifies a group. None marks the group of objects without a key.
-type GroupKey struct {
-	None bool `json:"none,omitempty"`
-	// Owner groups.
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name,omitempty"`
-	UID        string `json:"uid,omitempty"`
-	Dangling   bool   `json:"dangling,omitempty"`
-	Unknown    bool   `json:"unknown,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	// Node groups.
-	Node string `json:"node,omitempty"`
-	// Label and JSONPath groups: the value (Namespace groups use Namespace).
-	Value *string `json:"value,omitempty"`
-}
-
-// GroupSummary counts a group's members.
-type GroupSummary struct {
-	Members int            `json:"members"`
-	Kinds   map[string]int `json:"kinds"`
-	Pods    *PodSummary    `json:"pods,omitempty"`
-	Node    *NodeSummary   `json:"node,omitempty"`
-}
-
-// PodSummary counts pods by readiness and phase.
-type PodSummary struct {
-	Total     int `json:"total"`
-	Ready     int `json:"ready"`
-	Running   int `json:"running"`
-	Pending   int `json:"pending"`
-	Succeeded int `json:"succeeded"`
-	Failed    int `json:"failed"`
-	Unknown   int `json:"unknown"`
-}
-
-// NodeSummary describes a node and the requests of its pods.
-type NodeSummary struct {
-	// Exists is false for a node pods are bound to that is not in the cluster.
-	Exists        bool     `json:"exists"`
-	Status        string   `json:"status"`
-	Ready         bool     `json:"ready"`
-	Unschedulable bool     `json:"unschedulable"`
-	Roles         []string `json:"roles"`
-	// Requests sum the pods counted (not Succeeded or Failed, unless asked).
-	Requests    Resources `json:"requests"`
-	Allocatable Resources `json:"allocatable"`
-	// CPUPercent and MemoryPercent are requests over allocatable, rounded down.
-	CPUPercent    int64 `json:"cpuPercent"`
-	MemoryPercent int64 `json:"memoryPercent"`
-}
-
-// Resources holds CPU and memory as quantities and as plain numbers for jq.
-type Resources struct {
-	CPU         string `json:"cpu"`
-	Memory      string `json:"memory"`
-	CPUMillis   int64  `json:"cpuMillis"`
-	MemoryBytes int64  `json:"memoryBytes"`
-}
 
 // GroupedOptions are Options plus what grouped output needs.
 type GroupedOptions struct {
 	Options
 	// Header renders a group's header line for human output.
-	Header func(g *OutputGroup) string
+	Header func(g *v1alpha1.Group) string
+	// CRDColumns are the additionalPrinterColumns of the custom resources
+	// among the members.
+	CRDColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition
 }
 
 // PrintGrouped writes a group-by result. Human and custom-columns output render
 // every member row of a type in one table, so columns align across all groups,
 // and put each group's header line above its rows; -o name prefixes each member
 // with its group; the document formats print the GroupList.
-func PrintGrouped(w io.Writer, doc *GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
 	switch {
 	case IsHuman(opts.Format), strings.HasPrefix(opts.Format, "custom-columns"):
 		return printGroupedRows(w, doc, delegate, opts)
@@ -146,7 +55,7 @@ func PrintGrouped(w io.Writer, doc *GroupList, delegate printers.ResourcePrinter
 
 // WriteGroupListJSON writes doc as indented JSON (kubectl's four spaces), one
 // group at a time so a large answer is never held twice in memory.
-func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
+func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.MarshalIndent(struct {
 		APIVersion string `json:"apiVersion"`
@@ -163,9 +72,9 @@ func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
 	for i := range doc.Groups {
 		g := &doc.Groups[i]
 		head, err := json.MarshalIndent(struct {
-			Name    string       `json:"name"`
-			Key     GroupKey     `json:"key"`
-			Summary GroupSummary `json:"summary"`
+			Name    string                `json:"name"`
+			Key     v1alpha1.GroupKey     `json:"key"`
+			Summary v1alpha1.GroupSummary `json:"summary"`
 		}{g.Name, g.Key, g.Summary}, "        ", "    ")
 		if err != nil {
 			return fmt.Errorf("encoding group %s: %w", g.Name, err)
@@ -214,7 +123,7 @@ func WriteGroupListJSON(w io.Writer, doc *GroupList) error {
 	return bw.Flush()
 }
 
-func printGroupedNames(w io.Writer, doc *GroupList) error {
+func printGroupedNames(w io.Writer, doc *v1alpha1.GroupList) error {
 	bw := bufio.NewWriter(w)
 	for i := range doc.Groups {
 		g := &doc.Groups[i]
@@ -240,7 +149,7 @@ func describeName(o runtime.Object) string {
 
 // printGroupedRows renders member rows per type through one table (or the
 // custom-columns printer), then interleaves group header lines.
-func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
 	type block struct {
 		header string
 		rows   [][]string // rows[group] = rendered member lines of this type
@@ -250,7 +159,7 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 	perType := map[string]*Group{}
 	counts := map[string][]int{}
 	customColumns := strings.HasPrefix(opts.Format, "custom-columns")
-	keyOf := func(m Group) string {
+	keyOf := func(m v1alpha1.Members) string {
 		if customColumns {
 			return "all" // one custom-columns table for every type
 		}
@@ -261,7 +170,7 @@ func printGroupedRows(w io.Writer, doc *GroupList, delegate printers.ResourcePri
 			key := keyOf(m)
 			t, ok := perType[key]
 			if !ok {
-				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, CRDColumns: m.CRDColumns}
+				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, CRDColumns: opts.CRDColumns[m.GVK.GroupKind()]}
 				perType[key] = t
 				typeOrder = append(typeOrder, key)
 				counts[key] = make([]int, len(doc.Groups))

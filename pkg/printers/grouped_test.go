@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
@@ -27,7 +28,7 @@ var outEventGVK = schema.GroupVersionKind{Version: "v1", Kind: "Event"}
 
 // groupedHeader is a stand-in for the command layer's header line: the group's
 // name and its member count.
-func groupedHeader(g *printers.OutputGroup) string {
+func groupedHeader(g *v1alpha1.Group) string {
 	return fmt.Sprintf("%s  (%d members)", g.Name, g.Summary.Members)
 }
 
@@ -41,71 +42,71 @@ func pendingPod(name string) *corev1.Pod {
 }
 
 // podGroup is a group of pods, summarized as the command layer would.
-func podGroup(name string, key printers.GroupKey, pods ...runtime.Object) printers.OutputGroup {
-	g := printers.OutputGroup{Name: name, Key: key, Summary: printers.GroupSummary{Members: len(pods), Kinds: map[string]int{}}}
+func podGroup(name string, key v1alpha1.GroupKey, pods ...runtime.Object) v1alpha1.Group {
+	g := v1alpha1.Group{Name: name, Key: key, Summary: v1alpha1.GroupSummary{Members: len(pods), Kinds: map[string]int{}}}
 	if len(pods) > 0 {
-		g.Members = []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: pods}}
+		g.Members = []v1alpha1.Members{{GVK: outPodGVK, Namespaced: true, Objects: pods}}
 		g.Summary.Kinds["Pod"] = len(pods)
-		g.Summary.Pods = &printers.PodSummary{Total: len(pods), Ready: len(pods), Running: len(pods)}
+		g.Summary.Pods = &v1alpha1.PodSummary{Total: len(pods), Ready: len(pods), Running: len(pods)}
 	}
 	return g
 }
 
 // nodeDoc is a --by-node answer of one type: two nodes with pods of names of
 // very different lengths, a node without pods and the unscheduled pods.
-func nodeDoc() *printers.GroupList {
-	return &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "node",
-		Groups: []printers.OutputGroup{
-			podGroup("worker-1", printers.GroupKey{Node: "worker-1"}, outPod("a", "worker-1"), outPod("web-0", "worker-1")),
-			podGroup("worker-2", printers.GroupKey{Node: "worker-2"}, outPod("a-pod-with-a-rather-long-generated-name-x2x", "worker-2")),
-			podGroup("worker-3", printers.GroupKey{Node: "worker-3"}),
-			podGroup("<none>", printers.GroupKey{None: true}, pendingPod("queued")),
+func nodeDoc() *v1alpha1.GroupList {
+	return &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		Groups: []v1alpha1.Group{
+			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}, outPod("a", "worker-1"), outPod("web-0", "worker-1")),
+			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}, outPod("a-pod-with-a-rather-long-generated-name-x2x", "worker-2")),
+			podGroup("worker-3", v1alpha1.GroupKey{Node: "worker-3"}),
+			podGroup("<none>", v1alpha1.GroupKey{None: true}, pendingPod("queued")),
 		},
 	}
 }
 
 // labelDoc is a --by-label app answer over pods, services and a custom
 // resource: several types per group, a group with one type, and <none>.
-func labelDoc() *printers.GroupList {
-	web := printers.OutputGroup{
-		Name: "app=web", Key: printers.GroupKey{Value: strPtr("web")},
-		Summary: printers.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 2, "Service": 1}, Pods: &printers.PodSummary{Total: 2, Ready: 2, Running: 2}},
-		Members: []printers.Group{
+func labelDoc() *v1alpha1.GroupList {
+	web := v1alpha1.Group{
+		Name: "app=web", Key: v1alpha1.GroupKey{Value: strPtr("web")},
+		Summary: v1alpha1.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 2, "Service": 1}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 2, Running: 2}},
+		Members: []v1alpha1.Members{
 			{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-2")}},
 			{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}},
 		},
 	}
-	empty := printers.OutputGroup{
-		Name: "app=", Key: printers.GroupKey{Value: strPtr("")},
-		Summary: printers.GroupSummary{Members: 1, Kinds: map[string]int{"Service": 1}},
-		Members: []printers.Group{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("a-service-with-a-long-name")}}},
+	empty := v1alpha1.Group{
+		Name: "app=", Key: v1alpha1.GroupKey{Value: strPtr("")},
+		Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Service": 1}},
+		Members: []v1alpha1.Members{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("a-service-with-a-long-name")}}},
 	}
-	none := printers.OutputGroup{
-		Name: "<none>", Key: printers.GroupKey{None: true},
-		Summary: printers.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 1, "CronTab": 1}, Pods: &printers.PodSummary{Total: 1, Ready: 1, Running: 1}},
-		Members: []printers.Group{
+	none := v1alpha1.Group{
+		Name: "<none>", Key: v1alpha1.GroupKey{None: true},
+		Summary: v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 1, "CronTab": 1}, Pods: &v1alpha1.PodSummary{Total: 1, Ready: 1, Running: 1}},
+		Members: []v1alpha1.Members{
 			{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outTrickyPod()}},
 			{GVK: outCronTabGVK, Namespaced: true, Objects: []runtime.Object{outCronTab("nightly")}},
 		},
 	}
-	return &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "label", Expression: "app",
-		Groups: []printers.OutputGroup{web, empty, none},
+	return &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		Groups: []v1alpha1.Group{web, empty, none},
 	}
 }
 
 // ownerDoc is a --by-owner answer with every kind of owner key and a warning.
-func ownerDoc() *printers.GroupList {
-	return &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "owner",
-		Groups: []printers.OutputGroup{
-			podGroup("Deployment/web", printers.GroupKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d-uid"},
+func ownerDoc() *v1alpha1.GroupList {
+	return &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "owner",
+		Groups: []v1alpha1.Group{
+			podGroup("Deployment/web", v1alpha1.GroupKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d-uid"},
 				outPod("web-0", "worker-1"), outPod("web-1", "worker-2")),
-			podGroup("Node/worker-1", printers.GroupKey{APIVersion: "v1", Kind: "Node", Name: "worker-1", UID: "n-uid"}, outPod("static-worker-1", "worker-1")),
-			podGroup("ReplicaSet/gone", printers.GroupKey{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "gone", UID: "rs-uid", Dangling: true, Reason: "owner not found"},
+			podGroup("Node/worker-1", v1alpha1.GroupKey{APIVersion: "v1", Kind: "Node", Name: "worker-1", UID: "n-uid"}, outPod("static-worker-1", "worker-1")),
+			podGroup("ReplicaSet/gone", v1alpha1.GroupKey{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "gone", UID: "rs-uid", Dangling: true, Reason: "owner not found"},
 				outPod("gone-abc", "worker-1")),
-			podGroup("<none>", printers.GroupKey{None: true}, outPod("debug", "worker-1")),
+			podGroup("<none>", v1alpha1.GroupKey{None: true}, outPod("debug", "worker-1")),
 		},
 		Warnings: []string{"owners above Widget.example.com are unknown: forbidden"},
 	}
@@ -130,7 +131,7 @@ func groupedOpts(format string) printers.GroupedOptions {
 	return printers.GroupedOptions{Options: printers.Options{Format: format, Now: outNow}, Header: groupedHeader}
 }
 
-func printGrouped(t *testing.T, doc *printers.GroupList, format, template string, opts printers.GroupedOptions) string {
+func printGrouped(t *testing.T, doc *v1alpha1.GroupList, format, template string, opts printers.GroupedOptions) string {
 	t.Helper()
 	var out bytes.Buffer
 	if err := printers.PrintGrouped(&out, doc, outPrinter(t, format, template), opts); err != nil {
@@ -318,7 +319,7 @@ func TestPrintGroupedHumanSeveralTypes(t *testing.T) {
 func TestPrintGroupedNoHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		doc    *printers.GroupList
+		doc    *v1alpha1.GroupList
 		golden string
 	}{
 		{"one type", nodeDoc(), "testdata/grouped_one_type_no_headers.golden"},
@@ -347,7 +348,7 @@ func TestPrintGroupedCustomColumns(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		noHeaders bool
-		doc       *printers.GroupList
+		doc       *v1alpha1.GroupList
 		want      string
 	}{
 		{
@@ -424,7 +425,7 @@ func TestPrintGroupedNames(t *testing.T) {
 	if got != want {
 		t.Errorf("-o name:\n%s\nwant:\n%s", got, want)
 	}
-	if got := printGrouped(t, &printers.GroupList{GroupBy: "node"}, "name", "", groupedOpts("name")); got != "" {
+	if got := printGrouped(t, &v1alpha1.GroupList{GroupBy: "node"}, "name", "", groupedOpts("name")); got != "" {
 		t.Errorf("-o name of no groups = %q, want nothing", got)
 	}
 }
@@ -484,7 +485,7 @@ func printedJSON(t *testing.T, obj runtime.Object, gvk schema.GroupVersionKind) 
 func TestPrintGroupedJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		doc  func() *printers.GroupList
+		doc  func() *v1alpha1.GroupList
 	}{
 		{"node", nodeDoc},
 		{"label", labelDoc},
@@ -612,7 +613,7 @@ func TestPrintGroupedJSONKeys(t *testing.T) {
 }
 
 func TestPrintGroupedJSONEmpty(t *testing.T) {
-	doc := &printers.GroupList{APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "node"}
+	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node"}
 	got := printGrouped(t, doc, "json", "", groupedOpts("json"))
 	const want = "{\n" +
 		"    \"apiVersion\": \"kubectl-idx.io/v1alpha1\",\n" +
@@ -669,7 +670,7 @@ func TestPrintGroupedDocumentFormats(t *testing.T) {
 		}
 	})
 	t.Run("yaml of no groups", func(t *testing.T) {
-		doc := &printers.GroupList{APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "owner"}
+		doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "owner"}
 		out := printGrouped(t, doc, "yaml", "", groupedOpts("yaml"))
 		if !strings.Contains(out, "groups: []\n") || !strings.Contains(out, "warnings: []\n") {
 			t.Errorf("YAML of no groups:\n%s\nwant groups: [] and warnings: []", out)
@@ -714,7 +715,7 @@ func TestPrintGroupedDoesNotMutateCacheObjects(t *testing.T) {
 			name = "human"
 		}
 		t.Run(name, func(t *testing.T) {
-			for _, doc := range []*printers.GroupList{nodeDoc(), labelDoc(), ownerDoc()} {
+			for _, doc := range []*v1alpha1.GroupList{nodeDoc(), labelDoc(), ownerDoc()} {
 				var before [][]runtime.Object
 				for _, g := range doc.Groups {
 					for _, m := range g.Members {
@@ -748,7 +749,7 @@ func TestPrintGroupedDoesNotMutateCacheObjects(t *testing.T) {
 }
 
 // eventDoc groups events whose messages span lines, as kubelet messages do.
-func eventDoc() *printers.GroupList {
+func eventDoc() *v1alpha1.GroupList {
 	ev := func(name, msg string) *corev1.Event {
 		return &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Namespace: "shop", Name: name, CreationTimestamp: metav1.NewTime(outNow.Add(-time.Hour))},
@@ -758,16 +759,16 @@ func eventDoc() *printers.GroupList {
 			FirstTimestamp: metav1.NewTime(outNow.Add(-time.Hour)), LastTimestamp: metav1.NewTime(outNow.Add(-time.Minute)), Count: 3,
 		}
 	}
-	group := func(name string, objs ...runtime.Object) printers.OutputGroup {
-		return printers.OutputGroup{
-			Name: name, Key: printers.GroupKey{Value: strPtr(name)},
-			Summary: printers.GroupSummary{Members: len(objs), Kinds: map[string]int{"Event": len(objs)}},
-			Members: []printers.Group{{GVK: outEventGVK, Namespaced: true, Objects: objs}},
+	group := func(name string, objs ...runtime.Object) v1alpha1.Group {
+		return v1alpha1.Group{
+			Name: name, Key: v1alpha1.GroupKey{Value: strPtr(name)},
+			Summary: v1alpha1.GroupSummary{Members: len(objs), Kinds: map[string]int{"Event": len(objs)}},
+			Members: []v1alpha1.Members{{GVK: outEventGVK, Namespaced: true, Objects: objs}},
 		}
 	}
-	return &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "jsonpath", Expression: "{.reason}",
-		Groups: []printers.OutputGroup{
+	return &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "jsonpath", Expression: "{.reason}",
+		Groups: []v1alpha1.Group{
 			group("BackOff", ev("crash.1", "Back-off restarting failed container\nsee logs"), ev("crash.2", "line one\r\nline two\n")),
 			group("Pulled", ev("crash.3", "pulled")),
 		},
@@ -841,18 +842,18 @@ func TestPrintGroupedMultiLineCells(t *testing.T) {
 // group's Members (the order the types were asked for), even when an earlier
 // group holds only a later type.
 func TestPrintGroupedTypeOrder(t *testing.T) {
-	doc := &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "label", Expression: "app",
-		Groups: []printers.OutputGroup{
+	doc := &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		Groups: []v1alpha1.Group{
 			{
-				Name: "app=api", Key: printers.GroupKey{Value: strPtr("api")},
-				Summary: printers.GroupSummary{Members: 1, Kinds: map[string]int{"Service": 1}},
-				Members: []printers.Group{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("api")}}},
+				Name: "app=api", Key: v1alpha1.GroupKey{Value: strPtr("api")},
+				Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Service": 1}},
+				Members: []v1alpha1.Members{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("api")}}},
 			},
 			{
-				Name: "app=web", Key: printers.GroupKey{Value: strPtr("web")},
-				Summary: printers.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 1, "Service": 1}},
-				Members: []printers.Group{
+				Name: "app=web", Key: v1alpha1.GroupKey{Value: strPtr("web")},
+				Summary: v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 1, "Service": 1}},
+				Members: []v1alpha1.Members{
 					{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-0", "worker-1")}},
 					{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}},
 				},
@@ -872,11 +873,11 @@ func TestPrintGroupedTypeOrder(t *testing.T) {
 // TestPrintGroupedNoMembers: groups without members (nodes without pods) are
 // header lines only, laid out like a one-type answer: no blank lines.
 func TestPrintGroupedNoMembers(t *testing.T) {
-	doc := &printers.GroupList{
-		APIVersion: printers.GroupListAPIVersion, Kind: printers.GroupListKind, GroupBy: "node",
-		Groups: []printers.OutputGroup{
-			podGroup("worker-1", printers.GroupKey{Node: "worker-1"}),
-			podGroup("worker-2", printers.GroupKey{Node: "worker-2"}),
+	doc := &v1alpha1.GroupList{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		Groups: []v1alpha1.Group{
+			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}),
+			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}),
 		},
 	}
 	const want = "worker-1  (0 members)\nworker-2  (0 members)\n"

@@ -12,55 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
-
-// Kinds of the relation list documents.
-const (
-	// OrphanListKind is the document of `kubectl idx orphans`.
-	OrphanListKind = "OrphanList"
-	// UsesListKind is the document of `kubectl idx uses`.
-	UsesListKind = "UsesList"
-)
-
-// RelationList is what -o json|yaml|jsonpath|go-template print for orphans
-// and uses: objects named by reference, with what relates them. Its shape is
-// documented in README.md; keep them in step.
-type RelationList struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	// Subject is the object a uses query was about.
-	Subject *RelationItem `json:"subject,omitempty"`
-	// Direction is "users" (what uses Subject) or "uses" (what Subject uses).
-	Direction string         `json:"direction,omitempty"`
-	Items     []RelationItem `json:"items"`
-	// Warnings say what the answer may be missing. Empty means complete.
-	Warnings []string `json:"warnings"`
-}
-
-// RelationItem is one object of a RelationList.
-type RelationItem struct {
-	APIVersion        string       `json:"apiVersion,omitempty"`
-	Kind              string       `json:"kind"`
-	Namespace         string       `json:"namespace,omitempty"`
-	Name              string       `json:"name"`
-	UID               string       `json:"uid,omitempty"`
-	CreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
-	// MissingOwners are ownerReferences to owners that do not exist;
-	// OrphaningOwners those to owners being deleted with orphan propagation.
-	MissingOwners   []index.OwnerRef `json:"missingOwners,omitempty"`
-	OrphaningOwners []index.OwnerRef `json:"orphaningOwners,omitempty"`
-	// Via lists where a pod spec refers to the object (uses).
-	Via      []string `json:"via,omitempty"`
-	Optional bool     `json:"optional,omitempty"`
-	// Exists is set for what a pod uses: false when the referenced object is
-	// missing, absent when it could not be checked.
-	Exists *bool `json:"exists,omitempty"`
-}
 
 // kindLabel is the item's Kind, with the group for kinds outside the core,
 // apps and batch groups.
-func (it RelationItem) kindLabel() string {
+func kindLabel(it v1alpha1.RelationItem) string {
 	gv, _ := schema.ParseGroupVersion(it.APIVersion)
 	if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
 		return it.Kind + "." + gv.Group
@@ -70,7 +27,7 @@ func (it RelationItem) kindLabel() string {
 
 // PrintRelationList writes doc: a table for human output, kind/name lines for
 // -o name, the document otherwise.
-func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.ResourcePrinter, opts Options) error {
+func PrintRelationList(w io.Writer, doc *v1alpha1.RelationList, delegate printers.ResourcePrinter, opts Options) error {
 	switch {
 	case IsHuman(opts.Format):
 		return printRelationTable(w, doc, opts)
@@ -92,7 +49,7 @@ func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.Resourc
 		// a GroupList. The caller's document is left as it is.
 		d := *doc
 		if d.Items == nil {
-			d.Items = []RelationItem{}
+			d.Items = []v1alpha1.RelationItem{}
 		}
 		if d.Warnings == nil {
 			d.Warnings = []string{}
@@ -127,7 +84,7 @@ func PrintRelationList(w io.Writer, doc *RelationList, delegate printers.Resourc
 	return delegate.PrintObj(u, w)
 }
 
-func printRelationTable(w io.Writer, doc *RelationList, opts Options) error {
+func printRelationTable(w io.Writer, doc *v1alpha1.RelationList, opts Options) error {
 	table := &metav1.Table{}
 	col := func(name string, priority int32) {
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: priority})
@@ -136,7 +93,7 @@ func printRelationTable(w io.Writer, doc *RelationList, opts Options) error {
 	col("Kind", 0)
 	col("Name", 0)
 	switch doc.Kind {
-	case OrphanListKind:
+	case v1alpha1.OrphanListKind:
 		col("Owner", 0)
 		col("Reason", 0)
 		col("Age", 0)
@@ -147,9 +104,9 @@ func printRelationTable(w io.Writer, doc *RelationList, opts Options) error {
 		}
 	}
 	for _, it := range doc.Items {
-		cells := []any{it.Namespace, it.kindLabel(), it.Name}
+		cells := []any{it.Namespace, kindLabel(it), it.Name}
 		switch doc.Kind {
-		case OrphanListKind:
+		case v1alpha1.OrphanListKind:
 			var owners []string
 			reason := "OwnerNotFound"
 			for _, r := range it.MissingOwners {
@@ -188,19 +145,4 @@ func printRelationTable(w io.Writer, doc *RelationList, opts Options) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-// RelationItemFor names an object of kind gvk for a RelationList.
-func RelationItemFor(gvk schema.GroupVersionKind, obj metav1.Object) RelationItem {
-	it := RelationItem{
-		APIVersion: gvk.GroupVersion().String(),
-		Kind:       gvk.Kind,
-		Namespace:  obj.GetNamespace(),
-		Name:       obj.GetName(),
-		UID:        string(obj.GetUID()),
-	}
-	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
-		it.CreationTimestamp = &ts
-	}
-	return it
 }

@@ -15,50 +15,50 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
-	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
 // relItem is an object of a relation list created age before treeNow.
-func relItem(apiVersion, kind, namespace, name string, age time.Duration) printers.RelationItem {
+func relItem(apiVersion, kind, namespace, name string, age time.Duration) v1alpha1.RelationItem {
 	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
 	obj := &metav1.ObjectMeta{
 		Namespace: namespace, Name: name, UID: types.UID("uid-" + strings.ToLower(kind) + "-" + name),
 		CreationTimestamp: metav1.NewTime(treeNow.Add(-age)),
 	}
-	return printers.RelationItemFor(gvk, obj)
+	return v1alpha1.RelationItemFor(gvk, obj)
 }
 
-func relOwner(apiVersion, kind, namespace, name string) index.OwnerRef {
-	return index.OwnerRef{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name, UID: types.UID("uid-" + strings.ToLower(kind) + "-" + name)}
+func relOwner(apiVersion, kind, namespace, name string) v1alpha1.OwnerReference {
+	return v1alpha1.OwnerReference{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name, UID: types.UID("uid-" + strings.ToLower(kind) + "-" + name)}
 }
 
 // orphanDoc is what `kubectl idx orphans -A` prints: a missing cluster-scoped
 // owner, several owners gone at once, an owner being deleted with
 // --cascade=orphan, and kinds outside and inside the groups shown bare.
-func orphanDoc() *printers.RelationList {
+func orphanDoc() *v1alpha1.RelationList {
 	static := relItem("v1", "Pod", "kube-system", "kube-proxy-worker-9", 90*24*time.Hour)
-	static.MissingOwners = []index.OwnerRef{relOwner("v1", "Node", "", "worker-9")}
+	static.MissingOwners = []v1alpha1.OwnerReference{relOwner("v1", "Node", "", "worker-9")}
 	multi := relItem("v1", "Pod", "shop", "multi", 3*time.Hour)
-	multi.MissingOwners = []index.OwnerRef{relOwner("v1", "ConfigMap", "shop", "gone-cm"), relOwner("apps/v1", "ReplicaSet", "shop", "gone")}
-	multi.OrphaningOwners = []index.OwnerRef{relOwner("apps/v1", "Deployment", "shop", "leaving")}
+	multi.MissingOwners = []v1alpha1.OwnerReference{relOwner("v1", "ConfigMap", "shop", "gone-cm"), relOwner("apps/v1", "ReplicaSet", "shop", "gone")}
+	multi.OrphaningOwners = []v1alpha1.OwnerReference{relOwner("apps/v1", "Deployment", "shop", "leaving")}
 	leaving := relItem("apps/v1", "ReplicaSet", "shop", "leaving-6b8", 10*24*time.Hour)
-	leaving.OrphaningOwners = []index.OwnerRef{relOwner("apps/v1", "Deployment", "shop", "leaving")}
+	leaving.OrphaningOwners = []v1alpha1.OwnerReference{relOwner("apps/v1", "Deployment", "shop", "leaving")}
 	job := relItem("batch/v1", "Job", "ops", "backup-2900", 26*time.Hour)
-	job.MissingOwners = []index.OwnerRef{relOwner("batch/v1", "CronJob", "ops", "backup")}
+	job.MissingOwners = []v1alpha1.OwnerReference{relOwner("batch/v1", "CronJob", "ops", "backup")}
 	cert := relItem("cert-manager.io/v1", "Certificate", "shop", "web-tls", 40*24*time.Hour)
-	cert.MissingOwners = []index.OwnerRef{relOwner("networking.k8s.io/v1", "Ingress", "shop", "web")}
-	return &printers.RelationList{
-		APIVersion: printers.GroupListAPIVersion,
-		Kind:       printers.OrphanListKind,
-		Items:      []printers.RelationItem{static, multi, leaving, job, cert},
+	cert.MissingOwners = []v1alpha1.OwnerReference{relOwner("networking.k8s.io/v1", "Ingress", "shop", "web")}
+	return &v1alpha1.RelationList{
+		APIVersion: v1alpha1.GroupVersion,
+		Kind:       v1alpha1.OrphanListKind,
+		Items:      []v1alpha1.RelationItem{static, multi, leaving, job, cert},
 		Warnings:   []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"},
 	}
 }
 
 // usesDoc is what `kubectl idx uses` prints in either direction.
-func usesDoc(direction string) *printers.RelationList {
-	doc := &printers.RelationList{APIVersion: printers.GroupListAPIVersion, Kind: printers.UsesListKind, Direction: direction}
+func usesDoc(direction string) *v1alpha1.RelationList {
+	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: direction}
 	switch direction {
 	case "users":
 		// What uses Secret db-creds.
@@ -70,18 +70,18 @@ func usesDoc(direction string) *printers.RelationList {
 		deploy.Via = []string{"env app/DB_PASSWORD", "volume creds"}
 		cron := relItem("batch/v1", "CronJob", "ops", "db-backup", 7*24*time.Hour)
 		cron.Via, cron.Optional = []string{"envFrom backup"}, true
-		doc.Items = []printers.RelationItem{deploy, cron, api}
+		doc.Items = []v1alpha1.RelationItem{deploy, cron, api}
 	case "uses":
 		// What pod api-0 uses, and whether each exists.
 		subject := relItem("v1", "Pod", "shop", "api-0", time.Hour)
 		doc.Subject = &subject
-		cm := printers.RelationItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "api-config", Via: []string{"volume config"}, Exists: ptr.To(true)}
-		secret := printers.RelationItem{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-creds", Via: []string{"env app/DB_PASSWORD", "volume creds"}, Exists: ptr.To(false)}
-		flags := printers.RelationItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "flags", Via: []string{"envFrom app"}, Optional: true, Exists: ptr.To(false)}
-		pvc := printers.RelationItem{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "shop", Name: "data-api-0", Via: []string{"volume data"}, Exists: ptr.To(true)}
+		cm := v1alpha1.RelationItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "api-config", Via: []string{"volume config"}, Exists: ptr.To(true)}
+		secret := v1alpha1.RelationItem{APIVersion: "v1", Kind: "Secret", Namespace: "shop", Name: "db-creds", Via: []string{"env app/DB_PASSWORD", "volume creds"}, Exists: ptr.To(false)}
+		flags := v1alpha1.RelationItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "flags", Via: []string{"envFrom app"}, Optional: true, Exists: ptr.To(false)}
+		pvc := v1alpha1.RelationItem{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "shop", Name: "data-api-0", Via: []string{"volume data"}, Exists: ptr.To(true)}
 		// A type the user may not list: existence unknown.
-		sa := printers.RelationItem{APIVersion: "v1", Kind: "ServiceAccount", Namespace: "shop", Name: "api", Via: []string{"serviceAccountName"}}
-		doc.Items = []printers.RelationItem{cm, flags, pvc, secret, sa}
+		sa := v1alpha1.RelationItem{APIVersion: "v1", Kind: "ServiceAccount", Namespace: "shop", Name: "api", Via: []string{"serviceAccountName"}}
+		doc.Items = []v1alpha1.RelationItem{cm, flags, pvc, secret, sa}
 		doc.Warnings = []string{"cannot list serviceaccounts: forbidden"}
 	}
 	return doc
@@ -89,7 +89,7 @@ func usesDoc(direction string) *printers.RelationList {
 
 // printRelations prints doc as printTree does, checking the document is left
 // as it was.
-func printRelations(t *testing.T, doc *printers.RelationList, format, template string, noHeaders bool) string {
+func printRelations(t *testing.T, doc *v1alpha1.RelationList, format, template string, noHeaders bool) string {
 	t.Helper()
 	before, err := json.Marshal(doc)
 	if err != nil {
@@ -117,7 +117,7 @@ func printRelations(t *testing.T, doc *printers.RelationList, format, template s
 func TestPrintRelationListHuman(t *testing.T) {
 	tests := []struct {
 		name      string
-		doc       *printers.RelationList
+		doc       *v1alpha1.RelationList
 		format    string
 		noHeaders bool
 		golden    string
@@ -215,10 +215,10 @@ func TestPrintRelationListColumns(t *testing.T) {
 // TestPrintRelationListEmpty checks that an empty answer prints no table (the
 // command says "No resources found" on stderr) but a complete document.
 func TestPrintRelationListEmpty(t *testing.T) {
-	for _, doc := range []*printers.RelationList{
-		{APIVersion: printers.GroupListAPIVersion, Kind: printers.OrphanListKind, Items: []printers.RelationItem{}},
-		{APIVersion: printers.GroupListAPIVersion, Kind: printers.OrphanListKind},
-		{APIVersion: printers.GroupListAPIVersion, Kind: printers.UsesListKind, Direction: "uses"},
+	for _, doc := range []*v1alpha1.RelationList{
+		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}},
+		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.OrphanListKind},
+		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: "uses"},
 	} {
 		for _, format := range []string{"", "wide", "name"} {
 			for _, noHeaders := range []bool{false, true} {
@@ -244,7 +244,7 @@ func TestPrintRelationListEmpty(t *testing.T) {
 func TestPrintRelationListNames(t *testing.T) {
 	tests := []struct {
 		name string
-		doc  *printers.RelationList
+		doc  *v1alpha1.RelationList
 		want []string
 	}{
 		{"orphans", orphanDoc(), []string{
@@ -271,17 +271,17 @@ func TestPrintRelationListNames(t *testing.T) {
 
 // jsonRelationItem mirrors the documented shape of a relation item.
 type jsonRelationItem struct {
-	APIVersion        string           `json:"apiVersion"`
-	Kind              string           `json:"kind"`
-	Namespace         string           `json:"namespace"`
-	Name              string           `json:"name"`
-	UID               string           `json:"uid"`
-	CreationTimestamp string           `json:"creationTimestamp"`
-	MissingOwners     []index.OwnerRef `json:"missingOwners"`
-	OrphaningOwners   []index.OwnerRef `json:"orphaningOwners"`
-	Via               []string         `json:"via"`
-	Optional          bool             `json:"optional"`
-	Exists            *bool            `json:"exists"`
+	APIVersion        string                    `json:"apiVersion"`
+	Kind              string                    `json:"kind"`
+	Namespace         string                    `json:"namespace"`
+	Name              string                    `json:"name"`
+	UID               string                    `json:"uid"`
+	CreationTimestamp string                    `json:"creationTimestamp"`
+	MissingOwners     []v1alpha1.OwnerReference `json:"missingOwners"`
+	OrphaningOwners   []v1alpha1.OwnerReference `json:"orphaningOwners"`
+	Via               []string                  `json:"via"`
+	Optional          bool                      `json:"optional"`
+	Exists            *bool                     `json:"exists"`
 }
 
 type jsonRelationList struct {
@@ -397,7 +397,7 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 
 	tests := []struct {
 		name, format, template string
-		doc                    *printers.RelationList
+		doc                    *v1alpha1.RelationList
 		want                   string
 	}{
 		{"jsonpath names", "jsonpath", "{.items[*].name}", orphanDoc(), "kube-proxy-worker-9 multi leaving-6b8 backup-2900 web-tls"},
@@ -405,7 +405,7 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 		{"jsonpath missing owners", "jsonpath", "{.items[1].missingOwners[*].kind}", orphanDoc(), "ConfigMap ReplicaSet"},
 		{"jsonpath subject", "jsonpath", "{.direction} {.subject.kind}/{.subject.name}", usesDoc("users"), "users Secret/db-creds"},
 		{"jsonpath missing uses", "jsonpath", "{.items[?(@.exists==false)].name}", usesDoc("uses"), "flags db-creds"},
-		{"jsonpath empty", "jsonpath", "{.items[*].name}", &printers.RelationList{Kind: printers.OrphanListKind}, ""},
+		{"jsonpath empty", "jsonpath", "{.items[*].name}", &v1alpha1.RelationList{Kind: v1alpha1.OrphanListKind}, ""},
 		{"go-template", "go-template", "{{range .items}}{{.kind}}/{{.name}} {{end}}", usesDoc("users"), "Deployment/api CronJob/db-backup Pod/api-0 "},
 	}
 	for _, tc := range tests {
@@ -428,7 +428,7 @@ func TestPrintRelationListCustomColumns(t *testing.T) {
 	if got != want {
 		t.Errorf("-o custom-columns:\n%s\nwant\n%s", got, want)
 	}
-	empty := printRelations(t, &printers.RelationList{Kind: printers.OrphanListKind, Items: []printers.RelationItem{}}, "custom-columns", "NAME:.name", false)
+	empty := printRelations(t, &v1alpha1.RelationList{Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}}, "custom-columns", "NAME:.name", false)
 	if empty != "NAME\n" {
 		t.Errorf("-o custom-columns of no items: %q, want the header alone", empty)
 	}
@@ -437,8 +437,8 @@ func TestPrintRelationListCustomColumns(t *testing.T) {
 func TestRelationItemFor(t *testing.T) {
 	created := metav1.NewTime(treeNow.Add(-time.Hour))
 	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-tls", UID: "c-uid", CreationTimestamp: created}}
-	got := printers.RelationItemFor(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}, obj)
-	want := printers.RelationItem{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "shop", Name: "web-tls", UID: "c-uid", CreationTimestamp: &created}
+	got := v1alpha1.RelationItemFor(schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}, obj)
+	want := v1alpha1.RelationItem{APIVersion: "cert-manager.io/v1", Kind: "Certificate", Namespace: "shop", Name: "web-tls", UID: "c-uid", CreationTimestamp: &created}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("RelationItemFor() = %+v, want %+v", got, want)
 	}
@@ -446,7 +446,7 @@ func TestRelationItemFor(t *testing.T) {
 		t.Error("RelationItemFor points into the cached object")
 	}
 	// No timestamp, no creationTimestamp.
-	got = printers.RelationItemFor(schema.GroupVersionKind{Version: "v1", Kind: "Node"}, &metav1.ObjectMeta{Name: "worker-1"})
+	got = v1alpha1.RelationItemFor(schema.GroupVersionKind{Version: "v1", Kind: "Node"}, &metav1.ObjectMeta{Name: "worker-1"})
 	if got.CreationTimestamp != nil || got.APIVersion != "v1" || got.Namespace != "" {
 		t.Errorf("RelationItemFor(node) = %+v", got)
 	}

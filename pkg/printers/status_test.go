@@ -237,30 +237,9 @@ func TestObjectStatusMatchesPodTable(t *testing.T) {
 	}
 }
 
-func TestTreeItemFor(t *testing.T) {
-	created := metav1.NewTime(statusNow.Add(-2 * time.Hour))
+func TestObjectStatusOfDeployment(t *testing.T) {
 	deploy := statusDeployment(ptr.To[int32](3), 3, 3)
-	deploy.UID, deploy.CreationTimestamp = "d-uid", created
-	gvk := deploymentGVK
-
-	it := printers.TreeItemFor(gvk, deploy, deploy, statusNow)
-	want := printers.TreeItem{
-		APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d-uid",
-		CreationTimestamp: &created, Ready: "3/3", Status: "Available",
-	}
-	if !apiequality.Semantic.DeepEqual(*it, want) {
-		t.Errorf("TreeItemFor() = %+v, want %+v", *it, want)
-	}
-	// The timestamp is a copy: the item is the caller's to change.
-	if it.CreationTimestamp == &deploy.CreationTimestamp {
-		t.Error("TreeItemFor points into the cached object")
-	}
-
-	// Metadata only: no readiness, and no timestamp when there is none.
-	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", UID: "n-uid"}}
-	it = printers.TreeItemFor(nodeGK.WithVersion("v1"), meta, nil, statusNow)
-	want = printers.TreeItem{APIVersion: "v1", Kind: "Node", Name: "worker-1", UID: "n-uid"}
-	if !apiequality.Semantic.DeepEqual(*it, want) {
-		t.Errorf("TreeItemFor(metadata only) = %+v, want %+v", *it, want)
+	if ready, status := printers.ObjectStatus(deploy, statusNow); ready != "3/3" || status != "Available" {
+		t.Errorf("ObjectStatus() = %q, %q; want 3/3, Available", ready, status)
 	}
 }

@@ -27,9 +27,8 @@ import (
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
-
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
 // The golden files of this package are rewritten with `go test ./pkg/printers/ -update`. The flag

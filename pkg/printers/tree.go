@@ -6,62 +6,17 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
-
-// Kinds of the tree documents.
-const (
-	// TreeKind is the document of `kubectl idx tree`: Root and its descendants
-	// under children.
-	TreeKind = "Tree"
-	// OwnerTreeKind is the document of `kubectl idx owners`: Root and its
-	// owners, and theirs, under owners.
-	OwnerTreeKind = "OwnerTree"
-)
-
-// TreeDocument is what -o json|yaml|jsonpath|go-template print for tree and
-// owners. Its shape is documented in README.md; keep them in step.
-type TreeDocument struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Root       *TreeItem `json:"root"`
-	// Warnings say what the answer may be missing, such as types the user may
-	// not list. Empty means the answer is complete.
-	Warnings []string `json:"warnings"`
-}
-
-// TreeItem is one object of a tree document.
-type TreeItem struct {
-	APIVersion        string       `json:"apiVersion"`
-	Kind              string       `json:"kind"`
-	Namespace         string       `json:"namespace,omitempty"`
-	Name              string       `json:"name"`
-	UID               string       `json:"uid,omitempty"`
-	CreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
-	// Ready and Status are as ObjectStatus gives them; empty when unknown.
-	Ready  string `json:"ready,omitempty"`
-	Status string `json:"status,omitempty"`
-	// Controller is true for an owner that is its dependent's controller.
-	Controller bool `json:"controller,omitempty"`
-	// Missing marks an owner that does not exist; Unknown one whose kind could
-	// not be read; Cycle an object already shown above on the same branch.
-	Missing bool `json:"missing,omitempty"`
-	Unknown bool `json:"unknown,omitempty"`
-	Cycle   bool `json:"cycle,omitempty"`
-	// Children are the objects this one owns (tree); Owners the objects that
-	// own it (owners).
-	Children []*TreeItem `json:"children,omitempty"`
-	Owners   []*TreeItem `json:"owners,omitempty"`
-}
 
 // next returns the item's branches in the document's direction.
-func (t *TreeItem) next() []*TreeItem {
+func next(t *v1alpha1.TreeItem) []*v1alpha1.TreeItem {
 	if len(t.Owners) > 0 {
 		return t.Owners
 	}
@@ -70,7 +25,7 @@ func (t *TreeItem) next() []*TreeItem {
 
 // label is how a tree line names the object: Kind/name, with the group for
 // kinds outside the core and apps groups so same-named kinds stay apart.
-func (t *TreeItem) label() string {
+func label(t *v1alpha1.TreeItem) string {
 	gv, _ := schema.ParseGroupVersion(t.APIVersion)
 	kind := t.Kind
 	if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
@@ -81,18 +36,18 @@ func (t *TreeItem) label() string {
 
 // PrintTree writes a tree document: an indented table for human output, one
 // name per line for -o name (each object once), the document otherwise.
-func PrintTree(w io.Writer, doc *TreeDocument, delegate printers.ResourcePrinter, opts Options) error {
+func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinter, opts Options) error {
 	switch {
 	case IsHuman(opts.Format):
 		return printTreeTable(w, doc, opts)
 	case opts.Format == "name":
 		seen := map[string]bool{}
 		var err error
-		walkTree(doc.Root, "", true, true, func(t *TreeItem, _ string) {
-			if err != nil || t.Missing || t.Unknown || seen[t.UID+t.label()] {
+		walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
+			if err != nil || t.Missing || t.Unknown || seen[t.UID+label(t)] {
 				return
 			}
-			seen[t.UID+t.label()] = true
+			seen[t.UID+label(t)] = true
 			gv, _ := schema.ParseGroupVersion(t.APIVersion)
 			kind := strings.ToLower(t.Kind)
 			if gv.Group != "" {
@@ -126,7 +81,7 @@ func PrintTree(w io.Writer, doc *TreeDocument, delegate printers.ResourcePrinter
 
 // walkTree visits t and its branches depth first, passing the tree-drawing
 // prefix of each line.
-func walkTree(t *TreeItem, indent string, root, last bool, visit func(t *TreeItem, prefix string)) {
+func walkTree(t *v1alpha1.TreeItem, indent string, root, last bool, visit func(t *v1alpha1.TreeItem, prefix string)) {
 	if t == nil {
 		return
 	}
@@ -147,9 +102,9 @@ func walkTree(t *TreeItem, indent string, root, last bool, visit func(t *TreeIte
 			childIndent += "│ "
 		}
 	}
-	next := t.next()
-	for i, c := range next {
-		walkTree(c, childIndent, false, i == len(next)-1, visit)
+	branches := next(t)
+	for i, c := range branches {
+		walkTree(c, childIndent, false, i == len(branches)-1, visit)
 	}
 }
 
@@ -162,9 +117,9 @@ var treeColumns = []metav1.TableColumnDefinition{
 	{Name: "UID", Type: "string", Priority: 1},
 }
 
-func printTreeTable(w io.Writer, doc *TreeDocument, opts Options) error {
+func printTreeTable(w io.Writer, doc *v1alpha1.Tree, opts Options) error {
 	table := &metav1.Table{ColumnDefinitions: treeColumns}
-	walkTree(doc.Root, "", true, true, func(t *TreeItem, prefix string) {
+	walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, prefix string) {
 		age := ""
 		if t.CreationTimestamp != nil {
 			age = ageSince(*t.CreationTimestamp, opts.Now)
@@ -178,7 +133,7 @@ func printTreeTable(w io.Writer, doc *TreeDocument, opts Options) error {
 		case t.Cycle:
 			status = "<cycle>"
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{t.Namespace, prefix + t.label(), t.Ready, status, age, t.UID}})
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{t.Namespace, prefix + label(t), t.Ready, status, age, t.UID}})
 	})
 	var buf bytes.Buffer
 	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
@@ -187,23 +142,4 @@ func printTreeTable(w io.Writer, doc *TreeDocument, opts Options) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-// TreeItemFor describes an object of a tree; full, when not nil, is the whole
-// object to read readiness and status from.
-func TreeItemFor(gvk schema.GroupVersionKind, obj metav1.Object, full runtime.Object, now time.Time) *TreeItem {
-	t := &TreeItem{
-		APIVersion: gvk.GroupVersion().String(),
-		Kind:       gvk.Kind,
-		Namespace:  obj.GetNamespace(),
-		Name:       obj.GetName(),
-		UID:        string(obj.GetUID()),
-	}
-	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
-		t.CreationTimestamp = &ts
-	}
-	if full != nil {
-		t.Ready, t.Status = ObjectStatus(full, now)
-	}
-	return t
 }

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
@@ -21,9 +21,9 @@ var treeNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // treeItem is an object of a tree created age before treeNow, with its
 // children.
-func treeItem(apiVersion, kind, namespace, name, ready, status string, age time.Duration, children ...*printers.TreeItem) *printers.TreeItem {
+func treeItem(apiVersion, kind, namespace, name, ready, status string, age time.Duration, children ...*v1alpha1.TreeItem) *v1alpha1.TreeItem {
 	ts := metav1.NewTime(treeNow.Add(-age))
-	return &printers.TreeItem{
+	return &v1alpha1.TreeItem{
 		APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name,
 		UID: "uid-" + strings.ToLower(kind) + "-" + name, CreationTimestamp: &ts,
 		Ready: ready, Status: status, Children: children,
@@ -31,7 +31,7 @@ func treeItem(apiVersion, kind, namespace, name, ready, status string, age time.
 }
 
 // ownerItem is an owner of an owner tree: children become owners.
-func ownerItem(it *printers.TreeItem, controller bool) *printers.TreeItem {
+func ownerItem(it *v1alpha1.TreeItem, controller bool) *v1alpha1.TreeItem {
 	it.Owners, it.Children = it.Children, nil
 	it.Controller = controller
 	return it
@@ -40,13 +40,13 @@ func ownerItem(it *printers.TreeItem, controller bool) *printers.TreeItem {
 // treeDoc is what `kubectl idx tree rollout/canary` prints: four levels,
 // siblings with and without children at each, a ConfigMap with two owners in
 // the tree, a custom kind below a pod, and a reference cycle back to the root.
-func treeDoc() *printers.TreeDocument {
+func treeDoc() *v1alpha1.Tree {
 	const ns = "shop"
 	cycle := treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "", "", 72*time.Hour)
 	cycle.Cycle = true
-	return &printers.TreeDocument{
-		APIVersion: printers.GroupListAPIVersion,
-		Kind:       printers.TreeKind,
+	return &v1alpha1.Tree{
+		APIVersion: v1alpha1.GroupVersion,
+		Kind:       v1alpha1.TreeKind,
 		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "True", "", 72*time.Hour,
 			treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
 			treeItem("apps/v1", "ReplicaSet", ns, "canary-7f9", "1/2", "", 5*time.Hour,
@@ -68,13 +68,13 @@ func treeDoc() *printers.TreeDocument {
 // ownersDoc is what `kubectl idx owners pod/backup-2900-x` prints: a
 // controller chain through the batch group, a cluster-scoped owner, a missing
 // owner, one of a kind that cannot be read, and a cycle.
-func ownersDoc() *printers.TreeDocument {
+func ownersDoc() *v1alpha1.Tree {
 	const ns = "ops"
-	missing := &printers.TreeItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "gone", UID: "uid-configmap-gone", Missing: true}
-	unknown := &printers.TreeItem{APIVersion: "widgets.example.com/v1", Kind: "Widget", Namespace: ns, Name: "w", UID: "uid-widget-w", Unknown: true}
-	loopBack := &printers.TreeItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "loop-a", UID: "uid-configmap-loop-a", Cycle: true}
+	missing := &v1alpha1.TreeItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "gone", UID: "uid-configmap-gone", Missing: true}
+	unknown := &v1alpha1.TreeItem{APIVersion: "widgets.example.com/v1", Kind: "Widget", Namespace: ns, Name: "w", UID: "uid-widget-w", Unknown: true}
+	loopBack := &v1alpha1.TreeItem{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "loop-a", UID: "uid-configmap-loop-a", Cycle: true}
 	root := treeItem("v1", "Pod", ns, "backup-2900-x", "0/1", "Completed", 2*time.Hour)
-	root.Owners = []*printers.TreeItem{
+	root.Owners = []*v1alpha1.TreeItem{
 		ownerItem(treeItem("batch/v1", "Job", ns, "backup-2900", "1/1", "Complete", 2*time.Hour,
 			ownerItem(treeItem("batch/v1", "CronJob", ns, "backup", "", "Active: 0", 30*24*time.Hour), true),
 		), true),
@@ -85,9 +85,9 @@ func ownersDoc() *printers.TreeDocument {
 			ownerItem(treeItem("v1", "ConfigMap", ns, "loop-b", "", "", time.Hour, ownerItem(loopBack, false)), false),
 		), false),
 	}
-	return &printers.TreeDocument{
-		APIVersion: printers.GroupListAPIVersion,
-		Kind:       printers.OwnerTreeKind,
+	return &v1alpha1.Tree{
+		APIVersion: v1alpha1.GroupVersion,
+		Kind:       v1alpha1.OwnerTreeKind,
 		Root:       root,
 		Warnings:   []string{"owner Widget/w cannot be looked up: its kind cannot be listed"},
 	}
@@ -95,7 +95,7 @@ func ownersDoc() *printers.TreeDocument {
 
 // printTree prints doc with the delegate printer kubectl's get flags build for
 // format, checking that the document is left as it was.
-func printTree(t *testing.T, doc *printers.TreeDocument, format, template string, noHeaders bool) string {
+func printTree(t *testing.T, doc *v1alpha1.Tree, format, template string, noHeaders bool) string {
 	t.Helper()
 	before, err := json.Marshal(doc)
 	if err != nil {
@@ -123,7 +123,7 @@ func printTree(t *testing.T, doc *printers.TreeDocument, format, template string
 func TestPrintTreeHuman(t *testing.T) {
 	tests := []struct {
 		name      string
-		doc       *printers.TreeDocument
+		doc       *v1alpha1.Tree
 		format    string
 		noHeaders bool
 		golden    string
@@ -165,7 +165,7 @@ func TestPrintTreeHuman(t *testing.T) {
 	}
 }
 
-func countItems(it *printers.TreeItem) int {
+func countItems(it *v1alpha1.TreeItem) int {
 	if it == nil {
 		return 0
 	}
@@ -271,7 +271,7 @@ func TestPrintTreeMarkers(t *testing.T) {
 func TestPrintTreeNames(t *testing.T) {
 	tests := []struct {
 		name string
-		doc  *printers.TreeDocument
+		doc  *v1alpha1.Tree
 		want []string
 	}{
 		{
@@ -423,7 +423,7 @@ func TestPrintTreeJSON(t *testing.T) {
 	})
 
 	t.Run("no root", func(t *testing.T) {
-		doc := &printers.TreeDocument{APIVersion: printers.GroupListAPIVersion, Kind: printers.TreeKind}
+		doc := &v1alpha1.Tree{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.TreeKind}
 		out := printTree(t, doc, "json", "", false)
 		want := "{\n    \"apiVersion\": \"kubectl-idx.io/v1alpha1\",\n    \"kind\": \"Tree\",\n    \"root\": null,\n    \"warnings\": []\n}\n"
 		if out != want {
@@ -458,7 +458,7 @@ func TestPrintTreeDelegateFormats(t *testing.T) {
 
 	tests := []struct {
 		name, format, template string
-		doc                    *printers.TreeDocument
+		doc                    *v1alpha1.Tree
 		want                   string
 	}{
 		{"jsonpath root", "jsonpath", "{.kind} {.root.kind}/{.root.name}", treeDoc(), "Tree Rollout/canary"},

@@ -1,4 +1,4 @@
-package cmd
+package query
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -30,8 +31,8 @@ var namespacesResource = informer.Resource{
 // canFallBack reports whether a failed -A sync may be retried namespace by
 // namespace: RBAC often grants a user list in some namespaces (RoleBindings)
 // but not at the cluster scope.
-func (o *GetOptions) canFallBack(err error) bool {
-	return o.AllNamespaces && apierrors.IsForbidden(err) && anyNamespaced(o.requests)
+func (s *Session) canFallBack(err error, reqs []Request) bool {
+	return s.cfg.Namespace == metav1.NamespaceAll && apierrors.IsForbidden(err) && anyNamespaced(reqs)
 }
 
 // perNamespace answers an -A query the user may not run at the cluster scope
@@ -40,15 +41,15 @@ func (o *GetOptions) canFallBack(err error) bool {
 // says it is partial. When namespaces themselves cannot be listed, or no
 // namespace can be read, the original error stands: it names the verb, the
 // resource and the scope.
-func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []informer.Mode, indexers cache.Indexers) ([]cache.Indexer, error) {
-	namespaces, err := o.namespaceNames(ctx)
+func (s *Session) perNamespace(ctx context.Context, cause error, reqs []Request, indexers cache.Indexers) ([]cache.Indexer, error) {
+	namespaces, err := s.namespaceNames(ctx)
 	if err != nil || len(namespaces) == 0 {
 		return nil, cause
 	}
 	if indexers == nil {
 		indexers = cache.Indexers{}
 	}
-	idxs := make([]cache.Indexer, len(o.requests))
+	idxs := make([]cache.Indexer, len(reqs))
 	for i := range idxs {
 		idxs[i] = cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, indexers)
 	}
@@ -58,23 +59,17 @@ func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []info
 
 	// load lists the requests of one scope into the merged stores.
 	load := func(ns string, namespaced bool) error {
-		f, err := o.newFactory(informer.Config{
-			Namespace:         ns,
-			LabelSelector:     o.LabelSelector,
-			FieldSelector:     o.fieldSelectorFor(),
-			KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
-			SyncTimeout:       o.SyncTimeout,
-		})
+		f, err := s.newFactory(s.listConfig(ns, nil, reqs))
 		if err != nil {
 			return err
 		}
 		defer f.Shutdown()
 		infs := map[int]cache.SharedIndexInformer{}
-		for i, r := range o.requests {
+		for i, r := range reqs {
 			if r.Resource.Namespaced != namespaced {
 				continue
 			}
-			inf, err := f.Informer(r.Resource, modes[i], indexers)
+			inf, err := f.Informer(r.Resource, r.Mode, indexers)
 			if err != nil {
 				return err
 			}
@@ -96,15 +91,15 @@ func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []info
 		mu.Lock()
 		defer mu.Unlock()
 		gone := map[schema.GroupVersionResource]bool{}
-		for _, s := range failed {
-			gone[s.Resource.GVR] = true
-			skipped[s.Resource.Name()] = append(skipped[s.Resource.Name()], ns)
+		for _, sk := range failed {
+			gone[sk.Resource.GVR] = true
+			skipped[sk.Resource.Name()] = append(skipped[sk.Resource.Name()], ns)
 		}
 		if len(gone) < len(infs) {
 			read++
 		}
 		for i, inf := range infs {
-			if gone[o.requests[i].Resource.GVR] {
+			if gone[reqs[i].Resource.GVR] {
 				continue
 			}
 			for _, obj := range inf.GetStore().List() {
@@ -134,9 +129,9 @@ func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []info
 		return nil, cause
 	}
 	var names []string
-	for i, r := range o.requests {
+	for _, r := range reqs {
 		if r.Resource.Namespaced && !slices.Contains(names, r.Resource.Name()) {
-			names = append(names, o.requests[i].Resource.Name())
+			names = append(names, r.Resource.Name())
 		}
 	}
 	for _, name := range names {
@@ -151,14 +146,14 @@ func (o *GetOptions) perNamespace(ctx context.Context, cause error, modes []info
 			}
 			w += fmt.Sprintf(", skipping %d where that is forbidden too: %s%s", len(sk), strings.Join(shown, ", "), more)
 		}
-		o.partial = append(o.partial, w)
+		s.warn("%s", w)
 	}
 	return idxs, nil
 }
 
 // namespaceNames lists the namespaces' names, metadata only.
-func (o *GetOptions) namespaceNames(ctx context.Context) ([]string, error) {
-	f, err := o.newFactory(informer.Config{SyncTimeout: o.SyncTimeout})
+func (s *Session) namespaceNames(ctx context.Context) ([]string, error) {
+	f, err := s.newFactory(informer.Config{SyncTimeout: s.cfg.SyncTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,212 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// GroupList is the answer to a group-by query.
+type GroupList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// GroupBy is owner, node, label, namespace or jsonpath.
+	GroupBy string `json:"groupBy"`
+	// Expression is the label key or JSONPath grouped by, if any.
+	Expression string `json:"expression,omitempty"`
+	// Groups in display order; each holds its members.
+	Groups []Group `json:"groups"`
+	// Warnings say what the answer may be missing (types or owners that could
+	// not be read). Empty means the answer is complete.
+	Warnings []string `json:"warnings"`
+}
+
+// Group is one group of a GroupList.
+type Group struct {
+	// Name is how the group is shown: "Deployment/web", "node-1", "web", "<none>".
+	Name string `json:"name"`
+	// Key identifies the group; which fields are set depends on GroupBy.
+	Key GroupKey `json:"key"`
+	// Summary holds counts and, for nodes, capacity figures.
+	Summary GroupSummary `json:"summary"`
+	// Members are the objects of the group, one Members per resource type, in
+	// the order the types were asked for. In JSON they are flattened to the
+	// group's "items", each the object as kubectl prints it.
+	Members []Members `json:"-"`
+}
+
+// Members are the objects of one resource type in a group, in print order.
+type Members struct {
+	// GVK is the kind the objects are printed as (it fills apiVersion and kind).
+	GVK schema.GroupVersionKind
+	// Namespaced is the scope of the resource.
+	Namespaced bool
+	// Objects are read-only cache objects.
+	Objects []runtime.Object
+}
+
+// GroupKey identifies a group. None marks the group of objects without a key.
+type GroupKey struct {
+	None bool `json:"none,omitempty"`
+	// Owner groups: the top-level owner; Dangling when it does not exist,
+	// Unknown when owners above could not be read, with the Reason.
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	UID        string `json:"uid,omitempty"`
+	Dangling   bool   `json:"dangling,omitempty"`
+	Unknown    bool   `json:"unknown,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	// Node groups.
+	Node string `json:"node,omitempty"`
+	// Label and JSONPath groups: the value (Namespace groups use Namespace).
+	Value *string `json:"value,omitempty"`
+}
+
+// GroupSummary counts a group's members.
+type GroupSummary struct {
+	// Members counts every object of the group; Kinds counts them per kind.
+	Members int            `json:"members"`
+	Kinds   map[string]int `json:"kinds"`
+	// Pods is set when the group has pods.
+	Pods *PodSummary `json:"pods,omitempty"`
+	// Node is set for the groups of --by-node.
+	Node *NodeSummary `json:"node,omitempty"`
+}
+
+// PodSummary counts pods by readiness and phase.
+type PodSummary struct {
+	Total     int `json:"total"`
+	Ready     int `json:"ready"`
+	Running   int `json:"running"`
+	Pending   int `json:"pending"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Unknown   int `json:"unknown"`
+}
+
+// NodeSummary describes a node and the requests of its pods.
+type NodeSummary struct {
+	// Exists is false for a node pods are bound to that is not in the cluster.
+	Exists        bool     `json:"exists"`
+	Status        string   `json:"status"`
+	Ready         bool     `json:"ready"`
+	Unschedulable bool     `json:"unschedulable"`
+	Roles         []string `json:"roles"`
+	// Requests sum the pods counted (not Succeeded or Failed, unless asked).
+	Requests    Resources `json:"requests"`
+	Allocatable Resources `json:"allocatable"`
+	// CPUPercent and MemoryPercent are requests over allocatable, rounded down.
+	CPUPercent    int64 `json:"cpuPercent"`
+	MemoryPercent int64 `json:"memoryPercent"`
+}
+
+// Resources holds CPU and memory as quantities and as plain numbers for jq.
+type Resources struct {
+	CPU         string `json:"cpu"`
+	Memory      string `json:"memory"`
+	CPUMillis   int64  `json:"cpuMillis"`
+	MemoryBytes int64  `json:"memoryBytes"`
+}
+
+// Tree is the answer of tree (Kind Tree) and owners (Kind OwnerTree).
+type Tree struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Root       *TreeItem `json:"root"`
+	// Warnings say what the answer may be missing, such as types the user may
+	// not list. Empty means the answer is complete.
+	Warnings []string `json:"warnings"`
+}
+
+// TreeItem is one object of a Tree.
+type TreeItem struct {
+	APIVersion        string       `json:"apiVersion"`
+	Kind              string       `json:"kind"`
+	Namespace         string       `json:"namespace,omitempty"`
+	Name              string       `json:"name"`
+	UID               string       `json:"uid,omitempty"`
+	CreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
+	// Ready and Status are a short readiness ("2/3") and state ("Running",
+	// "Available"); empty when unknown or not read.
+	Ready  string `json:"ready,omitempty"`
+	Status string `json:"status,omitempty"`
+	// Controller is true for an owner that is its dependent's controller.
+	Controller bool `json:"controller,omitempty"`
+	// Missing marks an owner that does not exist; Unknown one whose kind could
+	// not be read; Cycle an object already shown above on the same branch.
+	Missing bool `json:"missing,omitempty"`
+	Unknown bool `json:"unknown,omitempty"`
+	Cycle   bool `json:"cycle,omitempty"`
+	// Children are the objects this one owns (tree); Owners the objects that
+	// own it (owners).
+	Children []*TreeItem `json:"children,omitempty"`
+	Owners   []*TreeItem `json:"owners,omitempty"`
+}
+
+// RelationList is the answer of orphans (Kind OrphanList) and uses (Kind
+// UsesList): objects named by reference, with what relates them.
+type RelationList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Subject is the object a uses query was about.
+	Subject *RelationItem `json:"subject,omitempty"`
+	// Direction is "users" (what uses Subject) or "uses" (what Subject uses).
+	Direction string         `json:"direction,omitempty"`
+	Items     []RelationItem `json:"items"`
+	// Warnings say what the answer may be missing. Empty means complete.
+	Warnings []string `json:"warnings"`
+}
+
+// RelationItem is one object of a RelationList.
+type RelationItem struct {
+	APIVersion        string       `json:"apiVersion,omitempty"`
+	Kind              string       `json:"kind"`
+	Namespace         string       `json:"namespace,omitempty"`
+	Name              string       `json:"name"`
+	UID               string       `json:"uid,omitempty"`
+	CreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
+	// MissingOwners are ownerReferences to owners that do not exist;
+	// OrphaningOwners those to owners being deleted with orphan propagation.
+	MissingOwners   []OwnerReference `json:"missingOwners,omitempty"`
+	OrphaningOwners []OwnerReference `json:"orphaningOwners,omitempty"`
+	// Via lists where a pod spec refers to the object (uses).
+	Via      []string `json:"via,omitempty"`
+	Optional bool     `json:"optional,omitempty"`
+	// Exists is set for what a pod uses: false when the referenced object is
+	// missing, absent when it could not be checked.
+	Exists *bool `json:"exists,omitempty"`
+}
+
+// OwnerReference names an owner; Namespace is the dependent's for a
+// namespaced owner kind.
+type OwnerReference struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace,omitempty"`
+	Name       string    `json:"name"`
+	UID        types.UID `json:"uid"`
+}
+
+// ItemFor names obj, of kind gvk, for a Tree.
+func ItemFor(gvk schema.GroupVersionKind, obj metav1.Object) *TreeItem {
+	t := &TreeItem{
+		APIVersion: gvk.GroupVersion().String(),
+		Kind:       gvk.Kind,
+		Namespace:  obj.GetNamespace(),
+		Name:       obj.GetName(),
+		UID:        string(obj.GetUID()),
+	}
+	if ts := obj.GetCreationTimestamp(); !ts.IsZero() {
+		t.CreationTimestamp = &ts
+	}
+	return t
+}
+
+// RelationItemFor names obj, of kind gvk, for a RelationList.
+func RelationItemFor(gvk schema.GroupVersionKind, obj metav1.Object) RelationItem {
+	t := ItemFor(gvk, obj)
+	return RelationItem{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: t.Namespace, Name: t.Name, UID: t.UID, CreationTimestamp: t.CreationTimestamp}
+}

@@ -1,0 +1,431 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// Grouping modes, as the GroupList's groupBy names them.
+const (
+	GroupByOwner     = "owner"
+	GroupByNode      = "node"
+	GroupByLabel     = "label"
+	GroupByNamespace = "namespace"
+	GroupByJSONPath  = "jsonpath"
+)
+
+// noneGroup is the name of the group of objects without a key.
+const noneGroup = "<none>"
+
+// GroupBy says how Group groups objects.
+type GroupBy struct {
+	// Mode is one of the GroupBy* modes.
+	Mode string
+	// LabelKey is the label of GroupByLabel.
+	LabelKey string
+	// JSONPath is the expression of GroupByJSONPath.
+	JSONPath string
+	// IncludeCompleted counts Succeeded and Failed pods toward a node's
+	// requests (GroupByNode).
+	IncludeCompleted bool
+}
+
+// Indexers returns the index members are grouped through and the indexers
+// their informers need.
+func (g GroupBy) Indexers() (indexName string, indexers cache.Indexers, err error) {
+	indexers = index.Indexers()
+	switch g.Mode {
+	case GroupByOwner:
+		return index.ControllerIndex, indexers, nil
+	case GroupByNode:
+		return index.NodeIndex, indexers, nil
+	case GroupByNamespace:
+		return index.NamespaceIndex, indexers, nil
+	case GroupByLabel:
+		name := index.LabelIndexName(g.LabelKey)
+		indexers[name] = index.LabelIndexFunc(g.LabelKey)
+		return name, indexers, nil
+	case GroupByJSONPath:
+		fn, err := index.JSONPathIndexFunc(g.JSONPath)
+		if err != nil {
+			return "", nil, err
+		}
+		name := index.JSONPathIndexName(g.JSONPath)
+		indexers[name] = fn
+		return name, indexers, nil
+	}
+	return "", nil, fmt.Errorf("unknown grouping %q", g.Mode)
+}
+
+// Group answers a group-by question (--by-owner, --by-node, --by-label,
+// --by-namespace, --by): the objects of reqs grouped through an informer index,
+// with each group's summary. Names on a request narrow its members to those
+// objects; names that do not exist are returned as NotFound errors beside the
+// answer. The document's warnings include the session's.
+func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alpha1.GroupList, []error, error) {
+	indexName, indexers, err := by.Indexers()
+	if err != nil {
+		return nil, nil, err
+	}
+	idxs, shutdown, err := s.load(ctx, reqs, indexers)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer shutdown()
+	members := make([]*member, len(reqs))
+	var missing []error
+	for i, r := range reqs {
+		idx := idxs[i]
+		if len(r.Names) > 0 {
+			// A name list is short: index a private copy of just those objects.
+			objs, notFound := collect(idx, r, s.cfg.Namespace)
+			for _, name := range notFound {
+				missing = append(missing, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
+			}
+			narrow := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, idx.GetIndexers())
+			for _, obj := range objs {
+				if err := narrow.Add(obj); err != nil {
+					return nil, nil, err
+				}
+			}
+			idx = narrow
+		}
+		members[i] = &member{req: r, indexer: idx}
+	}
+	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: by.Mode}
+	b := newGroupBuilder(len(members))
+	switch by.Mode {
+	case GroupByOwner:
+		err = s.groupByOwner(ctx, b, doc, members)
+	case GroupByNode:
+		err = s.groupByNode(ctx, b, members, by.IncludeCompleted)
+	default:
+		doc.Expression = map[string]string{GroupByLabel: by.LabelKey, GroupByJSONPath: by.JSONPath}[by.Mode]
+		err = groupByKey(b, by.Mode, indexName, doc.Expression, members)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	doc.Groups = b.finish(func(g *v1alpha1.Group) string {
+		if by.Mode == GroupByOwner {
+			return g.Key.Kind + "/" + g.Key.Namespace + "/" + g.Key.Name
+		}
+		return g.Name
+	})
+	doc.Warnings = append(s.Warnings(), doc.Warnings...)
+	return doc, missing, nil
+}
+
+// member is one informer's objects for one requested type.
+type member struct {
+	req     Request
+	indexer cache.Indexer
+}
+
+// groupBuilder accumulates groups keyed by an identity string.
+type groupBuilder struct {
+	order  []string
+	groups map[string]*v1alpha1.Group
+	nTypes int
+}
+
+func newGroupBuilder(nTypes int) *groupBuilder {
+	return &groupBuilder{groups: map[string]*v1alpha1.Group{}, nTypes: nTypes}
+}
+
+// get returns the group with id, creating it with name and key.
+func (b *groupBuilder) get(id, name string, key v1alpha1.GroupKey) *v1alpha1.Group {
+	if g, ok := b.groups[id]; ok {
+		return g
+	}
+	g := &v1alpha1.Group{Name: name, Key: key, Members: make([]v1alpha1.Members, b.nTypes), Summary: v1alpha1.GroupSummary{Kinds: map[string]int{}}}
+	b.groups[id] = g
+	b.order = append(b.order, id)
+	return g
+}
+
+// add puts objs of member type t into g.
+func (b *groupBuilder) add(g *v1alpha1.Group, t int, m *member, objs []any) {
+	mg := &g.Members[t]
+	if mg.GVK.Empty() {
+		*mg = v1alpha1.Members{GVK: m.req.Resource.GVK, Namespaced: m.req.Resource.Namespaced}
+	}
+	for _, o := range objs {
+		if obj, ok := o.(runtime.Object); ok {
+			mg.Objects = append(mg.Objects, obj)
+		}
+	}
+}
+
+// finish sorts members and groups and fills the summaries. Named groups sort by
+// sortKey; the <none> group comes last.
+func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1.Group {
+	out := make([]v1alpha1.Group, 0, len(b.order))
+	for _, id := range b.order {
+		g := b.groups[id]
+		var members []v1alpha1.Members
+		for _, m := range g.Members {
+			if len(m.Objects) == 0 {
+				continue
+			}
+			SortObjects(m.Objects)
+			members = append(members, m)
+			g.Summary.Members += len(m.Objects)
+			g.Summary.Kinds[m.GVK.Kind] += len(m.Objects)
+			for _, o := range m.Objects {
+				if pod, ok := o.(*corev1.Pod); ok {
+					if g.Summary.Pods == nil {
+						g.Summary.Pods = &v1alpha1.PodSummary{}
+					}
+					addPod(g.Summary.Pods, pod)
+				}
+			}
+		}
+		g.Members = members
+		out = append(out, *g)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Key.None != out[j].Key.None {
+			return !out[i].Key.None
+		}
+		return sortKey(&out[i]) < sortKey(&out[j])
+	})
+	return out
+}
+
+func addPod(s *v1alpha1.PodSummary, pod *corev1.Pod) {
+	var c index.PodCounts
+	c.Add(pod)
+	s.Total += c.Total
+	s.Ready += c.Ready
+	s.Running += c.Running
+	s.Pending += c.Pending
+	s.Succeeded += c.Succeeded
+	s.Failed += c.Failed
+	s.Unknown += c.Unknown
+}
+
+// groupByKey groups by the values of a plain index: label, namespace, JSONPath.
+func groupByKey(b *groupBuilder, mode, indexName, expr string, members []*member) error {
+	for t, m := range members {
+		groups, err := index.Group(m.indexer, indexName)
+		if err != nil {
+			return err
+		}
+		for value, objs := range groups {
+			key := v1alpha1.GroupKey{}
+			name := value
+			switch mode {
+			case GroupByNamespace:
+				key.Namespace = value
+			case GroupByLabel:
+				v := value
+				key.Value = &v
+				name = expr + "=" + value
+			default:
+				v := value
+				key.Value = &v
+			}
+			b.add(b.get("k:"+value, name, key), t, m, objs)
+		}
+		none, err := index.Unindexed(m.indexer, indexName)
+		if err != nil {
+			return err
+		}
+		if len(none) > 0 {
+			b.add(b.get("none", noneGroup, v1alpha1.GroupKey{None: true}), t, m, none)
+		}
+	}
+	return nil
+}
+
+// GroupByOwner groups members under their top-level controller. Direct owners
+// come from the controller index (one key per owner, however many members), and
+// only their kinds are looked up, metadata only.
+func (s *Session) groupByOwner(ctx context.Context, b *groupBuilder, doc *v1alpha1.GroupList, members []*member) error {
+	type direct struct {
+		t    int
+		m    *member
+		objs []any
+	}
+	var refs []index.OwnerRef
+	var directs []direct
+	byUID := map[types.UID][]int{}
+	for t, m := range members {
+		groups, err := index.Group(m.indexer, index.ControllerIndex)
+		if err != nil {
+			return err
+		}
+		for uid, objs := range groups {
+			acc, err := meta.Accessor(objs[0])
+			if err != nil {
+				return err
+			}
+			ctrl := metav1.GetControllerOfNoCopy(acc)
+			if ctrl == nil {
+				continue
+			}
+			if _, ok := byUID[types.UID(uid)]; !ok {
+				refs = append(refs, index.RefFromOwnerReference(*ctrl, acc.GetNamespace()))
+			}
+			byUID[types.UID(uid)] = append(byUID[types.UID(uid)], len(directs))
+			directs = append(directs, direct{t: t, m: m, objs: objs})
+		}
+		none, err := index.Unindexed(m.indexer, index.ControllerIndex)
+		if err != nil {
+			return err
+		}
+		if len(none) > 0 {
+			b.add(b.get("none", noneGroup, v1alpha1.GroupKey{None: true}), t, m, none)
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	lookup := s.newOwnerResolver(s.cfg.Namespace)
+	defer lookup.Shutdown()
+	res, err := index.ResolveOwners(ctx, lookup, refs)
+	if err != nil {
+		return err
+	}
+	warned := map[schema.GroupKind]bool{}
+	for uid, idxs := range byUID {
+		r := res[uid]
+		top := r.Top
+		name := top.Kind + "/" + top.Name
+		key := v1alpha1.GroupKey{APIVersion: top.APIVersion, Kind: top.Kind, Namespace: top.Namespace, Name: top.Name, UID: string(top.UID), Dangling: r.Dangling, Unknown: r.Unknown, Reason: r.Reason}
+		if r.Unknown && !warned[top.GroupKind()] {
+			warned[top.GroupKind()] = true
+			doc.Warnings = append(doc.Warnings, fmt.Sprintf("owners above %s are unknown: %s", kindName(top.GroupKind()), r.Reason))
+		}
+		g := b.get("o:"+string(top.UID), name, key)
+		for _, i := range idxs {
+			b.add(g, directs[i].t, directs[i].m, directs[i].objs)
+		}
+	}
+	sort.Strings(doc.Warnings)
+	return nil
+}
+
+// GroupByNode groups pods by node and summarizes each node's state and the
+// requests of its pods against allocatable. Every node is listed, with or
+// without pods.
+func (s *Session) groupByNode(ctx context.Context, b *groupBuilder, members []*member, includeCompleted bool) error {
+	nodes, err := s.listNodes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		b.get("n:"+n.Name, n.Name, v1alpha1.GroupKey{Node: n.Name})
+	}
+	for t, m := range members {
+		groups, err := index.Group(m.indexer, index.NodeIndex)
+		if err != nil {
+			return err
+		}
+		for node, objs := range groups {
+			b.add(b.get("n:"+node, node, v1alpha1.GroupKey{Node: node}), t, m, objs)
+		}
+		none, err := index.Unindexed(m.indexer, index.NodeIndex)
+		if err != nil {
+			return err
+		}
+		if len(none) > 0 {
+			b.add(b.get("none", noneGroup, v1alpha1.GroupKey{None: true}), t, m, none)
+		}
+	}
+	byName := map[string]*corev1.Node{}
+	for _, n := range nodes {
+		byName[n.Name] = n
+	}
+	for _, id := range b.order {
+		g := b.groups[id]
+		if g.Key.None {
+			continue
+		}
+		g.Summary.Node = nodeSummary(byName[g.Key.Node], g.Members, includeCompleted)
+	}
+	return nil
+}
+
+// nodeSummary computes a node group's summary; node is nil for a node that pods
+// name but that does not exist.
+func nodeSummary(node *corev1.Node, members []v1alpha1.Members, includeCompleted bool) *v1alpha1.NodeSummary {
+	s := &v1alpha1.NodeSummary{Roles: []string{}}
+	var cpu, mem resource.Quantity
+	for _, m := range members {
+		for _, o := range m.Objects {
+			pod, ok := o.(*corev1.Pod)
+			if !ok || (!includeCompleted && index.Terminal(pod)) {
+				continue
+			}
+			c, mm := index.PodRequests(pod)
+			cpu.Add(c)
+			mem.Add(mm)
+		}
+	}
+	s.Requests = resources(cpu, mem)
+	if node == nil {
+		s.Status = "NotFound"
+		s.Allocatable = resources(resource.Quantity{}, resource.Quantity{})
+		return s
+	}
+	s.Exists = true
+	s.Status, s.Ready = index.NodeStatus(node)
+	s.Unschedulable = node.Spec.Unschedulable
+	s.Roles = index.NodeRoles(node)
+	alloc := node.Status.Allocatable
+	s.Allocatable = resources(alloc[corev1.ResourceCPU], alloc[corev1.ResourceMemory])
+	if a := s.Allocatable.CPUMillis; a > 0 {
+		s.CPUPercent = s.Requests.CPUMillis * 100 / a
+	}
+	if a := s.Allocatable.MemoryBytes; a > 0 {
+		s.MemoryPercent = s.Requests.MemoryBytes * 100 / a
+	}
+	return s
+}
+
+func resources(cpu, mem resource.Quantity) v1alpha1.Resources {
+	return v1alpha1.Resources{CPU: cpu.String(), Memory: mem.String(), CPUMillis: cpu.MilliValue(), MemoryBytes: mem.Value()}
+}
+
+// listNodes reads every node through a short-lived informer of its own: nodes
+// are cluster-scoped and the user's selectors are about the members, not nodes.
+func (s *Session) listNodes(ctx context.Context) ([]*corev1.Node, error) {
+	f, err := s.newFactory(informer.Config{SyncTimeout: s.cfg.SyncTimeout})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	res := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("nodes"), GVK: corev1.SchemeGroupVersion.WithKind("Node")}
+	inf, err := f.Informer(res, informer.Full, nil)
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		return nil, err
+	}
+	var nodes []*corev1.Node
+	for _, it := range inf.GetStore().List() {
+		if n, ok := it.(*corev1.Node); ok {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes, nil
+}

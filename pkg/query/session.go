@@ -1,0 +1,257 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// relationMaxLists bounds the LISTs in flight when a query informs on every
+// type the server has: enough to overlap round trips, few enough not to queue
+// behind the client's rate limiter or flood the server's fair queuing.
+const relationMaxLists = 16
+
+// Config is what a Session needs to ask one cluster. The command layer builds
+// it from flags and the kubeconfig; nothing in it is a flag.
+type Config struct {
+	// RESTConfig connects to the server. Not needed when NewFactory, Listable
+	// and the getters used by a question are all given (tests).
+	RESTConfig *rest.Config
+	// Mapper resolves kinds to resources, as kubectl's discovery-backed mapper.
+	Mapper meta.RESTMapper
+	// Discovery lists the types the server serves, for the questions that read
+	// every type (tree, orphans, events). Nil with Listable set is fine.
+	Discovery discovery.DiscoveryInterface
+
+	// Namespace is the scope of namespaced types: "" for all namespaces (-A).
+	Namespace string
+	// DefaultNamespace is the context's namespace: where an object named on
+	// the command line of a relation question is looked for under -A.
+	DefaultNamespace string
+	// LabelSelector and FieldSelector narrow List, Group and Watch on the
+	// server. They are not applied to owners, nodes or related objects.
+	LabelSelector string
+	FieldSelector string
+	// KeepManagedFields keeps metadata.managedFields (--show-managed-fields).
+	KeepManagedFields bool
+	// SyncTimeout bounds every wait for caches; zero waits for ctx only.
+	SyncTimeout time.Duration
+	// Progress, when not nil, receives a sync progress line (a terminal).
+	Progress io.Writer
+	// WarningText words an error inside a warning line; nil means Error().
+	WarningText func(error) string
+	// ObjectStatus gives the READY and STATUS of an object in a tree, as the
+	// tables print them; nil leaves them empty.
+	ObjectStatus func(obj runtime.Object, now time.Time) (ready, status string)
+
+	// NewFactory builds informer factories; nil means informer.NewFactory over
+	// RESTConfig. Tests pass factories over fake clients.
+	NewFactory func(informer.Config) (*informer.Factory, error)
+	// Listable lists the types that support list and watch; nil means
+	// informer.ListableResources over Discovery.
+	Listable func(namespacedOnly bool) ([]informer.Resource, []error)
+	// GetMetadata reads one object's metadata; nil means a metadata client
+	// over RESTConfig.
+	GetMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
+}
+
+// Session answers questions about one cluster. It owns what every question
+// needs once: the configuration, the factories it starts (each question shuts
+// its own down before it returns, the watch when it ends) and the warnings of a
+// partial answer. A Session answers one question at a time.
+type Session struct {
+	cfg Config
+	// wideConfig is RESTConfig for questions over every type.
+	wideConfig *rest.Config
+
+	mu       sync.Mutex
+	warnings []string
+}
+
+// NewSession returns a Session for cfg.
+func NewSession(cfg Config) *Session {
+	s := &Session{cfg: cfg}
+	if cfg.RESTConfig != nil {
+		wide := rest.CopyConfig(cfg.RESTConfig)
+		// A query over every type would repeat the server's deprecation
+		// notices for types nobody asked about (v1 Endpoints) on every run.
+		wide.WarningHandler = rest.NoWarnings{}
+		if wide.QPS == 0 {
+			// client-go's default of 5 requests a second would spend seconds
+			// throttling a query that lists and watches fifty types once.
+			wide.QPS, wide.Burst = 50, 300
+		}
+		s.wideConfig = wide
+	}
+	return s
+}
+
+// Config returns the session's configuration.
+func (s *Session) Config() Config { return s.cfg }
+
+// Warnings returns what the answers so far may be missing, in the order found,
+// each once. It is never nil.
+func (s *Session) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string{}, s.warnings...)
+}
+
+// warn records a warning once.
+func (s *Session) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.warnings, w) {
+		s.warnings = append(s.warnings, w)
+	}
+}
+
+// warningText words err for a warning line.
+func (s *Session) warningText(err error) string {
+	if s.cfg.WarningText != nil {
+		return s.cfg.WarningText(err)
+	}
+	return err.Error()
+}
+
+// newFactory builds a factory over the user's REST config.
+func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
+	if s.cfg.NewFactory != nil {
+		return s.cfg.NewFactory(cfg)
+	}
+	return informer.NewFactory(s.cfg.RESTConfig, cfg)
+}
+
+// newWideFactory builds a factory for a question that informs on many types:
+// a higher client-side rate and bounded concurrent LISTs. cfg names the
+// namespace and anything else the question narrows by.
+func (s *Session) newWideFactory(cfg informer.Config) (*informer.Factory, error) {
+	cfg.SyncTimeout = s.cfg.SyncTimeout
+	cfg.MaxConcurrentLists = relationMaxLists
+	if s.cfg.NewFactory != nil {
+		return s.cfg.NewFactory(cfg)
+	}
+	return informer.NewFactory(s.wideConfig, cfg)
+}
+
+// listable lists the types a question over every type reads.
+func (s *Session) listable(namespacedOnly bool) ([]informer.Resource, []error) {
+	if s.cfg.Listable != nil {
+		return s.cfg.Listable(namespacedOnly)
+	}
+	if s.cfg.Discovery == nil {
+		return nil, []error{fmt.Errorf("no discovery client to list the server's types")}
+	}
+	return informer.ListableResources(s.cfg.Discovery, namespacedOnly)
+}
+
+// syncPartial starts f and waits for its informers. Informers of mode whose
+// list failed for good are reported through warnf (with the resource's name
+// and the cause) and returned; the others are synced. An error is returned
+// only when waiting itself failed (timeout, ctx).
+func (s *Session) syncPartial(ctx context.Context, f *informer.Factory, mode informer.Mode, warnf string) (map[schema.GroupVersionResource]bool, error) {
+	f.Start(reflectorContext(ctx))
+	skipped, err := f.WaitForSyncPartial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failed := map[schema.GroupVersionResource]bool{}
+	for _, sk := range skipped {
+		if sk.Mode != mode {
+			continue
+		}
+		failed[sk.Resource.GVR] = true
+		s.warn(warnf, sk.Resource.Name(), s.warningText(sk.Err))
+	}
+	return failed, nil
+}
+
+// reflectorContext keeps the reflectors' own log lines for -v=2 and above: a
+// factory shut down while a watch is reading logs "Warning: watch ended with
+// error ... context canceled" at the default verbosity, noise on stderr once
+// the answer is known. Failures reach the caller as errors and warnings.
+func reflectorContext(ctx context.Context) context.Context {
+	return klog.NewContext(ctx, klog.FromContext(ctx).V(2))
+}
+
+// rootNamespace is the namespace an object named on the command line is
+// looked for in: the session's, or under -A the context's.
+func (s *Session) rootNamespace() string {
+	if s.cfg.Namespace != metav1.NamespaceAll {
+		return s.cfg.Namespace
+	}
+	if s.cfg.DefaultNamespace == "" {
+		return metav1.NamespaceDefault
+	}
+	return s.cfg.DefaultNamespace
+}
+
+// Request is one resource type asked for and, optionally, the names of the
+// objects wanted.
+type Request struct {
+	Resource informer.Resource
+	Names    []string
+	// Mode is how much of each object the answer reads; the printer decides.
+	Mode informer.Mode
+}
+
+// ObjectRef is one object named on the command line of a relation question.
+type ObjectRef struct {
+	Resource informer.Resource
+	Name     string
+}
+
+// key is the object's cache key in namespace.
+func (r ObjectRef) key(namespace string) string {
+	if r.Resource.Namespaced {
+		return namespace + "/" + r.Name
+	}
+	return r.Name
+}
+
+// NotFound is kubectl's error for the object.
+func (r ObjectRef) NotFound() error {
+	return apierrors.NewNotFound(r.Resource.GVR.GroupResource(), r.Name)
+}
+
+// String is the object as kubectl names it in messages: deployment/web.
+func (r ObjectRef) String() string {
+	return strings.ToLower(r.Resource.GVK.Kind) + "/" + r.Name
+}
+
+// NameSelector is a field selector for the one object named, joined with the
+// user's own: a name is an argument, so it is escaped, else a ',' or '=' in
+// it would turn into selector syntax the server rejects or reads as another
+// term.
+func NameSelector(name, fieldSelector string) string {
+	byName := "metadata.name=" + fields.EscapeValue(name)
+	if fieldSelector == "" {
+		return byName
+	}
+	return byName + "," + fieldSelector
+}
+
+// kindName names a kind with its group, as kubectl does: ReplicaSet.apps.
+func kindName(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}

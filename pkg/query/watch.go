@@ -1,0 +1,151 @@
+package query
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// WatchOptions are what a change feed asks for besides its types.
+type WatchOptions struct {
+	// Owner, when set, narrows the feed to that object and what it owns,
+	// through any chain of ownerReferences (--owner).
+	Owner *ObjectRef
+	// WatchOnly records the current state without emitting it.
+	WatchOnly bool
+	// Diff fills each MODIFIED event's changes.
+	Diff bool
+	// OnWatchLost and OnWatchRestored hear when a watch is down for more than
+	// a second and when it is caught up again; see informer.Config. Owner
+	// kinds that cannot be followed are reported through Warn. All three are
+	// called from informer goroutines.
+	OnWatchLost     func(res informer.Resource, err error)
+	OnWatchRestored func(informer.Reconnect)
+	Warn            func(error)
+}
+
+// Watch runs the change feed of `kubectl idx watch` over reqs: the current
+// state (unless WatchOnly), then every change, until ctx ends or emit or
+// flush fail. emit and flush are called from one goroutine; flush is called
+// whenever the feed has caught up. It returns nil when ctx ended.
+func (s *Session) Watch(ctx context.Context, reqs []Request, opts WatchOptions, emit func(*feed.Event) error, flush func() error) error {
+	scope, stopScope, err := s.watchScope(ctx, reqs, opts)
+	if err != nil {
+		return err
+	}
+	defer stopScope()
+
+	cfg := s.listConfig(s.cfg.Namespace, nil, reqs)
+	cfg.OnWatchLost, cfg.OnWatchRestored = opts.OnWatchLost, opts.OnWatchRestored
+	factory, err := s.newFactory(cfg)
+	if err != nil {
+		return err
+	}
+	defer factory.Shutdown()
+
+	f := feed.New(feed.Config{WatchOnly: opts.WatchOnly, Diff: opts.Diff, Scope: scope})
+	regs := make([]cache.ResourceEventHandlerRegistration, len(reqs))
+	for i, r := range reqs {
+		inf, err := factory.Informer(r.Resource, r.Mode, nil)
+		if err != nil {
+			return err
+		}
+		if regs[i], err = inf.AddEventHandler(f.Handler(i)); err != nil {
+			return fmt.Errorf("watching %s: %w", r.Resource.Name(), err)
+		}
+	}
+	// The reflectors log every watch that ends badly ("Warning: watch ended
+	// with error") at the default verbosity; OnWatchLost says it once, in
+	// words.
+	factory.Start(reflectorContext(ctx))
+	if err := factory.WaitForSync(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	// The informers have synced; their handlers have the initial state once
+	// every notification has been delivered, which is what the feed orders
+	// first.
+	if !cache.WaitForCacheSync(ctx.Done(), registrationsSynced(regs)) {
+		return nil
+	}
+	return f.Run(ctx, emit, flush)
+}
+
+func registrationsSynced(regs []cache.ResourceEventHandlerRegistration) cache.InformerSynced {
+	return func() bool {
+		for _, r := range regs {
+			if !r.HasSynced() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// watchScope narrows the feed to the names asked for and to what the owner
+// owns; it returns a function stopping the owner lookups.
+func (s *Session) watchScope(ctx context.Context, reqs []Request, opts WatchOptions) (feed.Scope, func(), error) {
+	names := feed.NameScope{}
+	for i, r := range reqs {
+		if len(r.Names) > 0 {
+			names[i] = r.Names
+		}
+	}
+	var namesScope feed.Scope
+	if len(names) > 0 {
+		namesScope = names
+	}
+	if opts.Owner == nil {
+		return feed.AllOf(namesScope), func() {}, nil
+	}
+	ns := s.cfg.Namespace
+	if !opts.Owner.Resource.Namespaced {
+		ns = metav1.NamespaceAll
+	}
+	uid, err := s.uidOf(ctx, *opts.Owner, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Owners need not match the feed's selectors; they live in the feed's
+	// namespace or are cluster-scoped.
+	owners := &feed.InformerLookup{
+		Mapper: s.cfg.Mapper,
+		NewFactory: func() (*informer.Factory, error) {
+			return s.newFactory(informer.Config{Namespace: s.cfg.Namespace, SyncTimeout: s.cfg.SyncTimeout})
+		},
+		Warn: opts.Warn,
+	}
+	return feed.AllOf(namesScope, feed.NewOwnerScope(uid, owners)), owners.Shutdown, nil
+}
+
+// uidOf reads an object's UID with one metadata GET.
+func (s *Session) uidOf(ctx context.Context, ref ObjectRef, namespace string) (types.UID, error) {
+	get := s.cfg.GetMetadata
+	if get == nil {
+		client, err := metadata.NewForConfig(s.cfg.RESTConfig)
+		if err != nil {
+			return "", err
+		}
+		get = func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+			var ri metadata.ResourceInterface = client.Resource(res.GVR)
+			if res.Namespaced {
+				ri = client.Resource(res.GVR).Namespace(namespace)
+			}
+			return ri.Get(ctx, name, metav1.GetOptions{})
+		}
+	}
+	obj, err := get(ctx, ref.Resource, namespace, ref.Name)
+	if err != nil {
+		return "", err
+	}
+	return obj.GetUID(), nil
+}
