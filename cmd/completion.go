@@ -15,9 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 var completionLong = `Print a shell completion script for kubectl-idx.
@@ -227,14 +230,14 @@ func (c *completer) resourceTypes(prefix string) []string {
 	// those others are still worth offering.
 	lists, _ := dc.ServerPreferredResources()
 	seen := map[string]bool{}
-	for _, list := range lists {
+	for _, list := range discovery.FilteredBy(informer.Listable, lists) {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
 			continue
 		}
 		for _, r := range list.APIResources {
-			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") {
-				continue // a subresource, or nothing an informer can follow
+			if strings.Contains(r.Name, "/") {
+				continue // a subresource
 			}
 			name := r.Name
 			if gv.Group != "" {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -18,6 +17,10 @@ var skippedByDiscovery = map[schema.GroupResource]bool{
 	{Resource: "events"}:                         true,
 	{Group: "events.k8s.io", Resource: "events"}: true,
 }
+
+// Listable keeps the resources an informer can follow: those that support
+// both list and watch.
+var Listable = discovery.SupportsAllVerbs{Verbs: []string{"list", "watch"}}
 
 // ListableResources returns every resource the server serves in its preferred
 // version that supports both list and watch, sorted by group then resource.
@@ -42,14 +45,14 @@ func ListableResources(dc discovery.DiscoveryInterface, namespacedOnly bool) ([]
 		}
 	}
 	var out []Resource
-	for _, l := range lists {
+	for _, l := range discovery.FilteredBy(Listable, lists) {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !hasVerbs(r, "list", "watch") {
-				continue
+			if strings.Contains(r.Name, "/") {
+				continue // a subresource
 			}
 			if namespacedOnly && !r.Namespaced {
 				continue
@@ -71,13 +74,4 @@ func ListableResources(dc discovery.DiscoveryInterface, namespacedOnly bool) ([]
 		return strings.Compare(a.GVR.Resource, b.GVR.Resource)
 	})
 	return out, errs
-}
-
-func hasVerbs(r metav1.APIResource, verbs ...string) bool {
-	for _, v := range verbs {
-		if !slices.Contains(r.Verbs, v) {
-			return false
-		}
-	}
-	return true
 }
