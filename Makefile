@@ -22,7 +22,7 @@ install: build ## Install kubectl-idx into $(INSTALL_DIR) so `kubectl idx` finds
 	install -m 0755 plugins/kubectl_complete-idx $(INSTALL_DIR)/kubectl_complete-idx
 	@echo "installed $(INSTALL_DIR)/kubectl-idx; make sure $(INSTALL_DIR) is on PATH, then run: kubectl idx pods -A"
 
-envtest-assets: ## Build kube-apiserver and etcd from the Go module proxy (cached outside the repo).
+envtest-assets: ## Build kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok from the Go module proxy (cached outside the repo).
 	@hack/envtest-assets.sh
 
 lint: ## gofmt, go vet and go mod tidy with no diff.
@@ -56,7 +56,7 @@ fuzz: ## Run every fuzz target for $(FUZZTIME); a crasher fails it and lands in 
 		done; \
 	done
 
-test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd.
+test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
