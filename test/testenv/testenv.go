@@ -1,6 +1,8 @@
 // Package testenv runs a real kube-apiserver and etcd (controller-runtime's envtest) for the
 // end-to-end tests, the demo and the bench, and runs the kubectl-idx binary and kubectl against
-// them as child processes.
+// them as child processes. With Options.Controllers it also runs kube-controller-manager,
+// kube-scheduler and kwok's fake nodes, so that controllers, not the tests, write the
+// ReplicaSets, pods, statuses and deletions.
 //
 // The binaries come from KUBEBUILDER_ASSETS (hack/envtest-assets.sh builds them); envtest is
 // never allowed to download anything. Every child process gets its own KUBECONFIG and a
@@ -48,6 +50,12 @@ type Options struct {
 	// StopAPIServer, KillAPIServer and StartAPIServer can restart it on the same address with
 	// the same CA and every kubeconfig written before keeps working.
 	RestartableAPIServer bool
+	// Controllers, when set, starts a control plane driven by real controllers: the API server
+	// with Node and RBAC authorization and service account signing, kube-controller-manager,
+	// kube-scheduler and kwok running Controllers.Nodes fake nodes, all on 127.0.0.1, each
+	// logging to LogFile(name). Start returns once the nodes are Ready. A component that fails
+	// to start fails Start with the path of its log, and Dir is then kept for reading it.
+	Controllers *ControllerOptions
 }
 
 // Env is a running control plane with an admin user.
@@ -61,6 +69,8 @@ type Env struct {
 	Dir string
 	// Kubeconfig is the path of the admin kubeconfig file.
 	Kubeconfig string
+	// Nodes are the names of the fake nodes kwok runs (Options.Controllers only).
+	Nodes []string
 
 	env        *envtest.Environment
 	removeDir  bool
@@ -68,6 +78,8 @@ type Env struct {
 	cacheDir   string
 	stopped    bool
 	serverHost string
+	components []*component
+	logFiles   []*os.File
 }
 
 // User is an extra identity on the server with its own kubeconfig file.
@@ -125,6 +137,13 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		}
 		e.env.ControlPlane.GetAPIServer().CertDir = certDir
 	}
+	if opts.Controllers != nil {
+		if err := e.configureControllerAPIServer(assets); err != nil {
+			e.closeLogs()
+			e.cleanDir()
+			return nil, err
+		}
+	}
 	for k, v := range opts.APIServerFlags {
 		e.env.ControlPlane.GetAPIServer().Configure().Set(k, v...)
 	}
@@ -135,12 +154,24 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	cfg, err := e.env.Start()
 	if err != nil {
 		_ = e.env.Stop()
+		e.closeLogs()
+		if opts.Controllers != nil {
+			return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w (logs: %s, %s)", assets, err, e.LogFile("kube-apiserver"), e.LogFile("etcd"))
+		}
 		e.cleanDir()
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
 	if err := e.init(cfg); err != nil {
 		_ = e.Stop()
 		return nil, err
+	}
+	if opts.Controllers != nil {
+		if err := e.startControllers(ctx, assets, *opts.Controllers, timeout); err != nil {
+			// The logs say why; keep them.
+			e.removeDir = false
+			_ = e.Stop()
+			return nil, fmt.Errorf("starting the controllers: %w", err)
+		}
 	}
 	return e, nil
 }
@@ -191,19 +222,33 @@ func AssetsDir() (string, error) {
 // Host returns the API server URL, e.g. https://127.0.0.1:41234/.
 func (e *Env) Host() string { return e.serverHost }
 
-// Stop stops kube-apiserver and etcd and removes the temp dir Start created. It is safe to
+// Stop stops the controllers, if any, then kube-apiserver and etcd, and removes the temp dir
+// Start created. A controller that exited before Stop is reported as an error. It is safe to
 // call twice.
 func (e *Env) Stop() error {
 	if e == nil || e.stopped {
 		return nil
 	}
 	e.stopped = true
-	err := e.env.Stop()
-	e.cleanDir()
-	if err != nil {
-		return fmt.Errorf("stopping kube-apiserver and etcd: %w", err)
+	var errs []error
+	// The controllers go first: stopped after the API server, they would spend their
+	// shutdown retrying it.
+	if err := e.stopControllers(); err != nil {
+		errs = append(errs, err)
 	}
-	return nil
+	if err := e.env.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("stopping kube-apiserver and etcd: %w", err))
+	}
+	e.closeLogs()
+	e.cleanDir()
+	return errors.Join(errs...)
+}
+
+func (e *Env) closeLogs() {
+	for _, f := range e.logFiles {
+		_ = f.Close()
+	}
+	e.logFiles = nil
 }
 
 func (e *Env) cleanDir() {
