@@ -1,6 +1,8 @@
 // Package e2e runs the built kubectl-idx binary against a real kube-apiserver and etcd
 // (envtest) loaded with the fixtures' demo cluster, and compares what it prints with what
-// kubectl prints for the same query on the same cluster.
+// kubectl prints for the same query on the same cluster. The tests that need objects written
+// by controllers share a second control plane with kube-controller-manager, kube-scheduler
+// and kwok's fake nodes, started on first use (controllerCluster).
 //
 //	make test-e2e
 //
@@ -46,6 +48,12 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	if err := stopControllerCluster(code != 0); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := env.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
 		if code == 0 {
