@@ -10,17 +10,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/metadata"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var completionLong = `Print a shell completion script for kubectl-idx.
@@ -134,8 +131,8 @@ func (o *CompletionOptions) Run() error {
 // and registers dynamic completion on root: resource types, then object names, for
 // its arguments, and values for --namespace, --context, --cluster and --user.
 // --output already completes through kubectl's PrintFlags.
-func addCompletion(root *cobra.Command, configFlags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) {
-	c := &completer{getter: configFlags, requestTimeout: configFlags.Timeout, timeout: 5 * time.Second}
+func addCompletion(root *cobra.Command, f *Flags, streams genericiooptions.IOStreams) {
+	c := &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(NewCmdCompletion(streams))
 	root.ValidArgsFunction = c.typeAndName
@@ -168,6 +165,8 @@ func addCompletion(root *cobra.Command, configFlags *genericclioptions.ConfigFla
 // show it as candidates.
 type completer struct {
 	getter genericclioptions.RESTClientGetter
+	// flags holds -A as cobra parsed it; nil means the current namespace.
+	flags *Flags
 	// requestTimeout is --request-timeout; when it is not given, timeout bounds
 	// server calls instead, so a TAB against an unreachable cluster gives up rather
 	// than hang the shell.
@@ -217,38 +216,14 @@ func (c *completer) typeAndName(cmd *cobra.Command, args []string, toComplete st
 	}
 }
 
-// resourceTypes returns the listable and watchable resource types starting with
-// prefix, named as `kubectl api-resources -o name` names them ("pods",
-// "deployments.apps"), each group at its preferred version.
+// resourceTypes returns the types starting with prefix (query.TypeNames).
 func (c *completer) resourceTypes(prefix string) []string {
 	c.defaultTimeout()
 	dc, err := c.getter.ToDiscoveryClient()
 	if err != nil {
 		return nil
 	}
-	// With some groups unavailable discovery returns the others and an error;
-	// those others are still worth offering.
-	lists, _ := dc.ServerPreferredResources()
-	seen := map[string]bool{}
-	for _, list := range discovery.FilteredBy(informer.Listable, lists) {
-		gv, err := schema.ParseGroupVersion(list.GroupVersion)
-		if err != nil {
-			continue
-		}
-		for _, r := range list.APIResources {
-			if strings.Contains(r.Name, "/") {
-				continue // a subresource
-			}
-			name := r.Name
-			if gv.Group != "" {
-				name += "." + gv.Group
-			}
-			if strings.HasPrefix(name, prefix) {
-				seen[name] = true
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	return query.TypeNames(dc, prefix)
 }
 
 // names returns the names of the objects of type typ starting with prefix, in
@@ -259,7 +234,7 @@ func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	mapping, err := mappingFor(mapper, typ)
+	mapping, err := query.MappingFor(mapper, typ)
 	if err != nil {
 		return nil
 	}
@@ -267,33 +242,18 @@ func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil
-	}
-	var lister metadata.ResourceInterface = client.Resource(mapping.Resource)
-	if all, _ := cmd.Flags().GetBool("all-namespaces"); !all && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ns, _, err := c.getter.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
+	ns := metav1.NamespaceAll
+	if c.flags == nil || !c.flags.AllNamespaces {
+		if ns, _, err = c.getter.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return nil
 		}
-		lister = client.Resource(mapping.Resource).Namespace(ns)
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	list, err := lister.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{} // with -A the same name can be in several namespaces
-	for _, item := range list.Items {
-		if strings.HasPrefix(item.Name, prefix) {
-			seen[item.Name] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	names, _ := query.ObjectNames(ctx, cfg, informer.FromMapping(mapping), ns, prefix)
+	return names
 }
 
 // kubeconfigNames returns a flag completion listing the names that pick returns

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -83,7 +81,7 @@ type GetOptions struct {
 
 	// Resolved by Complete.
 	namespace         string
-	requests          []Request
+	requests          []query.Request
 	singleItemImplied bool
 	printer           cliprinters.ResourcePrinter
 	restConfig        *rest.Config
@@ -161,12 +159,14 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
-	o.requests, o.singleItemImplied, err = ParseResourceArgs(o.mapper, expander, args)
+	o.requests, o.singleItemImplied, err = query.ParseResourceArgs(o.mapper, expander, args)
 	if err != nil {
 		return err
 	}
 	if o.crdColumns == nil {
-		o.crdColumns = o.fetchCRDColumns
+		o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+			return query.CRDColumns(ctx, o.restConfig, r)
+		}
 	}
 	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
 		o.progress = term.IsTerminal(int(f.Fd()))
@@ -378,29 +378,7 @@ func (o *GetOptions) progressWriter() io.Writer {
 	return o.ErrOut
 }
 
-// fetchCRDColumns returns the additionalPrinterColumns of the CRD serving r, or
-// nil when r is not served by a CRD (an aggregated API) or the CRD cannot be read.
-func (o *GetOptions) fetchCRDColumns(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-	client, err := apiextensionsclient.NewForConfig(o.restConfig)
-	if err != nil {
-		return nil, err
-	}
-	crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, r.GVR.GroupResource().String(), metav1.GetOptions{})
-	if err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading printer columns of %s: %w", r.Name(), err)
-	}
-	for _, v := range crd.Spec.Versions {
-		if v.Name == r.GVR.Version {
-			return v.AdditionalPrinterColumns, nil
-		}
-	}
-	return nil, nil
-}
-
-func anyNamespaced(reqs []Request) bool {
+func anyNamespaced(reqs []query.Request) bool {
 	for _, r := range reqs {
 		if r.Resource.Namespaced {
 			return true

@@ -53,7 +53,7 @@ func (g *GroupFlags) mode() (string, error) {
 }
 
 // validate checks the group-by flags against each other and the requests.
-func (g *GroupFlags) validate(reqs []Request, sortBy string) error {
+func (g *GroupFlags) validate(reqs []query.Request, sortBy string) error {
 	if err := g.validateFlags(sortBy); err != nil {
 		return err
 	}

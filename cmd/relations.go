@@ -214,7 +214,7 @@ func (o *RelationOptions) parseObjectArg(verb string, args []string) (query.Obje
 	if strings.Contains(typ, ",") {
 		return query.ObjectRef{}, fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
 	}
-	m, err := mappingFor(o.mapper, typ)
+	m, err := query.MappingFor(o.mapper, typ)
 	if err != nil {
 		return query.ObjectRef{}, err
 	}

@@ -73,7 +73,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(NewCmdUses(f, streams))
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
-	addCompletion(root, configFlags, streams)
+	addCompletion(root, f, streams)
 	return root
 }
 

@@ -151,8 +151,8 @@ type WatchOptions struct {
 
 	// Resolved by Complete.
 	namespace  string
-	requests   []Request
-	owner      *Request
+	requests   []query.Request
+	owner      *query.Request
 	printer    cliprinters.ResourcePrinter
 	restConfig *rest.Config
 	mapper     meta.RESTMapper
@@ -201,7 +201,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	// Types and names complete as for `kubectl idx`.
-	c := &completer{getter: f.ConfigFlags, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
+	c := &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
 	cmd.ValidArgsFunction = c.typeAndName
 	o.PrintFlags.AddFlags(cmd)
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
@@ -233,20 +233,21 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
-	if o.requests, _, err = ParseResourceArgs(o.mapper, expander, args); err != nil {
+	if o.requests, _, err = query.ParseResourceArgs(o.mapper, expander, args); err != nil {
 		return err
 	}
 	if o.Owner != "" {
 		typ, name, _ := strings.Cut(o.Owner, "/")
-		m, err := mappingFor(o.mapper, typ)
+		m, err := query.MappingFor(o.mapper, typ)
 		if err != nil {
 			return err
 		}
-		o.owner = &Request{Resource: informer.FromMapping(m), Names: []string{name}}
+		o.owner = &query.Request{Resource: informer.FromMapping(m), Names: []string{name}}
 	}
 	if o.crdColumns == nil {
-		g := &GetOptions{restConfig: o.restConfig}
-		o.crdColumns = g.fetchCRDColumns
+		o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+			return query.CRDColumns(ctx, o.restConfig, r)
+		}
 	}
 	if o.closed == nil {
 		o.closed = stdoutClosed(o.Out)

@@ -1,4 +1,4 @@
-package cmd
+package query
 
 import (
 	"errors"
@@ -10,12 +10,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
-
-// Request is one resource type the user asked for and, optionally, the names of
-// the objects wanted.
-type Request = query.Request
 
 // ParseResourceArgs turns command arguments into requests, as kubectl get reads
 // them: "TYPE[,TYPE...] [NAME...]" or "TYPE/NAME ...". Types may be plurals,
@@ -43,7 +38,7 @@ func ParseResourceArgs(mapper meta.RESTMapper, categories restmapper.CategoryExp
 			if typ == "" || name == "" || strings.Contains(name, "/") {
 				return nil, false, fmt.Errorf("arguments in resource/name form must have a single resource and name, got %q", a)
 			}
-			m, err := mappingFor(mapper, typ)
+			m, err := MappingFor(mapper, typ)
 			if err != nil {
 				return nil, false, err
 			}
@@ -90,7 +85,7 @@ func ParseResourceArgs(mapper meta.RESTMapper, categories restmapper.CategoryExp
 
 // mappingsFor resolves one type argument, expanding categories such as "all".
 func mappingsFor(mapper meta.RESTMapper, categories restmapper.CategoryExpander, typ string) ([]*meta.RESTMapping, error) {
-	m, err := mappingFor(mapper, typ)
+	m, err := MappingFor(mapper, typ)
 	if err == nil {
 		return []*meta.RESTMapping{m}, nil
 	}
@@ -98,7 +93,7 @@ func mappingsFor(mapper meta.RESTMapper, categories restmapper.CategoryExpander,
 		if grs, ok := categories.Expand(typ); ok && len(grs) > 0 {
 			out := make([]*meta.RESTMapping, 0, len(grs))
 			for _, gr := range grs {
-				m, err := mappingFor(mapper, gr.String())
+				m, err := MappingFor(mapper, gr.String())
 				if err != nil {
 					return nil, err
 				}
@@ -110,9 +105,9 @@ func mappingsFor(mapper meta.RESTMapper, categories restmapper.CategoryExpander,
 	return nil, err
 }
 
-// mappingFor resolves a resource or kind argument the way kubectl's resource
+// MappingFor resolves a resource or kind argument the way kubectl's resource
 // builder does: first as a (possibly fully qualified) resource, then as a kind.
-func mappingFor(mapper meta.RESTMapper, arg string) (*meta.RESTMapping, error) {
+func MappingFor(mapper meta.RESTMapper, arg string) (*meta.RESTMapping, error) {
 	fullGVR, gr := schema.ParseResourceArg(arg)
 	var gvk schema.GroupVersionKind
 	if fullGVR != nil {

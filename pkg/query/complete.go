@@ -1,0 +1,96 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// TypeNames returns the types an informer can follow (list and watch) whose
+// names start with prefix, named as `kubectl api-resources -o name` names them
+// ("pods", "deployments.apps"), each group at its preferred version. With
+// some groups unavailable, discovery returns the others, still worth offering.
+func TypeNames(dc discovery.DiscoveryInterface, prefix string) []string {
+	lists, _ := dc.ServerPreferredResources()
+	seen := map[string]bool{}
+	for _, list := range discovery.FilteredBy(informer.Listable, lists) {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue // a subresource
+			}
+			name := r.Name
+			if gv.Group != "" {
+				name += "." + gv.Group
+			}
+			if strings.HasPrefix(name, prefix) {
+				seen[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// ObjectNames returns the names of the objects of res that start with prefix,
+// in namespace ("" for all), from one metadata-only LIST; a name in several
+// namespaces is returned once.
+func ObjectNames(ctx context.Context, cfg *rest.Config, res informer.Resource, namespace, prefix string) ([]string, error) {
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var lister metadata.ResourceInterface = client.Resource(res.GVR)
+	if res.Namespaced && namespace != metav1.NamespaceAll {
+		lister = client.Resource(res.GVR).Namespace(namespace)
+	}
+	list, err := lister.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, item := range list.Items {
+		if strings.HasPrefix(item.Name, prefix) {
+			seen[item.Name] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// CRDColumns returns the additionalPrinterColumns of the CRD serving r, or
+// nil when r is not served by a CRD (an aggregated API) or the CRD cannot be
+// read.
+func CRDColumns(ctx context.Context, cfg *rest.Config, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, r.GVR.GroupResource().String(), metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading printer columns of %s: %w", r.Name(), err)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == r.GVR.Version {
+			return v.AdditionalPrinterColumns, nil
+		}
+	}
+	return nil, nil
+}
