@@ -66,7 +66,10 @@ type PodCounts struct {
 // Add counts one pod.
 func (c *PodCounts) Add(pod *corev1.Pod) {
 	c.Total++
-	if podutils.IsPodReady(pod) {
+	// A finished pod serves nothing, whatever its last Ready condition says:
+	// the kubelet sets it False with reason PodCompleted, but not every node
+	// agent does (kwok leaves it True), and the table shows 0/1 either way.
+	if podutils.IsPodReady(pod) && !Terminal(pod) {
 		c.Ready++
 	}
 	switch pod.Status.Phase {

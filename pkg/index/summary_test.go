@@ -108,6 +108,8 @@ func TestPodCounts(t *testing.T) {
 		phasePod(corev1.PodPending, false),
 		phasePod(corev1.PodSucceeded, false),
 		phasePod(corev1.PodFailed, false),
+		// Finished with Ready left True, as kwok leaves a Job's pods: not ready.
+		phasePod(corev1.PodSucceeded, true),
 		phasePod(corev1.PodUnknown, false),
 		phasePod("", false), // no status yet
 		newPod("shop", "no-conditions", func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }),
@@ -117,7 +119,7 @@ func TestPodCounts(t *testing.T) {
 		c.Add(p)
 		assertUnchanged(t, before, p)
 	}
-	want := PodCounts{Total: 9, Ready: 2, Running: 4, Pending: 1, Succeeded: 1, Failed: 1, Unknown: 2}
+	want := PodCounts{Total: 10, Ready: 2, Running: 4, Pending: 1, Succeeded: 2, Failed: 1, Unknown: 2}
 	if c != want {
 		t.Errorf("PodCounts = %+v, want %+v", c, want)
 	}
