@@ -161,12 +161,16 @@ func TestControllers(t *testing.T) {
 }
 
 // podCounts renders what a group's pod summary should say about pods: phases, and Ready as
-// the pod's Ready condition says.
+// the pod's Ready condition says for a pod that has not finished (a Succeeded or Failed pod
+// serves nothing, even where kwok leaves its Ready condition True).
 func podCounts(pods []*corev1.Pod) string {
 	n := map[corev1.PodPhase]int{}
 	ready := 0
 	for _, p := range pods {
 		n[p.Status.Phase]++
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 				ready++
