@@ -63,8 +63,11 @@ test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd, and 
 
 test: lint test-unit fuzz test-e2e test-release ## Everything CI runs.
 
-demo: build ## Start a local API server with a demo cluster and run kubectl idx against it.
-	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
+# The demo runs kubectl as a user would; a machine without one gets kubectl built from
+# the Go module proxy (hack/tools.sh), cached outside the repository.
+demo: build ## Start a local control plane run by the real controllers, load a workload and run kubectl idx against it.
+	@kubectl_dir=$$(command -v kubectl >/dev/null || dirname "$$(hack/tools.sh kubectl)"); \
+	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
 
 bench: build ## Time kubectl idx against kubectl get on a real API server (PODS=20000).
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000}

@@ -353,7 +353,13 @@ func TestDemo(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("demo failed:\n%s", res)
 	}
-	for _, s := range []string{"export KUBECONFIG=", "export PATH=", "$ kubectl idx pods -A", "nightly-report"} {
+	// The controllers made what the demo shows: ReplicaSets and pods under their Deployment,
+	// pods on the fake nodes, a new ReplicaSet in the feed across the rollout.
+	for _, s := range []string{
+		"export KUBECONFIG=", "export PATH=", "$ kubectl idx pods -A --by-owner", "Deployment/web -n shop  3 pods, 3/3 ready",
+		"kwok-node-0  Ready", "└─ReplicaSet/web-", "$ kubectl idx selects service/web", "ADDED      ReplicaSet",
+		"Job/report-now\t0/1 ready",
+	} {
 		if !strings.Contains(res.Stdout, s) {
 			t.Errorf("demo output lacks %q:\n%s", s, res.Stdout)
 		}
