@@ -25,6 +25,16 @@
 // marked DetectedOnRelist; an object deleted and recreated under the same name
 // while the watch was down becomes DELETED then ADDED.
 //
+// With an OwnerScope (`--owner`), membership is what the garbage collector
+// goes by, and the feed keeps it in the same queue order: an owner that is
+// deleted still counts with its last ownerReferences while something it owned
+// remains, so a dependent deleted after its owner is DELETED as a member in any
+// cascade mode; an owner orphaned or adopted (reported by the feed's own
+// informers or by the OwnerLookup's) has the feed's objects below it judged
+// again, and those that left are DELETED with LeftScope, those that entered
+// ADDED. The OwnerLookup's reports take the same queue as the informers'
+// notifications; nothing is emitted from an informer goroutine.
+//
 // Contract: objects in events are the informers' shared cache objects and are
 // read-only: deep-copy before changing anything, printing included. Handlers
 // are safe for concurrent use by any number of informers; Run must be called

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -18,18 +19,20 @@ type Type string
 
 const (
 	// Added: the object is new to the feed: it was in the initial state,
-	// created, or (with a Scope) came into scope.
+	// created, or (with a Scope) came into scope, again or for the first time.
 	Added Type = "ADDED"
 	// Modified: the object changed since it was last emitted.
 	Modified Type = "MODIFIED"
-	// Deleted: the object is gone.
+	// Deleted: the object is gone, or (with LeftScope) is no longer in scope.
 	Deleted Type = "DELETED"
 )
 
 // Event is one change, as emitted by Run.
 type Event struct {
 	Type Type
-	// Time is when the informer delivered the change to the feed.
+	// Time is when the informer delivered the change to the feed; for an
+	// object that entered or left the scope because of an owner, when the
+	// owner's change was delivered.
 	Time time.Time
 	// Source is the index of the resource the object belongs to.
 	Source int
@@ -42,6 +45,12 @@ type Event struct {
 	// was found when the informer listed again; the object is its last state
 	// known, so changes it went through just before deletion may be missing.
 	DetectedOnRelist bool
+	// LeftScope marks a DELETED of an object that still exists but no longer
+	// belongs to an OwnerScope: it, or an owner above it, was orphaned or
+	// adopted elsewhere. The object is its current state. A replay that removes
+	// objects on DELETED stays right without reading it; if the object comes
+	// back into scope it is ADDED again.
+	LeftScope bool
 	// Changes are, for MODIFIED with Config.Diff, the fields that changed.
 	Changes []Change
 }
@@ -102,9 +111,12 @@ type Config struct {
 	WatchOnly bool
 	// Diff fills Event.Changes for MODIFIED events.
 	Diff bool
-	// Scope, when non-nil, narrows the feed. An object that leaves the scope is
-	// emitted once more as MODIFIED (its last change is what took it out) and
-	// then forgotten; one that enters it is ADDED.
+	// Scope, when non-nil, narrows the feed; one that enters it is ADDED.
+	// With an OwnerScope in it (alone or in AllOf), membership follows the
+	// garbage collector (see OwnerScope) and an object that leaves the scope is
+	// emitted as DELETED with LeftScope. With other scopes only, which decide
+	// by the object alone, an object that leaves is emitted once more as
+	// MODIFIED (its last change is what took it out) and then forgotten.
 	Scope Scope
 	// Now returns the time stamped on events; nil means time.Now.
 	Now func() time.Time
@@ -116,6 +128,10 @@ type Feed struct {
 	cfg  Config
 	q    *queue
 	last map[objectKey]emitted
+	// owners are the OwnerScopes in cfg.Scope, which the feed tells about every
+	// object it is notified of and whose objects it judges again when an owner
+	// changes.
+	owners []*OwnerScope
 }
 
 // objectKey identifies an object across the feed's resources.
@@ -136,7 +152,30 @@ func New(cfg Config) *Feed {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Feed{cfg: cfg, q: newQueue(), last: map[objectKey]emitted{}}
+	f := &Feed{cfg: cfg, q: newQueue(), last: map[objectKey]emitted{}, owners: ownerScopes(cfg.Scope)}
+	for _, s := range f.owners {
+		// Owner changes take the same queue as the informers' notifications, so
+		// that what they move in or out is emitted in order with the rest.
+		s.lookup.OnOwnerChange(func(ch OwnerChange) {
+			f.q.push(notification{kind: notifyOwner, obj: ch, owner: s, time: f.cfg.Now()})
+		})
+	}
+	return f
+}
+
+// ownerScopes returns the OwnerScopes in s.
+func ownerScopes(s Scope) []*OwnerScope {
+	switch s := s.(type) {
+	case *OwnerScope:
+		return []*OwnerScope{s}
+	case allOf:
+		var out []*OwnerScope
+		for _, sc := range s {
+			out = append(out, ownerScopes(sc)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // Handler returns the event handler for the informer of source. It only
@@ -246,8 +285,18 @@ func orderInitial(batch []notification) {
 	copy(batch[i:], rest)
 }
 
-// process turns one notification into zero, one or two events.
+// process turns one notification into events: for the object itself, and with
+// an OwnerScope for the objects below it that entered or left the scope.
 func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) error) error {
+	if n.kind == notifyOwner {
+		ch := n.obj.(OwnerChange)
+		if n.owner.ownerChanged(ctx, ch) {
+			if err := f.rejudge(ctx, n, n.owner, ch.UID, emit); err != nil {
+				return err
+			}
+		}
+		return f.rejudgeAppeared(ctx, n, emit)
+	}
 	obj, tombstone := n.obj, false
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj, tombstone = d.Obj, true
@@ -264,50 +313,148 @@ func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) e
 	if ns := m.GetNamespace(); ns != "" {
 		k.key = ns + "/" + k.key
 	}
+	// moved are the scopes whose objects below this one are to be judged again.
+	var moved []*OwnerScope
+	if n.kind == notifyDelete {
+		for _, s := range f.owners {
+			if s.forget(k, m.GetUID(), m) {
+				moved = append(moved, s)
+			}
+		}
+		if err := f.deleted(n, k, ro, tombstone, emit); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range f.owners {
+			if s.observe(k, ro, m) {
+				moved = append(moved, s)
+			}
+		}
+		if err := f.changed(ctx, n, k, ro, m, emit); err != nil {
+			return err
+		}
+	}
+	for _, s := range moved {
+		if err := f.rejudge(ctx, n, s, m.GetUID(), emit); err != nil {
+			return err
+		}
+	}
+	return f.rejudgeAppeared(ctx, n, emit)
+}
+
+func (f *Feed) deleted(n *notification, k objectKey, obj runtime.Object, tombstone bool, emit func(*Event) error) error {
+	if _, known := f.last[k]; !known && f.cfg.Scope != nil {
+		// Never in scope, never emitted.
+		return nil
+	}
+	delete(f.last, k)
+	return emit(&Event{Type: Deleted, Time: n.time, Source: n.source, Object: obj, DetectedOnRelist: tombstone})
+}
+
+func (f *Feed) changed(ctx context.Context, n *notification, k objectKey, obj runtime.Object, m metav1.Object, emit func(*Event) error) error {
 	prev, known := f.last[k]
 	ev := func(t Type, obj runtime.Object) *Event {
 		return &Event{Type: t, Time: n.time, Source: n.source, Object: obj}
 	}
-
-	if n.kind == notifyDelete {
-		if !known && f.cfg.Scope != nil {
-			// Never in scope, never emitted.
-			return nil
-		}
-		delete(f.last, k)
-		e := ev(Deleted, ro)
-		e.DetectedOnRelist = tombstone
-		return emit(e)
-	}
-
-	if f.cfg.Scope != nil && !f.cfg.Scope.Contains(ctx, n.source, ro) {
-		if !known {
-			return nil
-		}
-		delete(f.last, k)
-		return f.emitModified(n, prev, ro, emit)
-	}
-	f.last[k] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: ro}
-	switch {
-	case !known:
-		if n.initial && f.cfg.WatchOnly {
-			return nil
-		}
-		return emit(ev(Added, ro))
-	case prev.uid != m.GetUID():
+	if known && prev.uid != m.GetUID() {
 		// Deleted and created again under the same name while the watch was
 		// down: the relist saw one name with a new UID.
+		delete(f.last, k)
+		known = false
 		gone := ev(Deleted, prev.obj)
 		gone.DetectedOnRelist = true
 		if err := emit(gone); err != nil {
 			return err
 		}
-		return emit(ev(Added, ro))
+	}
+	if f.cfg.Scope != nil && !f.cfg.Scope.Contains(ctx, n.source, obj) {
+		if !known {
+			return nil
+		}
+		delete(f.last, k)
+		if len(f.owners) > 0 {
+			e := ev(Deleted, obj)
+			e.LeftScope = true
+			return emit(e)
+		}
+		return f.emitModified(n, prev, obj, emit)
+	}
+	f.last[k] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: obj}
+	switch {
+	case !known:
+		if n.initial && f.cfg.WatchOnly {
+			return nil
+		}
+		return emit(ev(Added, obj))
 	case prev.rv == m.GetResourceVersion():
 		// A relist's update of an object that did not change.
 		return nil
 	}
-	return f.emitModified(n, prev, ro, emit)
+	return f.emitModified(n, prev, obj, emit)
+}
+
+// rejudge judges again the feed objects below the owner with UID from, through
+// any chain of references s remembers, at the time of n: those that entered
+// the scope are emitted as ADDED, those that left as DELETED with LeftScope.
+// The objects are in the state last notified, which is the state last emitted
+// for those in scope.
+func (f *Feed) rejudge(ctx context.Context, n *notification, s *OwnerScope, from types.UID, emit func(*Event) error) error {
+	seen := map[types.UID]bool{from: true}
+	next := []types.UID{from}
+	for len(next) > 0 {
+		uid := next[0]
+		next = next[1:]
+		for _, dep := range s.graph.dependentsOf(uid) {
+			if seen[dep] {
+				// A reference cycle, or two paths to one object.
+				continue
+			}
+			seen[dep] = true
+			next = append(next, dep)
+			for _, o := range s.graph.feedObjects(dep) {
+				if err := f.judgeAgain(ctx, n, o, emit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rejudgeAppeared judges again what is below the owners found after they had
+// been missing.
+func (f *Feed) rejudgeAppeared(ctx context.Context, n *notification, emit func(*Event) error) error {
+	for _, s := range f.owners {
+		for uids := s.graph.takeAppeared(); len(uids) > 0; uids = s.graph.takeAppeared() {
+			for _, uid := range uids {
+				if err := f.rejudge(ctx, n, s, uid, emit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (f *Feed) judgeAgain(ctx context.Context, n *notification, o feedObject, emit func(*Event) error) error {
+	in := f.cfg.Scope.Contains(ctx, o.key.source, o.obj)
+	_, known := f.last[o.key]
+	switch {
+	case in && !known:
+		m, err := meta.Accessor(o.obj)
+		if err != nil {
+			return fmt.Errorf("feed: %T has no metadata: %w", o.obj, err)
+		}
+		f.last[o.key] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: o.obj}
+		if n.initial && f.cfg.WatchOnly {
+			return nil
+		}
+		return emit(&Event{Type: Added, Time: n.time, Source: o.key.source, Object: o.obj})
+	case !in && known:
+		delete(f.last, o.key)
+		return emit(&Event{Type: Deleted, Time: n.time, Source: o.key.source, Object: o.obj, LeftScope: true})
+	}
+	return nil
 }
 
 func (f *Feed) emitModified(n *notification, prev emitted, obj runtime.Object, emit func(*Event) error) error {

@@ -30,6 +30,9 @@ func (l *fakeLookup) OwnerReferences(_ context.Context, _ schema.GroupVersionKin
 	return refs, ok
 }
 
+// OnOwnerChange implements feed.OwnerLookup; these tests use the scope alone.
+func (l *fakeLookup) OnOwnerChange(func(feed.OwnerChange)) {}
+
 func ownerRef(kind, uid string) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: uid, UID: types.UID(uid), Controller: ptr.To(true)}
 }

@@ -12,14 +12,19 @@ const (
 	notifyAdd notifyKind = iota
 	notifyUpdate
 	notifyDelete
+	// notifyOwner is an OwnerLookup's report of an owner change.
+	notifyOwner
 )
 
 // notification is one event handler call, as received.
 type notification struct {
 	kind   notifyKind
 	source int
-	// obj is the new object, or for deletions the deleted object or its tombstone.
+	// obj is the new object, for deletions the deleted object or its
+	// tombstone, for notifyOwner an OwnerChange.
 	obj any
+	// owner is, for notifyOwner, the scope whose lookup reported the change.
+	owner *OwnerScope
 	// initial is set for OnAdd calls that deliver the informer's first list.
 	initial bool
 	time    time.Time
