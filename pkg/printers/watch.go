@@ -73,7 +73,7 @@ type pendingRow struct {
 	// blank opens the row with an empty line, as kubectl separates tables.
 	blank bool
 	cells []string
-	// diff lines follow the row, indented.
+	// diff lines follow the row, indented: the changes of --diff, or a note.
 	diff []string
 }
 
@@ -169,6 +169,7 @@ type watchEventJSON struct {
 	Type             feed.Type      `json:"type"`
 	Time             string         `json:"time"`
 	DetectedOnRelist bool           `json:"detectedOnRelist,omitempty"`
+	LeftScope        bool           `json:"leftScope,omitempty"`
 	Diff             *[]feed.Change `json:"diff,omitempty"`
 	Object           runtime.Object `json:"object"`
 }
@@ -179,6 +180,7 @@ func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error
 		Type:             ev.Type,
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
 		DetectedOnRelist: ev.DetectedOnRelist,
+		LeftScope:        ev.LeftScope,
 		Object:           Printable(ev.Object, src.GVK),
 	}
 	if p.opts.Diff && ev.Type == feed.Modified {
@@ -266,6 +268,11 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 		cells = append(cells, printers.EscapeTerminal(labels.FormatLabels(m.GetLabels())))
 	}
 	row := pendingRow{source: ev.Source, cells: cells}
+	if ev.LeftScope {
+		// DELETED alone would tell a reader of the table that the object is
+		// gone; scripts read JSON, where "leftScope" says the same.
+		row.diff = append(row.diff, leftScopeNote)
+	}
 	if p.opts.Diff && ev.Type == feed.Modified {
 		for _, c := range ev.Changes {
 			row.diff = append(row.diff, "    "+printers.EscapeTerminal(c.Path+": "+diffValue(c.Old, c.HasOld)+" → "+diffValue(c.New, c.HasNew)))
@@ -274,6 +281,9 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	p.pending = append(p.pending, row)
 	return nil
 }
+
+// leftScopeNote follows the row of an object that left the --owner scope.
+const leftScopeNote = "    (left the --owner scope; not deleted)"
 
 // cellString renders a table cell as kubectl's table printer does: a string up
 // to its first line break (then "..."), anything else with fmt, nil as nothing,

@@ -239,3 +239,20 @@ func TestEventPrinterUnknownSource(t *testing.T) {
 		t.Error("an event of an unknown source printed")
 	}
 }
+
+// TestEventPrinterLeftScope: an object that left the --owner scope is a DELETED
+// marked leftScope in JSON, and a DELETED row with a note in tables.
+func TestEventPrinterLeftScope(t *testing.T) {
+	web0 := watchPod("web-0", "worker-1", map[string]string{"app": "web"})
+	events := []*feed.Event{
+		{Type: feed.Added, Time: at(0), Source: 0, Object: web0},
+		{Type: feed.Deleted, Time: at(60), Source: 0, Object: web0, LeftScope: true},
+	}
+	out := printWatch(t, printers.WatchOptions{Format: "json"}, nil, events)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "leftScope") ||
+		!strings.HasPrefix(lines[1], `{"type":"DELETED","time":"2025-05-14T12:01:00Z","leftScope":true,"object":{`) {
+		t.Errorf("JSON:\n%s", out)
+	}
+	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.WatchOptions{}, nil, events))
+}
