@@ -45,7 +45,8 @@ a watch that reaches it is renewed, not ended.
 The table shows TIME, EVENT, KIND, NAMESPACE and NAME, then the kind's usual
 columns. -o json prints one JSON document per line (NDJSON):
 {"type": "ADDED|MODIFIED|DELETED", "time": RFC 3339, "object": {...}}, plus
-"detectedOnRelist": true and, with --diff, "diff": [{"path", "old", "new"}].
+"detectedOnRelist": true, "leftScope": true (DELETED of an object that left the
+--owner scope and still exists) and, with --diff, "diff": [{"path", "old", "new"}].
 -o yaml prints one YAML document per event; -o name one name per event; jsonpath
 and go-template apply to each event document, one line per event.
 

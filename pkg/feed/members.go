@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -183,7 +184,7 @@ func (s *OwnerScope) ownerChanged(ctx context.Context, ch OwnerChange) bool {
 // setRefs gives node n of uid the references refs, keeping dependents in step,
 // and reports whether they differ from the ones it had.
 func (s *OwnerScope) setRefs(uid types.UID, n *ownerNode, refs []metav1.OwnerReference) bool {
-	if sameRefs(n.refs, refs) {
+	if index.SameOwnerRefs(n.refs, refs) {
 		return false
 	}
 	old := n.refs

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -250,7 +251,7 @@ func (w *world) toLookup(old, o *metav1.PartialObjectMetadata) {
 	}
 	w.lookup.mu.Unlock()
 	ch := OwnerChange{Kind: schema.FromAPIVersionAndKind(cur.APIVersion, cur.Kind), UID: cur.UID, Deleted: o == nil, Refs: cur.OwnerReferences}
-	if old != nil && o != nil && sameRefs(old.OwnerReferences, o.OwnerReferences) {
+	if old != nil && o != nil && index.SameOwnerRefs(old.OwnerReferences, o.OwnerReferences) {
 		return
 	}
 	if w.lookup.mode == storeAhead {
@@ -350,7 +351,7 @@ func (w *world) catchUp() {
 			}
 			prev := w.lookup.store[uid]
 			w.lookup.store[uid] = o
-			if prev == nil || !sameRefs(prev.OwnerReferences, o.OwnerReferences) {
+			if prev == nil || !index.SameOwnerRefs(prev.OwnerReferences, o.OwnerReferences) {
 				changes = append(changes, OwnerChange{Kind: schema.FromAPIVersionAndKind(o.APIVersion, o.Kind), UID: uid, Refs: o.OwnerReferences})
 			}
 		}

@@ -2,24 +2,19 @@ package feed
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // OwnerLookup finds the owners of an object by its kind and UID, and reports
 // the changes that can move objects into or out of an OwnerScope.
+// informer.OwnerResolver is the one the commands use.
 type OwnerLookup interface {
 	// OwnerReferences returns the ownerReferences of the object of kind gvk
 	// (the version is the reference's, a hint) with uid and whether it exists.
@@ -38,19 +33,11 @@ type OwnerLookup interface {
 }
 
 // OwnerChange is an object an OwnerLookup follows that was created, deleted or
-// changed its ownerReferences.
-type OwnerChange struct {
-	// Kind is the object's kind, as OwnerReferences takes it.
-	Kind schema.GroupVersionKind
-	UID  types.UID
-	// Deleted is set when the object is gone.
-	Deleted bool
-	// Refs are the object's ownerReferences; for a deletion, the last known.
-	// For a creation or change the Feed asks OwnerReferences again when it
-	// handles the report: by then the lookup may know a newer state, and going
-	// back to an older one would move dependents out and in again.
-	Refs []metav1.OwnerReference
-}
+// changed its ownerReferences. For a creation or change the Feed asks
+// OwnerReferences again when it handles the report: by then the lookup may
+// know a newer state, and going back to an older one would move dependents
+// out and in again.
+type OwnerChange = index.OwnerChange
 
 // OwnerScope is the Scope of `--owner`: an object belongs to it when it is the
 // root object or is owned, through any chain of ownerReferences (controller or
@@ -145,190 +132,4 @@ func (s *OwnerScope) ownerReferences(ctx context.Context, ref metav1.OwnerRefere
 		}
 	}
 	return parents, true
-}
-
-// InformerLookup is an OwnerLookup backed by one metadata-only informer per
-// owner kind, indexed by UID and started the first time a reference names the
-// kind. Its informers report owner changes to the functions given to
-// OnOwnerChange. It is safe for concurrent use.
-type InformerLookup struct {
-	// Mapper resolves owner kinds to resources.
-	Mapper meta.RESTMapper
-	// NewFactory returns the factory of one owner kind's informer; it should
-	// have no selectors, since owners need not match the feed's.
-	NewFactory func() (*informer.Factory, error)
-	// Wait bounds how long OwnerReferences waits for an owner not yet seen;
-	// zero means two seconds.
-	Wait time.Duration
-	// Warn hears, once per kind, why owners of that kind cannot be followed.
-	Warn func(error)
-
-	mu        sync.Mutex
-	kinds     map[schema.GroupKind]*ownerKind
-	factories []*informer.Factory
-	onChange  []func(OwnerChange)
-}
-
-type ownerKind struct {
-	gvk      schema.GroupVersionKind
-	informer cache.SharedIndexInformer
-	store    cache.Indexer
-	err      error
-}
-
-// OnOwnerChange implements OwnerLookup: fn hears from the informers started so
-// far and from those started later.
-func (l *InformerLookup) OnOwnerChange(fn func(OwnerChange)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.onChange = append(l.onChange, fn)
-	for _, k := range l.kinds {
-		if k.err == nil {
-			if _, err := k.informer.AddEventHandler(ownerHandler{kind: k.gvk, fn: fn}); err != nil && l.Warn != nil {
-				l.Warn(fmt.Errorf("changes of owners of kind %s cannot be followed: %w", kindName(k.gvk.GroupKind()), err))
-			}
-		}
-	}
-}
-
-// ownerHandler turns an owner informer's notifications into OwnerChanges.
-type ownerHandler struct {
-	kind schema.GroupVersionKind
-	fn   func(OwnerChange)
-}
-
-func (h ownerHandler) OnAdd(obj any, _ bool) { h.report(obj, false) }
-
-func (h ownerHandler) OnUpdate(oldObj, newObj any) {
-	o, err1 := meta.Accessor(oldObj)
-	n, err2 := meta.Accessor(newObj)
-	// Only a change of references can move what the object owns; the status
-	// updates owners get all the time are not worth a trip through the queue.
-	if err1 == nil && err2 == nil && sameRefs(o.GetOwnerReferences(), n.GetOwnerReferences()) {
-		return
-	}
-	h.report(newObj, false)
-}
-
-func (h ownerHandler) OnDelete(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	h.report(obj, true)
-}
-
-func (h ownerHandler) report(obj any, deleted bool) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return
-	}
-	h.fn(OwnerChange{Kind: h.kind, UID: m.GetUID(), Deleted: deleted, Refs: m.GetOwnerReferences()})
-}
-
-// sameRefs reports whether a and b name the same owners in the same order.
-func sameRefs(a, b []metav1.OwnerReference) bool {
-	return slices.EqualFunc(a, b, func(x, y metav1.OwnerReference) bool {
-		return x.UID == y.UID && x.Kind == y.Kind && x.APIVersion == y.APIVersion
-	})
-}
-
-// OwnerReferences implements OwnerLookup.
-func (l *InformerLookup) OwnerReferences(ctx context.Context, gvk schema.GroupVersionKind, uid types.UID, wait bool) ([]metav1.OwnerReference, bool) {
-	k := l.kind(ctx, gvk)
-	if k.err != nil {
-		return nil, false
-	}
-	limit := l.Wait
-	if limit == 0 {
-		limit = 2 * time.Second
-	}
-	deadline := time.Now().Add(limit)
-	for {
-		objs, err := k.store.ByIndex(index.UIDIndex, string(uid))
-		if err == nil && len(objs) > 0 {
-			if m, err := meta.Accessor(objs[0]); err == nil {
-				return m.GetOwnerReferences(), true
-			}
-		}
-		if !wait || time.Now().After(deadline) {
-			return nil, false
-		}
-		select {
-		case <-ctx.Done():
-			return nil, false
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// kind returns the informer of gvk's kind, starting and syncing it on first use.
-func (l *InformerLookup) kind(ctx context.Context, gvk schema.GroupVersionKind) *ownerKind {
-	gk := gvk.GroupKind()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.kinds == nil {
-		l.kinds = map[schema.GroupKind]*ownerKind{}
-	}
-	if k, ok := l.kinds[gk]; ok {
-		return k
-	}
-	k := &ownerKind{}
-	l.kinds[gk] = k
-	k.gvk, k.informer, k.err = l.start(ctx, gvk)
-	if k.err == nil {
-		k.store = k.informer.GetIndexer()
-	}
-	if k.err != nil && l.Warn != nil {
-		l.Warn(fmt.Errorf("owners of kind %s cannot be followed: %w", kindName(gk), k.err))
-	}
-	return k
-}
-
-// start starts and syncs the informer of gvk's kind, with the OnOwnerChange
-// handlers registered before it starts. l.mu is held.
-func (l *InformerLookup) start(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionKind, cache.SharedIndexInformer, error) {
-	mapping, err := l.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		// The reference's version may no longer be served; any version will do.
-		if mapping, err = l.Mapper.RESTMapping(gvk.GroupKind()); err != nil {
-			return gvk, nil, err
-		}
-	}
-	f, err := l.NewFactory()
-	if err != nil {
-		return gvk, nil, err
-	}
-	l.factories = append(l.factories, f)
-	inf, err := f.Informer(informer.FromMapping(mapping), informer.MetadataOnly, cache.Indexers{index.UIDIndex: index.UIDIndexFunc})
-	if err != nil {
-		return gvk, nil, err
-	}
-	for _, fn := range l.onChange {
-		if _, err := inf.AddEventHandler(ownerHandler{kind: mapping.GroupVersionKind, fn: fn}); err != nil {
-			return gvk, nil, err
-		}
-	}
-	f.Start(ctx)
-	if err := f.WaitForSync(ctx); err != nil {
-		return gvk, nil, err
-	}
-	return mapping.GroupVersionKind, inf, nil
-}
-
-// Shutdown stops the informers started so far.
-func (l *InformerLookup) Shutdown() {
-	l.mu.Lock()
-	factories := l.factories
-	l.factories = nil
-	l.mu.Unlock()
-	for _, f := range factories {
-		f.Shutdown()
-	}
-}
-
-func kindName(gk schema.GroupKind) string {
-	if gk.Group == "" {
-		return gk.Kind
-	}
-	return gk.Kind + "." + gk.Group
 }

@@ -22,7 +22,7 @@ import (
 
 // TestOwnerScopeWithInformers runs the feed as `kubectl idx watch --owner
 // deployment/web -o name` does: metadata-only informers for the feed, an
-// InformerLookup for the owners, on client-go's metadata fake, whose writes
+// informer.OwnerResolver for the owners, on client-go's metadata fake, whose writes
 // play the garbage collector's.
 func TestOwnerScopeWithInformers(t *testing.T) {
 	for _, sources := range [][]string{allKinds, podsOnly} {
@@ -106,7 +106,8 @@ func testOwnerScopeWithInformers(t *testing.T, sources []string) {
 	for _, r := range resources {
 		mapper.Add(r.GVK, meta.RESTScopeNamespace)
 	}
-	lookup := &InformerLookup{Mapper: mapper, NewFactory: newFactory, Warn: func(err error) { t.Errorf("warning: %v", err) }}
+	lookup := informer.NewOwnerResolver(newFactory, mapper)
+	lookup.Warn = func(err error) { t.Errorf("warning: %v", err) }
 	defer lookup.Shutdown()
 	f := New(Config{Scope: AllOf(NameScope{}, NewOwnerScope(deploy.UID, lookup))})
 

@@ -3,10 +3,13 @@ package index
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // MaxOwnerDepth bounds the walk up controller references. Real chains are at
@@ -197,4 +200,64 @@ func resolve(nodes map[types.UID]*ownerNode, uid types.UID, depth int) (*Resolut
 	res.Chain = []OwnerRef{n.ref}
 	n.resolved = &res
 	return n.resolved, nil
+}
+
+// OwnerChange is an owner that was created, deleted or changed its
+// ownerReferences, as an informer over its kind saw it.
+type OwnerChange struct {
+	// Kind is the object's kind.
+	Kind schema.GroupVersionKind
+	UID  types.UID
+	// Deleted is set when the object is gone.
+	Deleted bool
+	// Refs are the object's ownerReferences; for a deletion, the last known.
+	Refs []metav1.OwnerReference
+}
+
+// OwnerChangeHandler turns the notifications of an informer over owners of
+// kind into OwnerChanges for fn: creations, deletions and changes of
+// ownerReferences. The status updates owners get all the time move nothing
+// below them and are not reported. fn is called from the informer's goroutine
+// and must not block.
+func OwnerChangeHandler(kind schema.GroupVersionKind, fn func(OwnerChange)) cache.ResourceEventHandler {
+	return ownerChangeHandler{kind: kind, fn: fn}
+}
+
+type ownerChangeHandler struct {
+	kind schema.GroupVersionKind
+	fn   func(OwnerChange)
+}
+
+func (h ownerChangeHandler) OnAdd(obj any, _ bool) { h.report(obj, false) }
+
+func (h ownerChangeHandler) OnUpdate(oldObj, newObj any) {
+	o, err1 := meta.Accessor(oldObj)
+	n, err2 := meta.Accessor(newObj)
+	if err1 == nil && err2 == nil && SameOwnerRefs(o.GetOwnerReferences(), n.GetOwnerReferences()) {
+		return
+	}
+	h.report(newObj, false)
+}
+
+func (h ownerChangeHandler) OnDelete(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	h.report(obj, true)
+}
+
+func (h ownerChangeHandler) report(obj any, deleted bool) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	h.fn(OwnerChange{Kind: h.kind, UID: m.GetUID(), Deleted: deleted, Refs: m.GetOwnerReferences()})
+}
+
+// SameOwnerRefs reports whether a and b name the same owners (UID, kind and
+// apiVersion) in the same order.
+func SameOwnerRefs(a, b []metav1.OwnerReference) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.OwnerReference) bool {
+		return x.UID == y.UID && x.Kind == y.Kind && x.APIVersion == y.APIVersion
+	})
 }

@@ -15,6 +15,11 @@
 //   - Factory: one per invocation. It de-duplicates informers by resource and mode,
 //     registers indexers before start, installs the managedFields transform, and
 //     owns start, sync and shutdown.
+//   - OwnerResolver: the one owner lookup of every command (group-by, the owner
+//     graph of tree/owners/orphans, the change feed's --owner scope): one
+//     metadata-only informer per owner kind from a factory of its own, started on
+//     first use, indexed by UID and for the graph, reporting owner changes to
+//     OnOwnerChange handlers. It is safe for concurrent use.
 //
 // Contract: objects read from an informer's store are shared and read-only. Callers
 // must DeepCopyObject before changing anything, including setting TypeMeta for a

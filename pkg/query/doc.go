@@ -38,8 +38,9 @@
 //
 // # Owners
 //
-// OwnerResolver is the one owner lookup: one metadata-only informer per owner
-// kind, indexed by UID and for the owner graph, started on first use. --by-owner
-// walks controller references up through it, and tree, owners and orphans add
-// its stores to their graph.
+// informer.OwnerResolver is the one owner lookup (Session.OwnerResolver): one
+// metadata-only informer per owner kind, indexed by UID and for the owner
+// graph, started on first use. --by-owner walks controller references up
+// through it, tree, owners and orphans add its stores to their graph, and the
+// watch's --owner scope reads references and hears of owner changes through it.
 package query

@@ -255,3 +255,16 @@ func kindName(gk schema.GroupKind) string {
 	}
 	return gk.Kind + "." + gk.Group
 }
+
+// OwnerResolver returns the owner lookup of the session's namespace (owners
+// of cluster-scoped kinds are looked up everywhere); the caller shuts it down.
+func (s *Session) OwnerResolver() *informer.OwnerResolver {
+	return s.newOwnerResolver(s.cfg.Namespace)
+}
+
+// newOwnerResolver returns an owner lookup over namespace ("" for all).
+func (s *Session) newOwnerResolver(namespace string) *informer.OwnerResolver {
+	return informer.NewOwnerResolver(func() (*informer.Factory, error) {
+		return s.newWideFactory(informer.Config{Namespace: namespace})
+	}, s.cfg.Mapper)
+}

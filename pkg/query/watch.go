@@ -117,13 +117,8 @@ func (s *Session) watchScope(ctx context.Context, reqs []Request, opts WatchOpti
 	}
 	// Owners need not match the feed's selectors; they live in the feed's
 	// namespace or are cluster-scoped.
-	owners := &feed.InformerLookup{
-		Mapper: s.cfg.Mapper,
-		NewFactory: func() (*informer.Factory, error) {
-			return s.newFactory(informer.Config{Namespace: s.cfg.Namespace, SyncTimeout: s.cfg.SyncTimeout})
-		},
-		Warn: opts.Warn,
-	}
+	owners := s.OwnerResolver()
+	owners.Warn = opts.Warn
 	return feed.AllOf(namesScope, feed.NewOwnerScope(uid, owners)), owners.Shutdown, nil
 }
 

@@ -37,7 +37,7 @@ type world struct {
 	indexers cache.Indexers
 	// owners reads the owner kinds the world's types do not cover, and
 	// ownerStores are its stores so far.
-	owners      *OwnerResolver
+	owners      *informer.OwnerResolver
 	ownerStores []index.GraphStore
 }
 
@@ -147,7 +147,7 @@ func (w *world) addOwnerKinds(ctx context.Context) error {
 				w.s.warn("cannot list %s, the answer may be incomplete: %s", names[gk], w.s.warningText(err))
 			}
 		}
-		w.ownerStores = w.owners.stores()
+		w.ownerStores = w.owners.Stores()
 	}
 	return nil
 }
@@ -271,8 +271,8 @@ func (w *world) resourceFor(gk schema.GroupKind) schema.GroupVersionResource {
 			return r.GVR
 		}
 	}
-	if k := w.owners.known(gk); k != nil && k.err == nil {
-		return k.res.GVR
+	if r, ok := w.owners.Resource(gk); ok {
+		return r.GVR
 	}
 	return schema.GroupVersionResource{}
 }

@@ -1,4 +1,4 @@
-package query
+package informer
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // ownerPrepareParallelism bounds the owner kinds synced at once.
@@ -26,41 +25,40 @@ const ownerWait = 2 * time.Second
 // OwnerResolver finds owners by kind and UID. It is the one owner lookup of
 // every question: --by-owner walks controller references up through it
 // (index.ResolveOwners), tree, owners and orphans add its stores to their
-// graph, and the watch's --owner scope reads references through it.
+// graph (Stores), and the change feed's --owner scope reads references and
+// hears of owner changes through it (OwnerReferences, OnOwnerChange).
 //
 // Each owner kind gets one metadata-only informer, indexed for the graph (UID,
-// owner, owner kind), started the first time the kind is asked for. Owners are
-// looked up in the resolver's namespace or, for cluster-scoped kinds,
-// everywhere; they need not match the user's selectors. It is safe for
-// concurrent use.
+// owner, owner kind), started the first time the kind is asked for, from a
+// factory of its own without selectors: owners need not match the user's. It
+// is safe for concurrent use.
 type OwnerResolver struct {
-	s         *Session
-	namespace string
-	// warn hears, once per kind, why owners of that kind cannot be read.
-	warn func(error)
+	newFactory func() (*Factory, error)
+	mapper     meta.RESTMapper
+	// Warn, when set, hears once per kind why owners of that kind cannot be
+	// read.
+	Warn func(error)
 
 	mu        sync.Mutex
 	kinds     map[schema.GroupKind]*ownerKind
-	factories []*informer.Factory
+	factories []*Factory
+	onChange  []func(index.OwnerChange)
 }
 
 // ownerKind is the informer of one owner kind, or why there is none.
 type ownerKind struct {
-	res   informer.Resource
-	store cache.Indexer
-	err   error
-	ready chan struct{}
+	res      Resource
+	informer cache.SharedIndexInformer
+	store    cache.Indexer
+	err      error
+	ready    chan struct{}
 }
 
-// OwnerResolver returns a resolver over the session's namespace; the caller
-// shuts it down.
-func (s *Session) OwnerResolver() *OwnerResolver {
-	return s.newOwnerResolver(s.cfg.Namespace)
-}
-
-// newOwnerResolver returns a resolver over namespace ("" for all).
-func (s *Session) newOwnerResolver(namespace string) *OwnerResolver {
-	return &OwnerResolver{s: s, namespace: namespace, kinds: map[schema.GroupKind]*ownerKind{}}
+// NewOwnerResolver returns a resolver whose informers come from newFactory
+// (one factory per kind, scoped to the namespace owners are looked up in) and
+// whose kinds map to resources through mapper.
+func NewOwnerResolver(newFactory func() (*Factory, error), mapper meta.RESTMapper) *OwnerResolver {
+	return &OwnerResolver{newFactory: newFactory, mapper: mapper, kinds: map[schema.GroupKind]*ownerKind{}}
 }
 
 // Prepare implements index.OwnerLookup: it starts and syncs the informers of
@@ -140,8 +138,27 @@ func (r *OwnerResolver) OwnerReferences(ctx context.Context, gvk schema.GroupVer
 	}
 }
 
-// stores returns the synced stores of the kinds prepared so far, for a graph.
-func (r *OwnerResolver) stores() []index.GraphStore {
+// OnOwnerChange has fn hear of every owner created, deleted or changing its
+// ownerReferences, from the informers started so far and from those started
+// later. When fn hears of a change, OwnerReferences already answers with that
+// state or a newer one.
+func (r *OwnerResolver) OnOwnerChange(fn func(index.OwnerChange)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onChange = append(r.onChange, fn)
+	// Kinds whose informer exists get fn now; start gives the others every
+	// handler when it makes theirs. Both happen under r.mu: each once.
+	for _, k := range r.kinds {
+		if k.informer != nil {
+			if _, err := k.informer.AddEventHandler(index.OwnerChangeHandler(k.res.GVK, fn)); err != nil && r.Warn != nil {
+				r.Warn(fmt.Errorf("changes of owners of kind %s cannot be followed: %w", kindName(k.res.GVK.GroupKind()), err))
+			}
+		}
+	}
+}
+
+// Stores returns the synced stores of the kinds prepared so far, for a graph.
+func (r *OwnerResolver) Stores() []index.GraphStore {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []index.GraphStore
@@ -151,6 +168,15 @@ func (r *OwnerResolver) stores() []index.GraphStore {
 		}
 	}
 	return out
+}
+
+// Resource returns the resource of owner kind gk if it was read.
+func (r *OwnerResolver) Resource(gk schema.GroupKind) (Resource, bool) {
+	k := r.known(gk)
+	if k == nil || k.err != nil {
+		return Resource{}, false
+	}
+	return k.res, true
 }
 
 // known returns the kind if it was asked for and is ready, nil otherwise.
@@ -183,40 +209,64 @@ func (r *OwnerResolver) kind(ctx context.Context, gvk schema.GroupVersionKind) *
 	r.kinds[gk] = k
 	r.mu.Unlock()
 	defer close(k.ready)
-	k.res, k.store, k.err = r.start(ctx, gvk)
-	if k.err != nil && r.warn != nil {
-		r.warn(fmt.Errorf("owners of kind %s cannot be followed: %w", kindName(gk), k.err))
+	res, inf, err := r.start(ctx, gvk, k)
+	r.mu.Lock()
+	k.res, k.err = res, err
+	if err == nil {
+		k.store = inf.GetIndexer()
+	}
+	r.mu.Unlock()
+	if k.err != nil && r.Warn != nil {
+		r.Warn(fmt.Errorf("owners of kind %s cannot be followed: %w", kindName(gk), k.err))
 	}
 	return k
 }
 
-func (r *OwnerResolver) start(ctx context.Context, gvk schema.GroupVersionKind) (informer.Resource, cache.Indexer, error) {
+// start starts and syncs the informer of gvk's kind, with the OnOwnerChange
+// handlers registered before it runs.
+func (r *OwnerResolver) start(ctx context.Context, gvk schema.GroupVersionKind, k *ownerKind) (Resource, cache.SharedIndexInformer, error) {
 	gk := gvk.GroupKind()
-	mapping, err := r.s.cfg.Mapper.RESTMapping(gk, gvk.Version)
+	mapping, err := r.mapper.RESTMapping(gk, gvk.Version)
 	if err != nil {
 		// The reference's version may no longer be served; any version will do.
-		if mapping, err = r.s.cfg.Mapper.RESTMapping(gk); err != nil {
-			return informer.Resource{GVK: gvk}, nil, fmt.Errorf("the server doesn't have a resource type for kind %s", kindName(gk))
+		if mapping, err = r.mapper.RESTMapping(gk); err != nil {
+			return Resource{GVK: gvk}, nil, fmt.Errorf("the server doesn't have a resource type for kind %s", kindName(gk))
 		}
 	}
-	res := informer.FromMapping(mapping)
-	f, err := r.s.newWideFactory(informer.Config{Namespace: r.namespace})
+	res := FromMapping(mapping)
+	f, err := r.newFactory()
 	if err != nil {
 		return res, nil, err
 	}
-	r.mu.Lock()
-	r.factories = append(r.factories, f)
-	r.mu.Unlock()
-	inf, err := f.Informer(res, informer.MetadataOnly, index.GraphIndexers())
+	inf, err := r.register(f, res, k)
 	if err != nil {
 		return res, nil, err
 	}
-	f.Start(reflectorContext(ctx))
+	f.Start(ctx)
 	// The API error's own text names verb, resource and scope.
 	if err := f.WaitForSync(ctx); err != nil {
 		return res, nil, err
 	}
-	return res, inf.GetIndexer(), nil
+	return res, inf, nil
+}
+
+// register makes the informer of res in f, with every OnOwnerChange handler
+// so far, and records it on k.
+func (r *OwnerResolver) register(f *Factory, res Resource, k *ownerKind) (cache.SharedIndexInformer, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.factories = append(r.factories, f)
+	inf, err := f.Informer(res, MetadataOnly, index.GraphIndexers())
+	if err != nil {
+		return nil, err
+	}
+	for _, fn := range r.onChange {
+		if _, err := inf.AddEventHandler(index.OwnerChangeHandler(res.GVK, fn)); err != nil {
+			return nil, err
+		}
+	}
+	k.res, k.informer = res, inf
+	return inf, nil
 }
 
 // Shutdown stops the informers started so far; their stores stay readable.
@@ -228,4 +278,12 @@ func (r *OwnerResolver) Shutdown() {
 	for _, f := range factories {
 		f.Shutdown()
 	}
+}
+
+// kindName names a kind with its group, as kubectl does: ReplicaSet.apps.
+func kindName(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
 }
