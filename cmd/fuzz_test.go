@@ -17,13 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
-	discoveryfake "k8s.io/client-go/discovery/fake"
-	"k8s.io/client-go/restmapper"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -298,10 +295,10 @@ func FuzzGroupFlags(f *testing.F) {
 	}
 	objs := fuzzGroupObjects()
 	f.Fuzz(func(t *testing.T, bits uint8, label, expr, sortBy string) {
-		o := &GetOptions{PrintFlags: get.NewGetPrintFlags(), requests: []Request{{Resource: podsResource}}}
+		o := &GetOptions{PrintFlags: get.NewGetPrintFlags(), requests: []query.Request{{Resource: fixtures.Pods}}}
 		*o.PrintFlags.HumanReadableFlags.SortBy = sortBy
 		if bits&withServices != 0 {
-			o.requests = append(o.requests, Request{Resource: servicesResource})
+			o.requests = append(o.requests, query.Request{Resource: fixtures.Services})
 		}
 		o.Group = GroupFlags{
 			ByOwner: bits&byOwner != 0, ByNode: bits&byNode != 0, ByNamespace: bits&byNamespace != 0,
@@ -393,97 +390,4 @@ func fuzzSortBy(t *testing.T, sortBy string, objs []runtime.Object) {
 		// Values that cannot be ordered are the user's to fix: one line.
 		assertOneLine(t, err)
 	}
-}
-
-// FuzzParseResourceArgs splits a string on spaces into arguments, as a shell
-// would hand them over, and resolves them against the tests' discovery. What
-// resolves names known resources and non-empty names, and resolves again to
-// the same requests when written back fully qualified as TYPE.VERSION.GROUP/NAME
-// or TYPE.VERSION.GROUP,...; errors print as one line.
-func FuzzParseResourceArgs(f *testing.F) {
-	for _, s := range []string{
-		"pods", "po web-0 web-1", "pods,svc,deploy", "all", "svc,all,ct", "pods/web-0 svc/web pods/web-1",
-		"deployments.v1.apps", "Deployment.apps/web", "crontabs.v1.stable.example.com", "pods.v1.",
-		"podz", "pods/", "/web", "pods/web/x", "pods pods/web", "pods/web web", "pods ", " pods", ",", ",,pods,,",
-		".", "..", "...", "pods.", ".pods", "pods..", "v1", "Pod.v1.", "a.b.c.d/e", "*", "PODS", "pOd",
-		"pods\tweb", "pods/a/", "cron", "nodes.v1./n no/n", "deploy,po x x",
-	} {
-		f.Add(s)
-	}
-	// The mapper of testMapper, over a memory-cached discovery as kubectl's
-	// is cached: the fake records every call, which would slow each run more.
-	dc := memory.NewMemCacheClient(&discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{Resources: testAPIResources()}})
-	groups, err := restmapper.GetAPIGroupResources(dc)
-	if err != nil {
-		f.Fatal(err)
-	}
-	mapper := restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), dc, func(string) {})
-	categories := restmapper.NewDiscoveryCategoryExpander(dc)
-	known := map[schema.GroupVersionResource]bool{}
-	for _, r := range []Request{{Resource: podsResource}, {Resource: servicesResource}, {Resource: nodesResource}, {Resource: deploymentsResource}, {Resource: crontabsResource}} {
-		known[r.Resource.GVR] = true
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		args := strings.Split(s, " ")
-		reqs, single, err := ParseResourceArgs(mapper, categories, args)
-		if err != nil {
-			if reqs != nil || single {
-				t.Errorf("ParseResourceArgs(%q) returned %v, %v with error %v", args, reqs, single, err)
-			}
-			assertOneLine(t, err)
-			return
-		}
-		if len(reqs) == 0 {
-			t.Fatalf("ParseResourceArgs(%q) returned no requests and no error", args)
-		}
-		seen := map[schema.GroupVersionResource]bool{}
-		var canonical, types []string
-		for _, r := range reqs {
-			if !known[r.Resource.GVR] {
-				t.Errorf("ParseResourceArgs(%q) resolved unknown resource %v", args, r.Resource.GVR)
-			}
-			if seen[r.Resource.GVR] {
-				t.Errorf("ParseResourceArgs(%q) returned %v twice", args, r.Resource.GVR)
-			}
-			seen[r.Resource.GVR] = true
-			gvr := r.Resource.GVR
-			typ := gvr.Resource + "." + gvr.Version + "." + gvr.Group
-			types = append(types, typ)
-			for _, n := range r.Names {
-				if n == "" || strings.Contains(n, "/") {
-					t.Errorf("ParseResourceArgs(%q) returned name %q", args, n)
-				}
-				canonical = append(canonical, typ+"/"+n)
-			}
-		}
-		if single && (len(reqs) != 1 || len(reqs[0].Names) != 1) {
-			t.Errorf("ParseResourceArgs(%q) implies a single item for %v", args, reqs)
-		}
-		if len(canonical) == 0 {
-			canonical = []string{strings.Join(types, ",")}
-		}
-		again, _, err := ParseResourceArgs(mapper, categories, canonical)
-		if err != nil {
-			t.Fatalf("ParseResourceArgs(%q) = %v, but its canonical form %q fails: %v", args, reqs, canonical, err)
-		}
-		// TYPE/NAME lists drop repeated names, TYPE NAME... lists keep them.
-		for i := range reqs {
-			reqs[i].Names = unique(reqs[i].Names)
-		}
-		if !reflect.DeepEqual(again, reqs) {
-			t.Errorf("ParseResourceArgs(%q) = %+v, its canonical form %q gives %+v", args, reqs, canonical, again)
-		}
-	})
-}
-
-// unique returns s without repeats, first occurrences kept in order; nil for
-// none.
-func unique(s []string) []string {
-	var out []string
-	for _, v := range s {
-		if !slices.Contains(out, v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }

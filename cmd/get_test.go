@@ -13,29 +13,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
-// TestMain keeps klog quiet: the mutation detector the tests run under logs a
-// warning for every informer.
-func TestMain(m *testing.M) {
-	klog.SetLogger(logr.Discard())
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { fixtures.Main(m) }
 
 // writeKubeconfig writes a kubeconfig for server with "shop" as the context's
 // namespace and returns its path.
@@ -86,7 +80,7 @@ func discoveryServer(t *testing.T) string {
 		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
 	}
 	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-	for _, rl := range testAPIResources() {
+	for _, rl := range fixtures.APIResources() {
 		rl.TypeMeta = metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}
 		if rl.GroupVersion == "v1" {
 			docs["/api/v1"] = rl
@@ -193,8 +187,8 @@ func TestGetFlagsAndValidation(t *testing.T) {
 
 // TestGetValidate checks Validate alone, with requests as Complete resolves them.
 func TestGetValidate(t *testing.T) {
-	named := []Request{{Resource: podsResource, Names: []string{"web-0"}}}
-	unnamed := []Request{{Resource: podsResource}}
+	named := []query.Request{{Resource: fixtures.Pods, Names: []string{"web-0"}}}
+	unnamed := []query.Request{{Resource: fixtures.Pods}}
 	tests := []struct {
 		name    string
 		o       GetOptions
@@ -251,75 +245,6 @@ func TestExecutePrintsErrorOnce(t *testing.T) {
 	}
 }
 
-// Fixtures of the Run tests. Ages are relative to the real clock because Run
-// prints with time.Now(); 49 hours shows as "2d".
-func runPod(namespace, name, app string, ready bool) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace, Name: name, Labels: map[string]string{"app": app},
-			CreationTimestamp: metav1.NewTime(time.Now().Add(-49 * time.Hour)),
-			ManagedFields: []metav1.ManagedFieldsEntry{{
-				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)},
-			}},
-		},
-		Spec: corev1.PodSpec{NodeName: "worker-1", Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
-	}
-	if ready {
-		p.Status = corev1.PodStatus{
-			Phase: corev1.PodRunning, PodIP: "10.244.0.7",
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{{
-				Name: "app", Ready: true, RestartCount: 1,
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-48 * time.Hour))}},
-			}},
-		}
-	} else {
-		p.Status = corev1.PodStatus{
-			Phase: corev1.PodPending,
-			ContainerStatuses: []corev1.ContainerStatus{{
-				Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
-			}},
-		}
-	}
-	return p
-}
-
-func runService(namespace, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, CreationTimestamp: metav1.NewTime(time.Now().Add(-49 * time.Hour))},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.12.34",
-			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}},
-		},
-	}
-}
-
-func runCronTab(namespace, name, spec string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "stable.example.com/v1",
-		"kind":       "CronTab",
-		"spec":       map[string]any{"cronSpec": spec, "image": "busybox"},
-	}}
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	u.SetCreationTimestamp(metav1.NewTime(time.Now().Add(-49 * time.Hour)))
-	return u
-}
-
-// runObjects is the cluster most Run cases read: two pods and a service in shop,
-// one pod in other, two crontabs in shop.
-func runObjects() []runtime.Object {
-	return []runtime.Object{
-		runPod("shop", "web-1", "api", false),
-		runPod("shop", "web-0", "web", true),
-		runPod("other", "db-0", "db", true),
-		runService("shop", "web"),
-		runCronTab("shop", "nightly", "0 3 * * *"),
-		runCronTab("shop", "every-5m", "*/5 * * * *"),
-	}
-}
-
 var crontabColumns = []apiextensionsv1.CustomResourceColumnDefinition{
 	{Name: "Spec", Type: "string", JSONPath: ".spec.cronSpec"},
 	{Name: "Image", Type: "string", JSONPath: ".spec.image", Priority: 1},
@@ -360,10 +285,10 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	if err != nil {
 		t.Fatalf("ToPrinter: %v", err)
 	}
-	mapper, categories := testMapper(t)
-	reqs, single, err := ParseResourceArgs(mapper, categories, args)
+	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
+	reqs, single, err := query.ParseResourceArgs(mapper, categories, args)
 	if err != nil {
-		t.Fatalf("ParseResourceArgs(%q): %v", args, err)
+		t.Fatalf("query.ParseResourceArgs(%q): %v", args, err)
 	}
 	namespace := f.namespace
 	if namespace == "" {
@@ -384,19 +309,18 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	o.requests = reqs
 	o.singleItemImplied = single
 	o.printer = printer
+	newFactory := fixtures.NewFactory(t, s)
 	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
 		h.mu.Lock()
 		h.factoryCfg = cfg
 		h.mu.Unlock()
-		f := informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg)
-		t.Cleanup(f.Shutdown)
-		return f, nil
+		return newFactory(cfg)
 	}
 	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.crdCalls = append(h.crdCalls, r.Name())
-		if r.GVR == crontabsResource.GVR {
+		if r.GVR == fixtures.CronTabs.GVR {
 			return crontabColumns, nil
 		}
 		return nil, nil
@@ -417,7 +341,7 @@ func TestGetRun(t *testing.T) {
 		name    string
 		args    []string
 		flags   runFlags
-		objects []runtime.Object // default runObjects()
+		objects []runtime.Object // default fixtures.ListObjects()
 
 		wantOut    string // exact stdout, unless golden or check is set
 		golden     string // stdout golden file under testdata/
@@ -505,7 +429,7 @@ func TestGetRun(t *testing.T) {
 			wantErr: `Error from server (NotFound): pods "db-0" not found`,
 		},
 		{
-			name: "nothing in the namespace", args: []string{"pods"}, objects: []runtime.Object{runPod("other", "db-0", "db", true)},
+			name: "nothing in the namespace", args: []string{"pods"}, objects: []runtime.Object{fixtures.Pod("other", "db-0", "db", true)},
 			wantErrOut: "No resources found in shop namespace.\n",
 		},
 		{
@@ -532,37 +456,46 @@ func TestGetRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			objects := tc.objects
 			if objects == nil {
-				objects = runObjects()
+				objects = fixtures.ListObjects()
 			}
 			s := fakeapi.New(nil, objects...)
 			h := newRunHarness(t, s, tc.args, tc.flags)
 			err := h.run(t)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Errorf("Run: %s", FormatError(err))
-			case tc.wantErr != "" && err == nil:
-				t.Errorf("Run: no error, want %q", tc.wantErr)
-			case tc.wantErr != "":
-				if got := FormatError(err); got != tc.wantErr {
-					t.Errorf("Run error, formatted:\n%s\nwant:\n%s", got, tc.wantErr)
-				}
-			}
-			stdout := h.out.String()
-			switch {
-			case tc.golden != "":
-				golden.Assert(t, tc.golden, stdout)
-			case tc.check != nil:
-				tc.check(t, stdout)
-			default:
-				if stdout != tc.wantOut {
-					t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tc.wantOut)
-				}
-			}
-			if got := h.err.String(); got != tc.wantErrOut {
-				t.Errorf("stderr = %q, want %q", got, tc.wantErrOut)
-			}
+			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
 		})
 	}
+}
+
+// assertRun compares what a Run case printed and returned: stdout with the
+// golden file, the check or the exact string, the first one given; stderr
+// exactly; the error as Execute prints it ("" for none).
+func assertRun(t *testing.T, err error, stdout, stderr, goldenPath string, check func(*testing.T, string), wantOut, wantErrOut, wantErr string) {
+	t.Helper()
+	if got := errorString(err); got != wantErr {
+		t.Errorf("Run error, formatted:\n%s\nwant:\n%s", got, wantErr)
+	}
+	switch {
+	case goldenPath != "":
+		golden.Assert(t, goldenPath, stdout)
+	case check != nil:
+		check(t, stdout)
+	default:
+		if stdout != wantOut {
+			t.Errorf("stdout:\n%s\nwant:\n%s", stdout, wantOut)
+		}
+	}
+	if stderr != wantErrOut {
+		t.Errorf("stderr = %q, want %q", stderr, wantErrOut)
+	}
+}
+
+// errorString is err as Execute prints it, without the line break; "" for
+// none.
+func errorString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return FormatError(err)
 }
 
 // jsonItems returns the kind of a JSON document and the names of its items, or its
@@ -616,7 +549,7 @@ func TestGetRunFactoryConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := fakeapi.New(nil, runObjects()...)
+			s := fakeapi.New(nil, fixtures.ListObjects()...)
 			h := newRunHarness(t, s, tc.args, tc.flags)
 			_ = h.run(t) // a missing name is not the point here
 			if h.factoryCfg.FieldSelector != tc.wantFieldSel {
@@ -661,7 +594,7 @@ func TestGetRunProgress(t *testing.T) {
 			name = "terminal"
 		}
 		t.Run(name, func(t *testing.T) {
-			s := fakeapi.New(nil, runObjects()...)
+			s := fakeapi.New(nil, fixtures.ListObjects()...)
 			// Slower than Run's one-second progress delay.
 			s.BeforeList = func(*http.Request) *metav1.Status { time.Sleep(1500 * time.Millisecond); return nil }
 			h := newRunHarness(t, s, []string{"pods"}, runFlags{})

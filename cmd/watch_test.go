@@ -20,14 +20,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 func TestWatchFlagsAndValidation(t *testing.T) {
@@ -141,23 +142,17 @@ type watchFlags struct {
 	allNamespaces    bool
 }
 
-var replicaSetsResource = informer.Resource{
-	GVR:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"},
-	GVK:        schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
-	Namespaced: true,
-}
-
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
 func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *watchHarness {
 	t.Helper()
-	mapper, categories := testMapper(t)
+	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
 	// The owner lookups need ReplicaSets, which the shared test discovery lacks.
 	rsMapper := meta.NewDefaultRESTMapper(nil)
-	rsMapper.Add(replicaSetsResource.GVK, meta.RESTScopeNamespace)
+	rsMapper.Add(fixtures.ReplicaSets.GVK, meta.RESTScopeNamespace)
 	mapper = meta.MultiRESTMapper{mapper, rsMapper}
-	reqs, _, err := ParseResourceArgs(mapper, categories, args)
+	reqs, _, err := query.ParseResourceArgs(mapper, categories, args)
 	if err != nil {
-		t.Fatalf("ParseResourceArgs(%q): %v", args, err)
+		t.Fatalf("query.ParseResourceArgs(%q): %v", args, err)
 	}
 	h := &watchHarness{server: s, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: h.out, ErrOut: h.errOut})
@@ -176,17 +171,17 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	o.mapper = mapper
 	if f.owner != "" {
 		typ, name, _ := strings.Cut(f.owner, "/")
-		m, err := mappingFor(mapper, typ)
+		m, err := query.MappingFor(mapper, typ)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.owner = &Request{Resource: informer.FromMapping(m), Names: []string{name}}
+		o.owner = &query.Request{Resource: informer.FromMapping(m), Names: []string{name}}
 	}
 	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-		return informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg), nil
+		return informer.NewFactoryWithClients(fixtures.Clients(s), cfg), nil
 	}
 	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-		if r.GVR == crontabsResource.GVR {
+		if r.GVR == fixtures.CronTabs.GVR {
 			return crontabColumns, nil
 		}
 		return nil, nil
@@ -247,7 +242,7 @@ var clock = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d `)
 func maskClock(s string) string { return clock.ReplaceAllString(s, "HH:MM:SS ") }
 
 func TestWatchRunTable(t *testing.T) {
-	s := fakeapi.New(nil, runObjects()...)
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"pods,svc,ct"}, watchFlags{})
 	h.waitOut(t, 10)
 	if err := h.stop(); err != nil {
@@ -262,12 +257,12 @@ func TestWatchRunTable(t *testing.T) {
 // TestWatchRunLiveEvents changes custom resources through the dynamic fake, whose watch
 // delivers events, and reads them back as JSON lines.
 func TestWatchRunLiveEvents(t *testing.T) {
-	s := fakeapi.New(nil, runObjects()...)
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"ct"}, watchFlags{format: "json", diff: true})
 	h.waitOut(t, 2)
 	ctx := context.Background()
-	crontabs := s.Dynamic.Resource(crontabsResource.GVR).Namespace("shop")
-	created := runCronTab("shop", "hourly", "0 * * * *")
+	crontabs := s.Dynamic.Resource(fixtures.CronTabs.GVR).Namespace("shop")
+	created := fixtures.CronTab("shop", "hourly", "0 * * * *")
 	created.SetResourceVersion("100")
 	if _, err := crontabs.Create(ctx, created, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -322,7 +317,7 @@ func TestWatchRunLiveEvents(t *testing.T) {
 }
 
 func TestWatchRunWatchOnlyTemplate(t *testing.T) {
-	s := fakeapi.New(nil, runObjects()...)
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"ct"}, watchFlags{format: "jsonpath", template: "{.type} {.object.metadata.name}", watchOnly: true})
 	// Nothing is printed for the current state; wait for the feed to be up, then change.
 	deadline := time.Now().Add(10 * time.Second)
@@ -330,7 +325,7 @@ func TestWatchRunWatchOnlyTemplate(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if err := s.Dynamic.Resource(crontabsResource.GVR).Namespace("shop").Delete(context.Background(), "every-5m", metav1.DeleteOptions{}); err != nil {
+	if err := s.Dynamic.Resource(fixtures.CronTabs.GVR).Namespace("shop").Delete(context.Background(), "every-5m", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.waitOut(t, 1); got != "DELETED every-5m\n" {
@@ -353,10 +348,10 @@ func TestWatchRunOwner(t *testing.T) {
 		rs("web-1", "uid-rs-web-1", "web"),
 		rs("web-2", "uid-rs-web-2", "web"),
 		rs("api-1", "uid-rs-api-1", "api"),
-		owned(runPod("shop", "web-1-a", "web", true), "web-1", "uid-rs-web-1"),
-		owned(runPod("shop", "web-2-a", "web", true), "web-2", "uid-rs-web-2"),
-		owned(runPod("shop", "api-1-a", "api", true), "api-1", "uid-rs-api-1"),
-		runPod("shop", "bare", "web", true),
+		owned(fixtures.Pod("shop", "web-1-a", "web", true), "web-1", "uid-rs-web-1"),
+		owned(fixtures.Pod("shop", "web-2-a", "web", true), "web-2", "uid-rs-web-2"),
+		owned(fixtures.Pod("shop", "api-1-a", "api", true), "api-1", "uid-rs-api-1"),
+		fixtures.Pod("shop", "bare", "web", true),
 	}
 	s := fakeapi.New(nil, objects...)
 	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", owner: "deployment/web"})
@@ -371,7 +366,7 @@ func TestWatchRunOwner(t *testing.T) {
 }
 
 func TestWatchRunOwnerNotFound(t *testing.T) {
-	s := fakeapi.New(nil, runObjects()...)
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"pods"}, watchFlags{owner: "deployment/gone"})
 	err := <-h.done
 	h.done <- err
@@ -382,10 +377,10 @@ func TestWatchRunOwnerNotFound(t *testing.T) {
 
 // TestWatchRunEndsWhenStdoutCloses: a reader that went away ends the feed quietly.
 func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
-	s := fakeapi.New(nil, runObjects()...)
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	closed := make(chan struct{})
-	mapper, categories := testMapper(t)
-	reqs, _, err := ParseResourceArgs(mapper, categories, []string{"pods"})
+	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
+	reqs, _, err := query.ParseResourceArgs(mapper, categories, []string{"pods"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +388,7 @@ func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: out, ErrOut: &syncBuffer{}})
 	o.namespace, o.requests, o.closed = "shop", reqs, closed
 	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-		return informer.NewFactoryWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, cfg), nil
+		return informer.NewFactoryWithClients(fixtures.Clients(s), cfg), nil
 	}
 	done := make(chan error, 1)
 	go func() { done <- o.Run(context.Background()) }()
@@ -415,7 +410,7 @@ func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
 func TestWatchWarnings(t *testing.T) {
 	var errOut strings.Builder
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{ErrOut: &errOut})
-	pods := podsResource
+	pods := fixtures.Pods
 	o.watchLost(pods, apierrors.NewResourceExpired("too old resource version: 5 (10)"))
 	o.watchLost(pods, fmt.Errorf("listing: %w", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")))
 	for _, d := range []time.Duration{15*time.Millisecond + 400*time.Microsecond, 4249 * time.Millisecond, 65*time.Second + 300*time.Millisecond} {
