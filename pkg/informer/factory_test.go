@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,41 +23,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // TestMain keeps klog quiet: the mutation detector the tests run under logs a
 // warning for every informer.
-func TestMain(m *testing.M) {
-	klog.SetLogger(logr.Discard())
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { fixtures.Main(m) }
 
 var (
-	podsRes = informer.Resource{
-		GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true,
-	}
-	servicesRes = informer.Resource{
-		GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Service"}, Namespaced: true,
-	}
-	nodesRes = informer.Resource{
-		GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Node"},
-	}
-	deploymentsRes = informer.Resource{
-		GVR:        schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
-		GVK:        schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
-		Namespaced: true,
-	}
+	podsRes, servicesRes, nodesRes, deploymentsRes = fixtures.Pods, fixtures.Services, fixtures.Nodes, fixtures.Deployments
 	// crontabsRes is a custom resource: client-go's scheme does not know it, so Full
 	// mode goes through the dynamic client.
-	crontabsRes = informer.Resource{
-		GVR:        schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"},
-		GVK:        schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"},
-		Namespaced: true,
-	}
+	crontabsRes      = fixtures.CronTabs
 	crontabListKinds = map[schema.GroupVersionResource]string{crontabsRes.GVR: "CronTabList"}
 )
 
