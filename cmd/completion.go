@@ -16,6 +16,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	// Resource, from a REST mapping; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )

@@ -12,6 +12,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	// ListError, to word a list that failed for good.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 

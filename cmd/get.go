@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -252,20 +253,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return err
 	}
 
-	// Custom resources print their CRD's columns; fetch those first (one GET
-	// each) because they decide whether metadata-only objects suffice.
-	crdColumns := map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition{}
-	if human {
-		for _, r := range o.requests {
-			if clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
-				continue
-			}
-			cols, err := o.crdColumns(ctx, r.Resource)
-			if err != nil {
-				return err
-			}
-			crdColumns[r.Resource.GVK.GroupKind()] = cols
-		}
+	crdColumns, err := printerColumns(ctx, human, o.requests, o.crdColumns)
+	if err != nil {
+		return err
 	}
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
@@ -299,6 +289,27 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		o.printNoResources()
 	}
 	return utilerrors.NewAggregate(missing)
+}
+
+// printerColumns fetches the CRD printer columns of the custom resources among
+// reqs for human output, one GET each, before anything is listed: they decide
+// whether metadata-only objects suffice.
+func printerColumns(ctx context.Context, human bool, reqs []query.Request, fetch func(context.Context, informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)) (map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition, error) {
+	cols := map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition{}
+	if !human {
+		return cols, nil
+	}
+	for _, r := range reqs {
+		if clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
+			continue
+		}
+		c, err := fetch(ctx, r.Resource)
+		if err != nil {
+			return nil, err
+		}
+		cols[r.Resource.GVK.GroupKind()] = c
+	}
+	return cols, nil
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"

@@ -20,11 +20,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -301,17 +301,14 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	format := o.PrintFlags.format()
 	human := printers.IsHuman(format)
 
+	crdColumns, err := printerColumns(ctx, human, o.requests, o.crdColumns)
+	if err != nil {
+		return err
+	}
 	sources := make([]printers.WatchSource, len(o.requests))
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
-		sources[i].GVK = r.Resource.GVK
-		if human && !clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
-			cols, err := o.crdColumns(ctx, r.Resource)
-			if err != nil {
-				return err
-			}
-			sources[i].CRDColumns = cols
-		}
+		sources[i] = printers.WatchSource{GVK: r.Resource.GVK, CRDColumns: crdColumns[r.Resource.GVK.GroupKind()]}
 		reqs[i] = r
 		switch {
 		case o.Diff:
