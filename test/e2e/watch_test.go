@@ -41,6 +41,7 @@ type watchEvent struct {
 	Type             string `json:"type"`
 	Time             string `json:"time"`
 	DetectedOnRelist bool   `json:"detectedOnRelist"`
+	LeftScope        bool   `json:"leftScope"`
 	Diff             []struct {
 		Path string          `json:"path"`
 		Old  json.RawMessage `json:"old"`
@@ -67,6 +68,9 @@ func (e watchEvent) String() string {
 	rel := ""
 	if e.DetectedOnRelist {
 		rel = " (relist)"
+	}
+	if e.LeftScope {
+		rel += " (left scope)"
 	}
 	return fmt.Sprintf("%s %s uid=%s rv=%s%s", e.Type, e.key(), e.Object.Metadata.UID, e.Object.Metadata.ResourceVersion, rel)
 }
