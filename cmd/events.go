@@ -40,8 +40,7 @@ var eventsExample = `  # Everything that happened under a Deployment
 // EventsOptions holds the flags and state of the events command.
 type EventsOptions struct {
 	*RelationOptions
-	Types  []string
-	object query.ObjectRef
+	Types []string
 }
 
 // NewCmdEvents returns the events command.
@@ -57,17 +56,16 @@ func NewCmdEvents(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// Complete resolves the clients and the object. A wrong --types is reported
-// first: it needs no server.
+// Complete resolves the clients and keeps the object's arguments.
 func (o *EventsOptions) Complete(cmd *cobra.Command, args []string) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	return o.completeObject(cmd, "list the events of", args, &o.object)
+	return o.completeObject(cmd, "list the events of", args)
 }
 
-// Validate checks --types; it does no I/O.
+// Validate checks the shared flags and --types; it does no I/O.
 func (o *EventsOptions) Validate() error {
+	if err := o.RelationOptions.Validate(); err != nil {
+		return err
+	}
 	for _, t := range o.Types {
 		if !strings.EqualFold(t, corev1.EventTypeWarning) && !strings.EqualFold(t, corev1.EventTypeNormal) {
 			return fmt.Errorf("valid --types are Normal or Warning")
@@ -78,6 +76,9 @@ func (o *EventsOptions) Validate() error {
 
 // Run finds and prints the events, oldest first.
 func (o *EventsOptions) Run(ctx context.Context) error {
+	if err := o.resolveObject(); err != nil {
+		return err
+	}
 	s := o.session()
 	evs, err := s.Events(ctx, o.object, query.EventsOptions{Types: o.Types})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,8 +86,10 @@ type GetOptions struct {
 	requests          []query.Request
 	singleItemImplied bool
 	printer           cliprinters.ResourcePrinter
+	args              []string
 	restConfig        *rest.Config
 	mapper            meta.RESTMapper
+	expander          restmapper.CategoryExpander
 	progress          bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
@@ -135,7 +138,8 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 	return cmd
 }
 
-// Complete resolves the namespace, the requested resources and the printer.
+// Complete resolves the namespace, the clients and the printer and keeps the
+// arguments; it sends no request to the server.
 func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	if cmd != nil {
 		o.Group.byLabelSet = cmd.Flags().Changed("by-label")
@@ -144,35 +148,39 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return errors.New(`you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`)
 	}
-	// The printer first: an unknown -o is a usage error and needs no server.
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
 		return err
 	}
 	o.printer = p
-	// So is any other flag value that is wrong on its own: say so before
-	// discovery, which an unreachable server would answer with its own error.
-	if err := o.validateFlags(); err != nil {
+	o.args = args
+	if o.newFactory != nil {
+		// Tests resolved the clients already.
+		return nil
+	}
+	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
-
-	var expander restmapper.CategoryExpander
-	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
-		return err
-	}
-	o.requests, o.singleItemImplied, err = query.ParseResourceArgs(o.mapper, expander, args)
-	if err != nil {
-		return err
-	}
-	if o.crdColumns == nil {
-		o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-			return query.CRDColumns(ctx, o.restConfig, r)
-		}
+	o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+		return query.CRDColumns(ctx, o.restConfig, r)
 	}
 	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
 		o.progress = term.IsTerminal(int(f.Fd()))
 	}
 	return nil
+}
+
+// resolve maps the arguments to requests through discovery, the first step
+// of Run (unless done already), and checks the grouping against their kinds.
+func (o *GetOptions) resolve() error {
+	if o.requests != nil {
+		return nil
+	}
+	var err error
+	if o.requests, o.singleItemImplied, err = query.ParseResourceArgs(o.mapper, o.expander, o.args); err != nil {
+		return err
+	}
+	return o.Group.validate(o.requests)
 }
 
 // resolveClients reads what every command needs from the connection flags: the
@@ -201,23 +209,21 @@ func resolveClients(flags *genericclioptions.ConfigFlags, allNamespaces bool) (s
 	return ns, cfg, mapper, expander, nil
 }
 
-// Validate checks flag combinations; it does no I/O.
+// Validate checks the flags and the shape of the arguments; it does no I/O.
 func (o *GetOptions) Validate() error {
-	if o.Flags != nil && o.AllNamespaces {
-		for _, r := range o.requests {
-			if len(r.Names) > 0 {
-				return errors.New("a resource cannot be retrieved by name across all namespaces")
-			}
-		}
+	if o.Flags != nil && o.AllNamespaces && namesObjects(o.args) {
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
 	}
-	if err := o.validateFlags(); err != nil {
-		return err
-	}
-	return o.Group.validate(o.requests, o.sortBy())
+	return o.validateFlags()
 }
 
-// validateFlags checks the flag values that need no resolved types, so that
-// Complete can reject them before it contacts the server.
+// namesObjects reports whether args name objects, as ParseResourceArgs reads
+// them: TYPE NAME... or TYPE/NAME....
+func namesObjects(args []string) bool {
+	return len(args) > 1 || len(args) == 1 && strings.Contains(args[0], "/")
+}
+
+// validateFlags checks the flag values.
 func (o *GetOptions) validateFlags() error {
 	if _, err := labels.Parse(o.LabelSelector); err != nil {
 		return fmt.Errorf("invalid label selector %q: %w", o.LabelSelector, err)
@@ -243,6 +249,9 @@ func (o *GetOptions) validateFlags() error {
 
 // Run asks the query engine and prints the answer.
 func (o *GetOptions) Run(ctx context.Context) error {
+	if err := o.resolve(); err != nil {
+		return err
+	}
 	format := *o.PrintFlags.OutputFormat
 	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
 		format = "go-template"

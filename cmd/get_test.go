@@ -26,7 +26,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 func TestMain(m *testing.M) { fixtures.Main(m) }
@@ -185,23 +184,25 @@ func TestGetFlagsAndValidation(t *testing.T) {
 	}
 }
 
-// TestGetValidate checks Validate alone, with requests as Complete resolves them.
+// TestGetValidate checks Validate alone, with the arguments Complete keeps:
+// it needs no server, so names are told from types by the arguments' shape.
 func TestGetValidate(t *testing.T) {
-	named := []query.Request{{Resource: fixtures.Pods, Names: []string{"web-0"}}}
-	unnamed := []query.Request{{Resource: fixtures.Pods}}
+	unnamed := []string{"pods"}
 	tests := []struct {
 		name    string
 		o       GetOptions
 		wantErr string
 	}{
-		{name: "defaults", o: GetOptions{requests: unnamed, SyncTimeout: time.Minute}},
-		{name: "all namespaces without names", o: GetOptions{requests: unnamed, Flags: &Flags{AllNamespaces: true}}},
-		{name: "names in one namespace", o: GetOptions{requests: named}},
-		{name: "selectors", o: GetOptions{requests: unnamed, LabelSelector: "app in (web,api),!canary", FieldSelector: "spec.nodeName=worker-1,status.phase!=Running"}},
-		{name: "no sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: 0}},
-		{name: "names across all namespaces", o: GetOptions{requests: named, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
-		{name: "negative sync timeout", o: GetOptions{requests: unnamed, SyncTimeout: -time.Second}, wantErr: "--sync-timeout must not be negative, got -1s"},
-		{name: "bad label selector", o: GetOptions{requests: unnamed, LabelSelector: "a b"}, wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
+		{name: "defaults", o: GetOptions{args: unnamed, SyncTimeout: time.Minute}},
+		{name: "all namespaces without names", o: GetOptions{args: unnamed, Flags: &Flags{AllNamespaces: true}}},
+		{name: "names in one namespace", o: GetOptions{args: []string{"pods", "web-0"}}},
+		{name: "TYPE/NAME in one namespace", o: GetOptions{args: []string{"pods/web-0"}}},
+		{name: "selectors", o: GetOptions{args: unnamed, LabelSelector: "app in (web,api),!canary", FieldSelector: "spec.nodeName=worker-1,status.phase!=Running"}},
+		{name: "no sync timeout", o: GetOptions{args: unnamed, SyncTimeout: 0}},
+		{name: "names across all namespaces", o: GetOptions{args: []string{"pods", "web-0"}, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "TYPE/NAME across all namespaces", o: GetOptions{args: []string{"pods/web-0"}, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "negative sync timeout", o: GetOptions{args: unnamed, SyncTimeout: -time.Second}, wantErr: "--sync-timeout must not be negative, got -1s"},
+		{name: "bad label selector", o: GetOptions{args: unnamed, LabelSelector: "a b"}, wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,10 +287,6 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 		t.Fatalf("ToPrinter: %v", err)
 	}
 	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
-	reqs, single, err := query.ParseResourceArgs(mapper, categories, args)
-	if err != nil {
-		t.Fatalf("query.ParseResourceArgs(%q): %v", args, err)
-	}
 	namespace := f.namespace
 	if namespace == "" {
 		namespace = "shop"
@@ -306,8 +303,7 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	o.LabelSelector = f.labelSelector
 	o.SyncTimeout = 20 * time.Second
 	o.namespace = namespace
-	o.requests = reqs
-	o.singleItemImplied = single
+	o.args, o.mapper, o.expander = args, mapper, categories
 	o.printer = printer
 	newFactory := fixtures.NewFactory(t, s)
 	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {

@@ -50,11 +50,8 @@ func (g *GroupFlags) mode() (string, error) {
 	return mode, nil
 }
 
-// validate checks the group-by flags against each other and the requests.
-func (g *GroupFlags) validate(reqs []query.Request, sortBy string) error {
-	if err := g.validateFlags(sortBy); err != nil {
-		return err
-	}
+// validate checks the group-by flags against the kinds asked for.
+func (g *GroupFlags) validate(reqs []query.Request) error {
 	if g.ByNode {
 		for _, r := range reqs {
 			if !index.HasNode(r.Resource.GVK.GroupKind()) {

@@ -289,10 +289,15 @@ func TestGroupRun(t *testing.T) {
 			s := fakeapi.New(nil, objects...)
 			h := newRunHarness(t, s, tc.args, tc.flags)
 			h.o.Group = tc.group
-			h.o.mapper = fixtures.OwnerMapper()
-			if err := h.o.Group.validate(h.o.requests, tc.flags.sortBy); err != nil {
+			if err := h.o.Validate(); err != nil {
 				t.Fatalf("the case does not pass validation: %v", err)
 			}
+			// The arguments resolve through the harness's discovery; owners,
+			// custom ones included, through the owner mapper.
+			if err := h.o.resolve(); err != nil {
+				t.Fatalf("resolving %q: %v", tc.args, err)
+			}
+			h.o.mapper = fixtures.OwnerMapper()
 			err := h.run(t)
 			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
 		})
@@ -361,10 +366,13 @@ func TestGroupRunByOwner(t *testing.T) {
 				args = []string{"pods"}
 			}
 			h := newRunHarness(t, s, args, tc.flags)
+			h.o.Group = owner
+			if err := h.o.resolve(); err != nil {
+				t.Fatalf("resolving %q: %v", args, err)
+			}
 			if tc.args[0] == "replicasets" {
 				h.o.requests[0].Resource = fixtures.ReplicaSets
 			}
-			h.o.Group = owner
 			h.o.mapper = fixtures.OwnerMapper()
 			err := h.run(t)
 			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, nil, tc.wantOut, tc.wantErrOut, tc.wantErr)

@@ -7,7 +7,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var ownersLong = `Show the owners of an object, and theirs, up to the top-level owner: a Pod's
@@ -26,7 +25,6 @@ var ownersExample = `  # The chain above a pod
 // OwnersOptions holds the flags and state of the owners command.
 type OwnersOptions struct {
 	*RelationOptions
-	object query.ObjectRef
 }
 
 // NewCmdOwners returns the owners command.
@@ -42,11 +40,14 @@ func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 
 // Complete resolves the clients and the object.
 func (o *OwnersOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the owners of", args, &o.object)
+	return o.completeObject(cmd, "show the owners of", args)
 }
 
 // Run finds and prints the owner chain.
 func (o *OwnersOptions) Run(ctx context.Context) error {
+	if err := o.resolveObject(); err != nil {
+		return err
+	}
 	doc, err := o.session().Owners(ctx, o.object)
 	if err != nil {
 		return err

@@ -46,6 +46,13 @@ type RelationOptions struct {
 	// under -A is looked for; discovery lists the server's types.
 	defaultNamespace string
 	discovery        discovery.CachedDiscoveryInterface
+	// verb words what the command does to its object ("show the tree of");
+	// args are the arguments naming it; object is what they resolved to.
+	verb   string
+	args   []string
+	object query.ObjectRef
+	// name is the command's name, for messages.
+	name string
 	// sortable is true for commands that print a List --sort-by can order.
 	sortable bool
 
@@ -84,20 +91,42 @@ func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c relationCommand) 
 	return cmd
 }
 
-// completeObject resolves the shared state, then the one object the command
-// is about, as verb needs it ("show the tree of").
-func (o *RelationOptions) completeObject(cmd *cobra.Command, verb string, args []string, object *query.ObjectRef) error {
-	if err := o.complete(cmd); err != nil {
-		return err
-	}
-	var err error
-	*object, err = o.parseObjectArg(verb, args)
-	return err
+// completeObject resolves the shared state and keeps the arguments naming the
+// one object the command is about, as verb needs it ("show the tree of").
+func (o *RelationOptions) completeObject(cmd *cobra.Command, verb string, args []string) error {
+	o.verb, o.args = verb, args
+	return o.complete(cmd)
 }
 
-// Validate checks what the shared flags cannot check alone; commands with
-// checks of their own override it.
-func (o *RelationOptions) Validate() error { return nil }
+// Validate checks the shared flags and the shape of the object argument; it
+// does no I/O. Commands with flags of their own extend it.
+func (o *RelationOptions) Validate() error {
+	if o.SyncTimeout < 0 {
+		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	if sortBy := o.sortBy(); sortBy != "" && !o.sortable {
+		// Trees, chains and newest-last event lists have an order of their own.
+		name := "this command"
+		if o.name != "" {
+			name = "kubectl idx " + o.name
+		}
+		return fmt.Errorf("--sort-by is not supported by %s", name)
+	}
+	if o.verb != "" {
+		if _, _, err := splitObjectArg(o.verb, o.args); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveObject maps the object argument's type through discovery: the first
+// step of Run, the first request to the server.
+func (o *RelationOptions) resolveObject() error {
+	var err error
+	o.object, err = o.parseObjectArg(o.verb, o.args)
+	return err
+}
 
 // addFlags adds kubectl's printing flags and --sync-timeout.
 func (o *RelationOptions) addFlags(cmd *cobra.Command) {
@@ -105,9 +134,8 @@ func (o *RelationOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
 }
 
-// complete resolves the printer, namespace, clients and discovery, and checks
-// the flags: every flag value is checked before any request to the server.
-// The printer comes first: an unknown -o needs no server.
+// complete resolves the printer, namespace and clients; it sends no request
+// to the server (the REST mapper and discovery client are lazy).
 func (o *RelationOptions) complete(cmd *cobra.Command) error {
 	p, err := o.PrintFlags.ToPrinter()
 	if err != nil {
@@ -118,12 +146,8 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
 		o.format = "go-template"
 	}
-	name := "this command"
 	if cmd != nil {
-		name = "kubectl idx " + cmd.Name()
-	}
-	if err := o.validate(name); err != nil {
-		return err
+		o.name = cmd.Name()
 	}
 	if o.newFactory != nil {
 		// Tests resolved everything else already.
@@ -140,18 +164,6 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 	}
 	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
 		o.progress = term.IsTerminal(int(f.Fd()))
-	}
-	return nil
-}
-
-// validate checks the shared flags; it does no I/O.
-func (o *RelationOptions) validate(name string) error {
-	if o.SyncTimeout < 0 {
-		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
-	}
-	if sortBy := o.sortBy(); sortBy != "" && !o.sortable {
-		// Trees, chains and newest-last event lists have an order of their own.
-		return fmt.Errorf("--sort-by is not supported by %s", name)
 	}
 	return nil
 }
@@ -194,32 +206,41 @@ func (o *RelationOptions) printWarnings(warnings []string) {
 }
 
 // parseObjectArg reads TYPE/NAME, or TYPE NAME, as the relation commands
-// take one object.
+// take one object, and maps the type through discovery.
 func (o *RelationOptions) parseObjectArg(verb string, args []string) (query.ObjectRef, error) {
-	var typ, name string
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		typ, name, _ = strings.Cut(args[0], "/")
-		if typ == "" || name == "" || strings.Contains(name, "/") {
-			return query.ObjectRef{}, fmt.Errorf("arguments in resource/name form must have a single resource and name, got %q", args[0])
-		}
-	case len(args) == 2 && !strings.Contains(args[0], "/") && !strings.Contains(args[1], "/"):
-		typ, name = args[0], args[1]
-	case len(args) == 0:
-		return query.ObjectRef{}, fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. deployment/web", verb)
-	case len(args) == 1:
-		return query.ObjectRef{}, fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. %s/NAME; got %q", verb, args[0], args[0])
-	default:
-		return query.ObjectRef{}, fmt.Errorf("you must specify one object to %s as TYPE/NAME or TYPE NAME, got %q", verb, strings.Join(args, " "))
-	}
-	if strings.Contains(typ, ",") {
-		return query.ObjectRef{}, fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
+	typ, name, err := splitObjectArg(verb, args)
+	if err != nil {
+		return query.ObjectRef{}, err
 	}
 	m, err := query.MappingFor(o.mapper, typ)
 	if err != nil {
 		return query.ObjectRef{}, err
 	}
 	return query.ObjectRef{Resource: informer.FromMapping(m), Name: name}, nil
+}
+
+// splitObjectArg checks the shape of the one object argument and splits it
+// into type and name; it needs no server.
+func splitObjectArg(verb string, args []string) (typ, name string, err error) {
+	switch {
+	case len(args) == 1 && strings.Contains(args[0], "/"):
+		typ, name, _ = strings.Cut(args[0], "/")
+		if typ == "" || name == "" || strings.Contains(name, "/") {
+			return "", "", fmt.Errorf("arguments in resource/name form must have a single resource and name, got %q", args[0])
+		}
+	case len(args) == 2 && !strings.Contains(args[0], "/") && !strings.Contains(args[1], "/"):
+		typ, name = args[0], args[1]
+	case len(args) == 0:
+		return "", "", fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. deployment/web", verb)
+	case len(args) == 1:
+		return "", "", fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. %s/NAME; got %q", verb, args[0], args[0])
+	default:
+		return "", "", fmt.Errorf("you must specify one object to %s as TYPE/NAME or TYPE NAME, got %q", verb, strings.Join(args, " "))
+	}
+	if strings.Contains(typ, ",") {
+		return "", "", fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
+	}
+	return typ, name, nil
 }
 
 // objectNamespace is the namespace the object named on the command line is

@@ -102,21 +102,23 @@ func TestRelationObjectErrors(t *testing.T) {
 	}
 }
 
-// TestRelationValidate: flag values and objects a command cannot answer for
-// are refused by Complete or Validate, before any list.
+// TestRelationValidate: flag values are refused by Validate, and objects of a
+// kind a command cannot answer for by Run once the kind is known (run), both
+// before any list.
 func TestRelationValidate(t *testing.T) {
 	tests := []struct {
 		command string
 		args    []string
 		types   []string // events --types
+		run     bool     // the error comes from Run, after Validate passed
 		want    string
 	}{
 		{
-			command: "selects", args: []string{"configmap/app-config"},
+			command: "selects", args: []string{"configmap/app-config"}, run: true,
 			want: "selects needs an object with a pod selector (Service, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController, PodDisruptionBudget, NetworkPolicy); configmap/app-config has none",
 		},
 		{
-			command: "uses", args: []string{"svc/web"},
+			command: "uses", args: []string{"svc/web"}, run: true,
 			want: "uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); service/web is neither",
 		},
 		{command: "events", args: []string{"deployment/web"}, types: []string{"Normal", "Bogus"}, want: "valid --types are Normal or Warning"},
@@ -133,6 +135,12 @@ func TestRelationValidate(t *testing.T) {
 			err := o.Complete(nil, tc.args)
 			if err == nil {
 				err = o.Validate()
+			}
+			if tc.run {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				err = o.Run(context.Background())
 			}
 			if got := errorText(err); got != tc.want {
 				t.Errorf("error = %q, want %q", got, tc.want)

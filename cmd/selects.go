@@ -12,7 +12,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var selectsLong = `List the pods an object's selector matches, with their readiness: a
@@ -47,7 +46,6 @@ var selectedByExample = `  # What selects a pod
 type SelectsOptions struct {
 	*RelationOptions
 	inverse bool
-	object  query.ObjectRef
 }
 
 // NewCmdSelects returns the selects command.
@@ -83,11 +81,11 @@ func (o *SelectsOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.inverse {
 		verb = "list what selects"
 	}
-	return o.completeObject(cmd, verb, args, &o.object)
+	return o.completeObject(cmd, verb, args)
 }
 
-// Validate checks that selects was given an object with a pod selector.
-func (o *SelectsOptions) Validate() error {
+// checkKind refuses, for selects, an object without a pod selector.
+func (o *SelectsOptions) checkKind() error {
 	if !o.inverse && !index.HasSelector(o.object.Resource.GVK.GroupKind()) {
 		var kinds []string
 		for _, gk := range index.SelectorKinds() {
@@ -100,6 +98,12 @@ func (o *SelectsOptions) Validate() error {
 
 // Run answers and prints.
 func (o *SelectsOptions) Run(ctx context.Context) error {
+	if err := o.resolveObject(); err != nil {
+		return err
+	}
+	if err := o.checkKind(); err != nil {
+		return err
+	}
 	s := o.session()
 	var members []v1alpha1.Members
 	var err error

@@ -8,7 +8,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var treeLong = `Show everything an object owns, through ownerReferences, across every type
@@ -33,7 +32,6 @@ var treeExample = `  # Everything under a Deployment
 // TreeOptions holds the flags and state of the tree command.
 type TreeOptions struct {
 	*RelationOptions
-	object query.ObjectRef
 }
 
 // NewCmdTree returns the tree command.
@@ -49,11 +47,14 @@ func NewCmdTree(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 
 // Complete resolves the clients and the object.
 func (o *TreeOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the tree of", args, &o.object)
+	return o.completeObject(cmd, "show the tree of", args)
 }
 
 // Run builds and prints the tree.
 func (o *TreeOptions) Run(ctx context.Context) error {
+	if err := o.resolveObject(); err != nil {
+		return err
+	}
 	doc, err := o.session().Tree(ctx, o.object)
 	if err != nil {
 		return err

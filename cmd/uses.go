@@ -34,7 +34,6 @@ var usesExample = `  # Who mounts or references a ConfigMap
 // UsesOptions holds the flags and state of the uses command.
 type UsesOptions struct {
 	*RelationOptions
-	object query.ObjectRef
 }
 
 // NewCmdUses returns the uses command.
@@ -50,11 +49,11 @@ func NewCmdUses(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 
 // Complete resolves the clients and the object.
 func (o *UsesOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the uses of", args, &o.object)
+	return o.completeObject(cmd, "show the uses of", args)
 }
 
-// Validate checks that the object is one uses can answer for.
-func (o *UsesOptions) Validate() error {
+// checkKind refuses an object uses cannot answer for.
+func (o *UsesOptions) checkKind() error {
 	gk := o.object.Resource.GVK.GroupKind()
 	if !query.IsUsesSubject(gk) && !index.HasPodSpec(gk) {
 		return fmt.Errorf("uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); %s is neither", o.object)
@@ -64,6 +63,12 @@ func (o *UsesOptions) Validate() error {
 
 // Run answers and prints.
 func (o *UsesOptions) Run(ctx context.Context) error {
+	if err := o.resolveObject(); err != nil {
+		return err
+	}
+	if err := o.checkKind(); err != nil {
+		return err
+	}
 	doc, err := o.session().Uses(ctx, o.object)
 	if err != nil {
 		return err

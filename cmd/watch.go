@@ -150,7 +150,9 @@ type WatchOptions struct {
 	Diff          bool
 	SyncTimeout   time.Duration
 
-	// Resolved by Complete.
+	// Resolved by Complete; requests and owner by Run.
+	args       []string
+	expander   restmapper.CategoryExpander
 	namespace  string
 	requests   []query.Request
 	owner      *query.Request
@@ -214,7 +216,8 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// Complete resolves the namespace, the requested resources and the printer.
+// Complete resolves the namespace, the clients and the printer and keeps the
+// arguments; it sends no request to the server.
 func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return errors.New(`you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`)
@@ -224,55 +227,57 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	o.printer = p
-	// Flag values wrong on their own are reported before discovery, which an
-	// unreachable server would answer with its own error.
-	if err := o.validateFlags(); err != nil {
-		return err
-	}
-
-	var expander restmapper.CategoryExpander
-	if o.namespace, o.restConfig, o.mapper, expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
-		return err
-	}
-	if o.requests, _, err = query.ParseResourceArgs(o.mapper, expander, args); err != nil {
-		return err
-	}
-	if o.Owner != "" {
-		typ, name, _ := strings.Cut(o.Owner, "/")
-		m, err := query.MappingFor(o.mapper, typ)
-		if err != nil {
-			return err
-		}
-		o.owner = &query.Request{Resource: informer.FromMapping(m), Names: []string{name}}
-	}
-	if o.crdColumns == nil {
-		o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-			return query.CRDColumns(ctx, o.restConfig, r)
-		}
-	}
+	o.args = args
 	if o.closed == nil {
 		o.closed = stdoutClosed(o.Out)
+	}
+	if o.newFactory != nil {
+		// Tests resolved the clients already.
+		return nil
+	}
+	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
+		return err
+	}
+	o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
+		return query.CRDColumns(ctx, o.restConfig, r)
 	}
 	return nil
 }
 
-// Validate checks flag combinations; it does no I/O.
+// Validate checks the flags and the shape of the arguments; it does no I/O.
 func (o *WatchOptions) Validate() error {
-	if o.Flags != nil && o.AllNamespaces {
-		for _, r := range o.requests {
-			if len(r.Names) > 0 {
-				return errors.New("a resource cannot be retrieved by name across all namespaces")
-			}
-		}
-		if o.owner != nil && o.owner.Resource.Namespaced {
-			return fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
-		}
+	if o.Flags != nil && o.AllNamespaces && namesObjects(o.args) {
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
 	}
 	return o.validateFlags()
 }
 
-// validateFlags checks the flag values that need no resolved types, so that
-// Complete can reject them before it contacts the server.
+// resolve maps the arguments and --owner's type through discovery, the first
+// step of Run (unless done already).
+func (o *WatchOptions) resolve() error {
+	if o.requests != nil {
+		return nil
+	}
+	var err error
+	if o.requests, _, err = query.ParseResourceArgs(o.mapper, o.expander, o.args); err != nil {
+		return err
+	}
+	if o.Owner == "" {
+		return nil
+	}
+	typ, name, _ := strings.Cut(o.Owner, "/")
+	m, err := query.MappingFor(o.mapper, typ)
+	if err != nil {
+		return err
+	}
+	o.owner = &query.Request{Resource: informer.FromMapping(m), Names: []string{name}}
+	if o.Flags != nil && o.AllNamespaces && o.owner.Resource.Namespaced {
+		return fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
+	}
+	return nil
+}
+
+// validateFlags checks the flag values.
 func (o *WatchOptions) validateFlags() error {
 	if o.Owner != "" {
 		typ, name, ok := strings.Cut(o.Owner, "/")
@@ -298,6 +303,9 @@ func (o *WatchOptions) validateFlags() error {
 // Run asks the query engine for the feed and prints events until ctx ends or
 // stdout closes.
 func (o *WatchOptions) Run(ctx context.Context) error {
+	if err := o.resolve(); err != nil {
+		return err
+	}
 	format := o.PrintFlags.format()
 	human := printers.IsHuman(format)
 
