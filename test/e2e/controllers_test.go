@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,12 +103,7 @@ func TestControllers(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, g := range doc.Groups {
-			if p := g.Summary.Pods; p != nil {
-				got[g.Name] = fmt.Sprintf("total %d, ready %d, running %d, pending %d, succeeded %d, failed %d, unknown %d",
-					p.Total, p.Ready, p.Running, p.Pending, p.Succeeded, p.Failed, p.Unknown)
-			} else {
-				t.Errorf("group %s has no pod summary", g.Name)
-			}
+			got[g.Name] = summaryCounts(g)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("pod summaries per group (-kubectl +kubectl idx):\n%s", diff)
@@ -181,8 +175,40 @@ func podCounts(pods []*corev1.Pod) string {
 		len(pods), ready, n[corev1.PodRunning], n[corev1.PodPending], n[corev1.PodSucceeded], n[corev1.PodFailed], n[corev1.PodUnknown])
 }
 
+// summaryCounts renders a group's pod summary as podCounts renders pods.
+func summaryCounts(g outputGroup) string {
+	p := g.Summary.Pods
+	if p == nil {
+		return "no pod summary"
+	}
+	return fmt.Sprintf("total %d, ready %d, running %d, pending %d, succeeded %d, failed %d, unknown %d",
+		p.Total, p.Ready, p.Running, p.Pending, p.Succeeded, p.Failed, p.Unknown)
+}
+
+// checkPodSummaries compares the pod summary of each group of doc that has pods with
+// podCounts of those pods as w, the truth of the same moment, has them.
+func checkPodSummaries(t *testing.T, doc groupList, w workloads) {
+	t.Helper()
+	idx := w.owners()
+	for _, g := range doc.Groups {
+		var pods []*corev1.Pod
+		for _, it := range g.Items {
+			if u := idx.byUID[it.GetUID()]; u != nil && u.GetKind() == "Pod" {
+				pods = append(pods, typed[corev1.Pod](t, u))
+			}
+		}
+		if len(pods) == 0 {
+			continue
+		}
+		if want, got := podCounts(pods), summaryCounts(g); got != want {
+			t.Errorf("group %s: pods %s, want %s", g.Name, got, want)
+		}
+	}
+}
+
 // deploymentRolledOut returns what Deployment name in w still lacks to be fully rolled out
-// with replicas pods Running and Ready on the control plane's nodes, or "".
+// with replicas pods Running and Ready on the control plane's nodes, or "": one ReplicaSet
+// with pods, those of earlier rollouts scaled to 0 with theirs gone.
 func (c *ctrlCluster) deploymentRolledOut(t *testing.T, w workloads, name string, replicas int32) string {
 	t.Helper()
 	u := w.get("Deployment", name)
@@ -194,13 +220,18 @@ func (c *ctrlCluster) deploymentRolledOut(t *testing.T, w workloads, name string
 	if st.ObservedGeneration != d.Generation || st.UpdatedReplicas != replicas || st.AvailableReplicas != replicas || st.Replicas != replicas {
 		return fmt.Sprintf("status: observedGeneration %d of %d, replicas %d, updated %d, available %d", st.ObservedGeneration, d.Generation, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas)
 	}
-	rss := w.controlledBy("ReplicaSet", u)
-	if len(rss) != 1 {
-		return fmt.Sprintf("%d ReplicaSets controlled by the Deployment", len(rss))
+	var live []*unstructured.Unstructured
+	for _, rs := range w.controlledBy("ReplicaSet", u) {
+		if *typed[appsv1.ReplicaSet](t, rs).Spec.Replicas > 0 || len(w.controlledBy("Pod", rs)) > 0 {
+			live = append(live, rs)
+		}
 	}
-	pods := w.controlledBy("Pod", rss[0])
+	if len(live) != 1 {
+		return fmt.Sprintf("%d ReplicaSets controlled by the Deployment have replicas or pods", len(live))
+	}
+	pods := w.controlledBy("Pod", live[0])
 	if len(pods) != int(replicas) {
-		return fmt.Sprintf("%d pods controlled by ReplicaSet %s", len(pods), rss[0].GetName())
+		return fmt.Sprintf("%d pods controlled by ReplicaSet %s", len(pods), live[0].GetName())
 	}
 	for _, u := range pods {
 		p := typed[corev1.Pod](t, u)
@@ -259,29 +290,10 @@ func jobSucceeded(t *testing.T, w workloads, name string, completions int32) str
 }
 
 // steadyByOwner runs `kubectl idx pods -n ns --by-owner -o json` between two reads of the
-// namespace's workloads and returns the answer with the truth, once both reads agree (the
-// controllers changed nothing meanwhile, so the answer and the truth are of one moment).
+// namespace's workloads (steady) and returns the answer with the truth of the same moment.
 func (c *ctrlCluster) steadyByOwner(t *testing.T, ns string) (workloads, groupList) {
 	t.Helper()
-	args := []string{"pods", "-n", ns, "--by-owner", "-o", "json"}
-	for range 5 {
-		before := c.readWorkloads(t, ns)
-		res := c.idx(t, args...)
-		mustSucceed(t, "kubectl idx "+strings.Join(args, " "), res)
-		if res.Stderr != "" {
-			t.Errorf("kubectl idx %s: stderr not empty:\n%s", strings.Join(args, " "), res.Stderr)
-		}
-		after := c.readWorkloads(t, ns)
-		if !cmp.Equal(before.versions(), after.versions()) {
-			t.Logf("the workloads changed while kubectl idx ran; again")
-			continue
-		}
-		var doc groupList
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("kubectl idx %s: not JSON: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-		}
-		return after, doc
-	}
-	t.Fatalf("the workloads of %s kept changing around kubectl idx", ns)
-	return workloads{}, groupList{}
+	var doc groupList
+	w := c.answer(t, &doc, func() workloads { return c.readWorkloads(t, ns) }, nil, "pods", "-n", ns, "--by-owner", "-o", "json")
+	return w, doc
 }

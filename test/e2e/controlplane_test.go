@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -179,12 +180,20 @@ type workloads struct {
 // readWorkloads reads the deployments, replicasets, jobs and pods of namespace ns.
 func (c *ctrlCluster) readWorkloads(t *testing.T, ns string) workloads {
 	t.Helper()
-	res := c.mustKubectl(t, "", "get", workloadKinds, "-n", ns, "-o", "json")
+	return c.read(t, workloadKinds, "-n", ns)
+}
+
+// read is `kubectl get KINDS SCOPE... -o json`: the objects of kinds (comma-separated, as
+// kubectl takes them) in the scope flags give (-n NS, -A, -l SELECTOR).
+func (c *ctrlCluster) read(t *testing.T, kinds string, scope ...string) workloads {
+	t.Helper()
+	args := append(append([]string{"get", kinds}, scope...), "-o", "json")
+	res := c.mustKubectl(t, "", args...)
 	var list struct {
 		Items []*unstructured.Unstructured `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl get %s -n %s -o json: %v", workloadKinds, ns, err)
+		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
 	}
 	return workloads{items: list.Items}
 }
@@ -231,11 +240,82 @@ func (w workloads) versions() map[types.UID]string {
 	return out
 }
 
-// owners returns the objects as an ownerIndex, for ownerIndex.top and checkOwnerGroups.
+// ownership returns what each object's owners are, by UID: its namespace and name,
+// ownerReferences, deletion state and finalizers, and nothing the controllers rewrite all the
+// time (a Lease's renewTime, a status): two reads with equal ownership saw the same owner
+// graph, the truth of orphans and --by-owner.
+func (w workloads) ownership() map[types.UID]string {
+	out := make(map[types.UID]string, len(w.items))
+	for _, o := range w.items {
+		refs, _ := json.Marshal(o.GetOwnerReferences())
+		out[o.GetUID()] = fmt.Sprintf("%s %s %s deleting=%v finalizers=%q", o.GetKind(), nsName(o), refs, o.GetDeletionTimestamp() != nil, o.GetFinalizers())
+	}
+	return out
+}
+
+// ownershipAndPods is ownership with each pod's resourceVersion added: what trees, owner chains
+// and --by-owner answers depend on, READY and pod counts included.
+func (w workloads) ownershipAndPods() map[types.UID]string {
+	out := w.ownership()
+	for _, o := range w.ofKind("Pod") {
+		out[o.GetUID()] += " resourceVersion=" + o.GetResourceVersion()
+	}
+	return out
+}
+
+// steadyAttempts bounds how often steady runs a command while the truth keeps moving.
+const steadyAttempts = 10
+
+// steady runs `kubectl idx ARGS` between two reads of the truth it is checked against and
+// returns its result with the second read, once key says both reads saw the same (the
+// controllers changed nothing that matters meanwhile, so answer and truth are of one moment).
+// key nil means every object's resourceVersion. While the truth moves it tries again, at most
+// steadyAttempts times. kubectl idx must exit 0; the caller judges stderr.
+func (c *ctrlCluster) steady(t *testing.T, read func() workloads, key func(workloads) map[types.UID]string, args ...string) (workloads, testenv.Result) {
+	t.Helper()
+	if key == nil {
+		key = workloads.versions
+	}
+	what := "kubectl idx " + strings.Join(args, " ")
+	for attempt := 1; attempt <= steadyAttempts; attempt++ {
+		before := read()
+		res := c.idx(t, args...)
+		mustSucceed(t, what, res)
+		after := read()
+		if maps.Equal(key(before), key(after)) {
+			return after, res
+		}
+		t.Logf("the truth changed while %s ran (attempt %d); again", what, attempt)
+		time.Sleep(pollInterval)
+	}
+	t.Fatalf("the truth kept changing around %s, %d times", what, steadyAttempts)
+	return workloads{}, testenv.Result{}
+}
+
+// answer runs `kubectl idx ARGS` through steady (ARGS end in -o json), checks that it printed
+// nothing on stderr, decodes stdout into doc and returns the truth of the same moment.
+func (c *ctrlCluster) answer(t *testing.T, doc any, read func() workloads, key func(workloads) map[types.UID]string, args ...string) workloads {
+	t.Helper()
+	w, res := c.steady(t, read, key, args...)
+	what := "kubectl idx " + strings.Join(args, " ")
+	if res.Stderr != "" {
+		t.Errorf("%s: stderr not empty:\n%s", what, res.Stderr)
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), doc); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, res.Stdout)
+	}
+	return w
+}
+
+// owners returns the objects as an ownerIndex, for ownerIndex.top and checkOwnerGroups. A
+// kind read without a namespace (nodes) is cluster-scoped.
 func (w workloads) owners() ownerIndex {
 	idx := ownerIndex{byUID: map[types.UID]*unstructured.Unstructured{}, clusterScoped: map[string]bool{}}
 	for _, o := range w.items {
 		idx.byUID[o.GetUID()] = o
+		if o.GetNamespace() == "" {
+			idx.clusterScoped[o.GetKind()] = true
+		}
 	}
 	return idx
 }

@@ -229,17 +229,28 @@ func checkOwnerGroups(t *testing.T, doc groupList, members []*unstructured.Unstr
 			t.Errorf("group %s is unknown for an admin: %s", g.Name, g.Key.Reason)
 		}
 		order = append(order, key)
-		var names []string
+		// Members come kind by kind, in the order the types were asked for, each kind's
+		// sorted by namespace and name.
+		var names, kinds []string
+		byKind := map[string][]string{}
 		for _, it := range g.Items {
 			id := it.GetKind() + " " + nsName(it)
 			if _, dup := got[id]; dup {
 				t.Errorf("%s is in two groups", id)
 			}
 			got[id] = key
-			names = append(names, it.GetKind()+" "+nsName(it))
+			names = append(names, id)
+			if len(kinds) == 0 || kinds[len(kinds)-1] != it.GetKind() {
+				kinds = append(kinds, it.GetKind())
+			}
+			byKind[it.GetKind()] = append(byKind[it.GetKind()], nsName(it))
 		}
-		if !slices.IsSorted(names) {
-			t.Errorf("members of %s are not sorted by namespace and name: %q", g.Name, names)
+		sorted := len(kinds) == len(byKind)
+		for _, members := range byKind {
+			sorted = sorted && slices.IsSorted(members)
+		}
+		if !sorted {
+			t.Errorf("members of %s are not kind by kind, sorted by namespace and name: %q", g.Name, names)
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
