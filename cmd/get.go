@@ -280,13 +280,18 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var tables map[schema.GroupKind]*metav1.Table
+	if human {
+		tables = serverTables(ctx, s, reqs, crdColumns)
+	}
 	warnings := s.Warnings()
 	for _, w := range warnings {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	groups := make([]printers.Group, len(members))
 	for i, m := range members {
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, CRDColumns: crdColumns[m.GVK.GroupKind()]}
+		gk := m.GVK.GroupKind()
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, CRDColumns: crdColumns[gk], ServerTable: tables[gk]}
 	}
 	opts := o.printOptions(format)
 	opts.Warnings = warnings
@@ -319,6 +324,27 @@ func printerColumns(ctx context.Context, human bool, reqs []query.Request, fetch
 		cols[r.Resource.GVK.GroupKind()] = c
 	}
 	return cols, nil
+}
+
+// serverTables reads the API server's table of each kind among reqs that
+// human output prints from it (printers.NeedsServerTable): one list as=Table
+// per kind, after the answer. A kind whose table cannot be read prints NAME
+// and AGE, with a warning.
+func serverTables(ctx context.Context, s *query.Session, reqs []query.Request, crdColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition) map[schema.GroupKind]*metav1.Table {
+	tables := map[schema.GroupKind]*metav1.Table{}
+	for _, r := range reqs {
+		gk := r.Resource.GVK.GroupKind()
+		if _, done := tables[gk]; done || !printers.NeedsServerTable(gk, crdColumns[gk]) {
+			continue
+		}
+		t, err := s.ServerTable(ctx, r)
+		if err != nil {
+			s.Warn("%s; showing NAME and AGE only", warningText(err))
+			continue
+		}
+		tables[gk] = t
+	}
+	return tables
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata

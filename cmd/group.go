@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -105,13 +107,22 @@ func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []
 	if err != nil {
 		return err
 	}
+	var tables map[schema.GroupKind]*metav1.Table
+	if printers.IsHuman(format) {
+		tables = serverTables(ctx, s, reqs, crdColumns)
+		for _, w := range s.Warnings() {
+			if !slices.Contains(doc.Warnings, w) {
+				doc.Warnings = append(doc.Warnings, w)
+			}
+		}
+	}
 	for _, w := range doc.Warnings {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	// Validate rejected --sort-by; a lone named object still prints in groups.
 	opts := o.printOptions(format)
 	opts.SingleItem = false
-	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), CRDColumns: crdColumns})
+	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), CRDColumns: crdColumns, ServerTables: tables})
 	if err != nil {
 		return err
 	}

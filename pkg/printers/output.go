@@ -29,6 +29,9 @@ type Group struct {
 	Objects []runtime.Object
 	// CRDColumns are the additionalPrinterColumns of a custom resource.
 	CRDColumns []apiextensionsv1.CustomResourceColumnDefinition
+	// ServerTable, when set, is the API server's table of the kind, whose
+	// columns and cells human output uses (NeedsServerTable).
+	ServerTable *metav1.Table
 }
 
 // Options carry the printing flags that are not inside the delegate printer.
@@ -327,7 +330,7 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 		if len(g.Objects) == 0 {
 			continue
 		}
-		table, err := TableFor(g.GVK.GroupKind(), g.Objects, g.CRDColumns, opts.Now)
+		table, err := tableOf(g, opts.Now)
 		if err != nil {
 			return printed, err
 		}
@@ -363,6 +366,15 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 		printed += len(g.Objects)
 	}
 	return printed, nil
+}
+
+// tableOf builds g's table: from the server's table when g has one, else
+// client-side.
+func tableOf(g Group, now time.Time) (*metav1.Table, error) {
+	if g.ServerTable != nil {
+		return TableFromServer(g.ServerTable, g.Objects)
+	}
+	return TableFor(g.GVK.GroupKind(), g.Objects, g.CRDColumns, now)
 }
 
 // escapeStrings replaces line breaks in every string of an unstructured value

@@ -66,6 +66,9 @@ type Config struct {
 	// Listable lists the types that support list and watch; nil means
 	// informer.ListableResources over Discovery.
 	Listable func(namespacedOnly bool) ([]informer.Resource, []error)
+	// TableClient returns the REST client ServerTable reads a group
+	// version's tables with; nil means one over RESTConfig.
+	TableClient func(gv schema.GroupVersion) (rest.Interface, error)
 	// GetMetadata reads one object's metadata; nil means a metadata client
 	// over RESTConfig.
 	GetMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
@@ -112,6 +115,10 @@ func (s *Session) Warnings() []string {
 	defer s.mu.Unlock()
 	return append([]string{}, s.warnings...)
 }
+
+// Warn records a warning about the answer once, for the command to print
+// with the others.
+func (s *Session) Warn(format string, args ...any) { s.warn(format, args...) }
 
 // warn records a warning once.
 func (s *Session) warn(format string, args ...any) {

@@ -1,0 +1,86 @@
+package printers_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+)
+
+func TestNeedsServerTable(t *testing.T) {
+	for _, tc := range []struct {
+		gk   schema.GroupKind
+		cols []apiextensionsv1.CustomResourceColumnDefinition
+		want bool
+	}{
+		{schema.GroupKind{Kind: "Pod"}, nil, false},
+		{schema.GroupKind{Group: "apps", Kind: "Deployment"}, nil, false},
+		{schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, nil, false},
+		{schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, nil, true},
+		{schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, nil, true},
+		{schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}, nil, true},
+		{schema.GroupKind{Group: "stable.example.com", Kind: "CronTab"}, []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Spec", JSONPath: ".spec.cronSpec"}}, false},
+		{schema.GroupKind{Group: "stable.example.com", Kind: "CronTab"}, nil, true},
+	} {
+		if got := printers.NeedsServerTable(tc.gk, tc.cols); got != tc.want {
+			t.Errorf("NeedsServerTable(%s, %d columns) = %v, want %v", tc.gk, len(tc.cols), got, tc.want)
+		}
+	}
+}
+
+// TestTableFromServer: rows follow the objects' order, matched by UID; an
+// object the server's list lacked keeps its name; the rows carry the
+// objects for NAMESPACE and labels; human output prints the server's columns.
+func TestTableFromServer(t *testing.T) {
+	row := func(name, holder string) metav1.TableRow {
+		raw := fmt.Sprintf(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":%q,"namespace":"kube-node-lease","uid":"uid-%s"}}`, name, name)
+		return metav1.TableRow{Cells: []any{name, holder, "5m"}, Object: runtime.RawExtension{Raw: []byte(raw)}}
+	}
+	server := &metav1.Table{
+		ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Holder", Type: "string"}, {Name: "Age", Type: "string"}},
+		Rows:              []metav1.TableRow{row("node-1", "kwok-1"), row("node-2", "kwok-2")},
+	}
+	obj := func(name string) runtime.Object {
+		return &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-node-lease", UID: types.UID("uid-" + name), Labels: map[string]string{"node": name}},
+		}
+	}
+	objs := []runtime.Object{obj("node-2"), obj("node-3"), obj("node-1")}
+	table, err := printers.TableFromServer(server, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, r := range table.Rows {
+		got = append(got, fmt.Sprint(r.Cells))
+		if r.Object.Object != objs[i] {
+			t.Errorf("row %d carries %v, want the object itself", i, r.Object.Object)
+		}
+	}
+	if want := fmt.Sprint([]string{"[node-2 kwok-2 5m]", "[node-3  ]", "[node-1 kwok-1 5m]"}); fmt.Sprint(got) != want {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+
+	var out bytes.Buffer
+	group := printers.Group{GVK: schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, Namespaced: true, Objects: objs[:1], ServerTable: server}
+	if _, err := printers.Print(&out, []printers.Group{group}, nil, printers.Options{WithNamespace: true, ShowLabels: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAMESPACE         NAME     HOLDER   AGE   LABELS\nkube-node-lease   node-2   kwok-2   5m    node=node-2\n"
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+
+	bad := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: []metav1.TableRow{{Cells: []any{"x", "", ""}}}}
+	if _, err := printers.TableFromServer(bad, objs); err == nil {
+		t.Error("a row without its object's metadata was accepted")
+	}
+}

@@ -1,0 +1,125 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	restfake "k8s.io/client-go/rest/fake"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
+
+var leases = informer.Resource{
+	GVR:        schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+	GVK:        schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
+	Namespaced: true,
+}
+
+// tablePage is one page of a server's lease table: rows name-holder with the
+// object's metadata, as includeObject=Metadata gives it.
+func tablePage(cont string, names ...string) []byte {
+	t := metav1.Table{
+		TypeMeta:          metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
+		ListMeta:          metav1.ListMeta{Continue: cont},
+		ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Holder", Type: "string"}, {Name: "Age", Type: "string"}},
+	}
+	for _, n := range names {
+		meta := fmt.Sprintf(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":%q,"uid":"uid-%s"}}`, n, n)
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n, "holder-" + n, "5m"}, Object: runtime.RawExtension{Raw: []byte(meta)}})
+	}
+	data, _ := json.Marshal(t)
+	return data
+}
+
+// TestServerTable: the server's table is asked for as kubectl asks (Accept
+// as=Table, includeObject=Metadata), with the session's namespace and
+// selectors and the name asked for, page by page, and the pages are joined.
+func TestServerTable(t *testing.T) {
+	tests := []struct {
+		name      string
+		namespace string
+		names     []string
+		wantPath  string
+		wantField string
+	}{
+		{name: "a namespace", namespace: "kube-node-lease", wantPath: "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", wantField: "spec.holderIdentity!=x"},
+		{name: "all namespaces", namespace: "", wantPath: "/apis/coordination.k8s.io/v1/leases", wantField: "spec.holderIdentity!=x"},
+		{name: "one name", namespace: "kube-node-lease", names: []string{"node-1"}, wantPath: "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", wantField: "metadata.name=node-1,spec.holderIdentity!=x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var requests []*http.Request
+			pages := map[string][]byte{"": tablePage("page-2", "node-1", "node-2"), "page-2": tablePage("", "node-3")}
+			client := &restfake.RESTClient{
+				NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
+				GroupVersion:         leases.GVR.GroupVersion(),
+				VersionedAPIPath:     "/apis/coordination.k8s.io/v1",
+				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
+					requests = append(requests, req)
+					body, ok := pages[req.URL.Query().Get("continue")]
+					if !ok {
+						return &http.Response{StatusCode: http.StatusGone, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+					}
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
+				}),
+			}
+			s := query.NewSession(query.Config{
+				Namespace: tc.namespace, LabelSelector: "team=a", FieldSelector: "spec.holderIdentity!=x",
+				TableClient: func(gv schema.GroupVersion) (rest.Interface, error) { return client, nil },
+			})
+			table, err := s.ServerTable(context.Background(), query.Request{Resource: leases, Names: tc.names})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range table.Rows {
+				got = append(got, strings.TrimSpace(fmt.Sprintln(r.Cells...)))
+			}
+			if want := []string{"node-1 holder-node-1 5m", "node-2 holder-node-2 5m", "node-3 holder-node-3 5m"}; !cmp.Equal(got, want) {
+				t.Errorf("rows %q, want %q", got, want)
+			}
+			if len(table.ColumnDefinitions) != 3 || table.Continue != "" {
+				t.Errorf("columns %v, continue %q", table.ColumnDefinitions, table.Continue)
+			}
+			if len(requests) != 2 {
+				t.Fatalf("%d requests, want 2 pages", len(requests))
+			}
+			for _, r := range requests {
+				q := r.URL.Query()
+				if r.URL.Path != tc.wantPath || q.Get("includeObject") != "Metadata" || q.Get("labelSelector") != "team=a" ||
+					q.Get("fieldSelector") != tc.wantField || q.Get("limit") != "500" || !strings.HasPrefix(r.Header.Get("Accept"), "application/json;as=Table;v=v1;g=meta.k8s.io") {
+					t.Errorf("request %s %s, Accept %q", r.URL.Path, r.URL.RawQuery, r.Header.Get("Accept"))
+				}
+			}
+		})
+	}
+}
+
+// TestServerTableNotATable: a server that answers with the plain list cannot
+// print the kind; the error says so and names the resource.
+func TestServerTableNotATable(t *testing.T) {
+	client := &restfake.RESTClient{
+		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
+		Client: restfake.CreateHTTPClient(func(*http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(strings.NewReader(`{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","items":[]}`))}, nil
+		}),
+	}
+	s := query.NewSession(query.Config{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }})
+	_, err := s.ServerTable(context.Background(), query.Request{Resource: leases})
+	if want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table"; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}
