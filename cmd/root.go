@@ -137,7 +137,10 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 const eventsCommand = "events"
 
 // listsEvents reports whether args run the events subcommand without an
-// object, without its own --types and without asking for its help. Flags of
+// object, without any of its own flags (--types, --since, --until,
+// --for-kind, -w) and without asking for its help. With one of those the
+// subcommand runs and asks for the object in one line: they are about an
+// object's tree, which the list of Event objects has not. Flags of
 // the root command (-l, --sort-by, ...) are skipped over, so they do not hide
 // an object, nor count as one. The args are parsed on a command tree of
 // their own: parsing binds flag values, and the real tree parses them again.
@@ -152,8 +155,10 @@ func listsEvents(args []string) bool {
 	if err := cmd.ParseFlags(rest); err != nil {
 		return false
 	}
-	if cmd.Flags().Changed("help") || cmd.Flags().Changed("types") {
-		return false
+	for _, name := range []string{"help", "types", "since", "until", "for-kind", "watch"} {
+		if cmd.Flags().Changed(name) {
+			return false
+		}
 	}
 	return len(cmd.Flags().Args()) == 0
 }

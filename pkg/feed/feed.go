@@ -120,6 +120,10 @@ type Config struct {
 	Scope Scope
 	// Now returns the time stamped on events; nil means time.Now.
 	Now func() time.Time
+	// Order, when set, orders the initial state within a source in place of
+	// namespace and name (the events of `kubectl idx events -w` come oldest
+	// first). Objects it finds equal keep namespace and name order.
+	Order func(a, b runtime.Object) int
 }
 
 // Feed turns informer notifications into Events. Create it with New, register
@@ -226,7 +230,7 @@ func (f *Feed) Run(ctx context.Context, emit func(*Event) error, flush func() er
 		}
 		batch = f.q.take(batch)
 		if first {
-			orderInitial(batch)
+			orderInitial(batch, f.cfg.Order)
 			first = false
 		}
 		for i := range batch {
@@ -251,9 +255,10 @@ func (f *Feed) Run(ctx context.Context, emit func(*Event) error, flush func() er
 }
 
 // orderInitial moves the notifications of the initial lists to the front,
-// ordered by source, namespace and name. Each object's later notifications
-// follow its initial one in any case, so per-object order is kept.
-func orderInitial(batch []notification) {
+// ordered by source, then by order when given, then namespace and name. Each
+// object's later notifications follow its initial one in any case, so
+// per-object order is kept.
+func orderInitial(batch []notification, order func(a, b runtime.Object) int) {
 	type keyed struct {
 		n        notification
 		ns, name string
@@ -275,7 +280,17 @@ func orderInitial(batch []notification) {
 		return
 	}
 	slices.SortStableFunc(initial, func(a, b keyed) int {
-		return cmp.Or(cmp.Compare(a.n.source, b.n.source), cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+		if c := cmp.Compare(a.n.source, b.n.source); c != 0 || order == nil {
+			return cmp.Or(c, cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
+		}
+		ao, aok := a.n.obj.(runtime.Object)
+		bo, bok := b.n.obj.(runtime.Object)
+		if aok && bok {
+			if c := order(ao, bo); c != 0 {
+				return c
+			}
+		}
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name))
 	})
 	i := 0
 	for _, k := range initial {
@@ -288,6 +303,9 @@ func orderInitial(batch []notification) {
 // process turns one notification into events: for the object itself, and with
 // an OwnerScope for the objects below it that entered or left the scope.
 func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) error) error {
+	if n.initial {
+		ctx = context.WithValue(ctx, initialKey{}, true)
+	}
 	if n.kind == notifyOwner {
 		ch := n.obj.(OwnerChange)
 		if n.owner.ownerChanged(ctx, ch) {

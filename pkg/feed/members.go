@@ -105,7 +105,7 @@ func (s *OwnerScope) observe(key objectKey, obj runtime.Object, m metav1.Object)
 		// down: the old object goes as if deleted, with its last references.
 		s.forget(key, old, nil)
 	}
-	refs := m.GetOwnerReferences()
+	refs := s.refsOf(m)
 	n := s.graph.nodes[uid]
 	changed := false
 	if n == nil {
@@ -148,7 +148,7 @@ func (s *OwnerScope) forget(key objectKey, uid types.UID, m metav1.Object) bool 
 	n.objs = slices.DeleteFunc(n.objs, func(o feedObject) bool { return o.key == key })
 	changed := false
 	if len(n.objs) == 0 && m != nil {
-		changed = s.setRefs(uid, n, m.GetOwnerReferences())
+		changed = s.setRefs(uid, n, s.refsOf(m))
 	}
 	s.prune(uid)
 	return changed

@@ -68,6 +68,12 @@ type OwnerScope struct {
 	// graph is the membership memory; it is only filled when the scope serves a
 	// Feed.
 	graph ownerGraph
+	// refs, when set, gives an object's references in place of its
+	// ownerReferences (see NewInvolvedObjectScope).
+	refs func(metav1.Object) []metav1.OwnerReference
+	// noInitialWait skips the wait for an owner not yet known while the feed
+	// judges its initial state (see NewInvolvedObjectScope).
+	noInitialWait bool
 }
 
 // NewOwnerScope returns the scope of the object with UID root.
@@ -84,7 +90,15 @@ func (s *OwnerScope) Contains(ctx context.Context, _ int, obj runtime.Object) bo
 	if m.GetUID() == s.root {
 		return true
 	}
-	return s.ownedBy(ctx, m.GetOwnerReferences(), 0)
+	return s.ownedBy(ctx, s.refsOf(m), 0)
+}
+
+// refsOf returns the references that tie a feed object to its owners.
+func (s *OwnerScope) refsOf(m metav1.Object) []metav1.OwnerReference {
+	if s.refs != nil {
+		return s.refs(m)
+	}
+	return m.GetOwnerReferences()
 }
 
 func (s *OwnerScope) ownedBy(ctx context.Context, refs []metav1.OwnerReference, depth int) bool {
@@ -118,7 +132,8 @@ func (s *OwnerScope) ownerReferences(ctx context.Context, ref metav1.OwnerRefere
 		return n.refs, true
 	}
 	wasMissing := s.missing[ref.UID]
-	parents, ok := s.lookup.OwnerReferences(ctx, gvk, ref.UID, !wasMissing)
+	wait := !wasMissing && !(s.noInitialWait && initialNotification(ctx))
+	parents, ok := s.lookup.OwnerReferences(ctx, gvk, ref.UID, wait)
 	if !ok {
 		s.missing[ref.UID] = true
 		return nil, false

@@ -2,14 +2,9 @@ package query
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -124,100 +119,6 @@ func ownerReferences(refs []index.OwnerRef) []v1alpha1.OwnerReference {
 		out[i] = v1alpha1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
 	}
 	return out
-}
-
-// EventsOptions narrow Events.
-type EventsOptions struct {
-	// Types keeps only events of these types (Normal, Warning; any case).
-	// Empty keeps every type.
-	Types []string
-}
-
-// eventsResource is the core Event type.
-var eventsResource = informer.Resource{
-	GVR:        schema.GroupVersionResource{Version: "v1", Resource: "events"},
-	GVK:        schema.GroupVersionKind{Version: "v1", Kind: "Event"},
-	Namespaced: true,
-}
-
-// EventsGVK is the kind Events returns.
-var EventsGVK = eventsResource.GVK
-
-// Events answers `kubectl idx events TYPE/NAME`: the events of obj and of
-// everything it owns, oldest first. The tree is found as Tree finds it; the
-// scope's events are read once and matched to the tree's objects through an
-// index on the object each event is about.
-func (s *Session) Events(ctx context.Context, obj ObjectRef, opts EventsOptions) ([]*corev1.Event, error) {
-	w, tree, err := s.descendants(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	defer w.shutdown()
-	inf, err := w.factory.Informer(eventsResource, informer.Full, cache.Indexers{index.InvolvedObjectIndex: index.InvolvedObjectIndexFunc})
-	if err != nil {
-		return nil, err
-	}
-	skipped, err := w.factory.WaitForSyncPartial(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, sk := range skipped {
-		// Without events there is no answer: the error itself names the verb,
-		// resource and scope.
-		if sk.Resource.GVR == eventsResource.GVR && sk.Mode == informer.Full {
-			return nil, sk.Err
-		}
-	}
-	store := inf.GetIndexer()
-	seen := map[types.UID]bool{}
-	var out []*corev1.Event
-	for _, n := range flatten(tree) {
-		// Events name their object by UID, or (some emitters) by kind and name.
-		keys := []string{string(n.Object.GetUID()), index.InvolvedObjectKey(n.GVK.Kind, n.Object.GetNamespace(), n.Object.GetName())}
-		for _, key := range keys {
-			objs, err := store.ByIndex(index.InvolvedObjectIndex, key)
-			if err != nil {
-				return nil, err
-			}
-			for _, obj := range objs {
-				e := obj.(*corev1.Event)
-				if seen[e.UID] || !wantType(opts.Types, e.Type) {
-					continue
-				}
-				seen[e.UID] = true
-				out = append(out, e)
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(a, b *corev1.Event) int { return EventTime(a).Compare(EventTime(b)) })
-	return out, nil
-}
-
-func wantType(types []string, t string) bool {
-	if len(types) == 0 {
-		return true
-	}
-	for _, want := range types {
-		if strings.EqualFold(want, t) {
-			return true
-		}
-	}
-	return false
-}
-
-// EventTime is when an event last happened: its series' last observation, its
-// lastTimestamp, its eventTime or, failing all, its creation.
-func EventTime(e *corev1.Event) time.Time {
-	if e.Series != nil {
-		return e.Series.LastObservedTime.Time
-	}
-	if !e.LastTimestamp.IsZero() {
-		return e.LastTimestamp.Time
-	}
-	if !e.EventTime.IsZero() {
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
 }
 
 // scope returns the namespace the informers of a tree under obj cover and
