@@ -20,8 +20,10 @@ import (
 // `Error from server (Reason): ...`, connection failures as kubectl words them,
 // everything else as `error: ...`. A list that failed for good on the transport
 // (*informer.ListError) keeps its own wording, which names the type listed.
-// Aggregated errors print one line each.
+// Aggregated errors print one line each. -o dot or -o mermaid on a command
+// without graphs says which commands have them.
 func FormatError(err error) string {
+	err = graphFormatError(err)
 	var agg utilerrors.Aggregate
 	if errors.As(err, &agg) && len(agg.Errors()) == 1 {
 		return FormatError(agg.Errors()[0])

@@ -117,7 +117,7 @@ func TestBadFlagValues(t *testing.T) {
 		{name: "watch: --request-timeout garbage", args: []string{"watch", "pods", "--request-timeout", "garbage"}, want: "error: Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"},
 
 		// The relation commands share their flags.
-		{name: "tree: -o unknown", args: []string{"tree", "deploy/web", "-o", "bogus"}, want: `error: unable to match a printer suitable for the output format "bogus", allowed formats are: ` + getFormats},
+		{name: "tree: -o unknown", args: []string{"tree", "deploy/web", "-o", "bogus"}, want: `error: unable to match a printer suitable for the output format "bogus", allowed formats are: ` + graphFormats},
 		{name: "tree: --sort-by", args: []string{"tree", "deploy/web", "--sort-by", ".metadata.name"}, want: `error: --sort-by is not supported by kubectl idx tree`},
 		{name: "events: --sort-by", args: []string{"events", "deploy/web", "--sort-by", ".metadata.name"}, want: `error: --sort-by is not supported by kubectl idx events`},
 		{name: "owners: --sync-timeout negative", args: []string{"owners", "pod/web", "--sync-timeout=-1s"}, want: "error: --sync-timeout must not be negative, got -1s"},

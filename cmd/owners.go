@@ -20,7 +20,10 @@ var ownersExample = `  # The chain above a pod
   kubectl idx owners pod/web-7d9c-x2x -n shop
 
   # The top-level owner only
-  kubectl idx owners pod/web-7d9c-x2x -n shop -o json | jq -r '.root | until(.owners == null; .owners[0]) | .kind + "/" + .name'`
+  kubectl idx owners pod/web-7d9c-x2x -n shop -o json | jq -r '.root | until(.owners == null; .owners[0]) | .kind + "/" + .name'
+
+  # The chain as a Graphviz graph; references that are not the controller are dashed
+  kubectl idx owners pod/web-7d9c-x2x -n shop -o dot | dot -Tsvg > owners.svg`
 
 // OwnersOptions holds the flags and state of the owners command.
 type OwnersOptions struct {
@@ -29,7 +32,7 @@ type OwnersOptions struct {
 
 // NewCmdOwners returns the owners command.
 func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OwnersOptions{RelationOptions: newRelationOptions(f, streams)}
+	o := &OwnersOptions{RelationOptions: newGraphOptions(f, streams)}
 	return o.newRelationCmd(&cobra.Command{
 		Use:     "owners (TYPE/NAME | TYPE NAME)",
 		Short:   "Show the owners of an object up to its top-level owner",
@@ -53,5 +56,8 @@ func (o *OwnersOptions) Run(ctx context.Context) error {
 		return err
 	}
 	o.printWarnings(doc.Warnings)
+	if printers.IsGraph(o.format) {
+		return printers.PrintTreeGraph(o.Out, doc, o.format)
+	}
 	return printers.PrintTree(o.Out, doc, o.printer, o.treePrintOptions())
 }

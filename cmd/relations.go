@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,12 +11,14 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -55,9 +58,15 @@ type RelationOptions struct {
 	name string
 	// sortable is true for commands that print a List --sort-by can order.
 	sortable bool
+	// graphs is true for the commands that draw their answer as a relation
+	// graph with -o dot and -o mermaid.
+	graphs bool
 
 	genericiooptions.IOStreams
 }
+
+// graphCommands names the commands that draw relation graphs, for messages.
+const graphCommands = "kubectl idx tree, owners, selects, selected-by or uses"
 
 func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
 	return &RelationOptions{
@@ -128,27 +137,70 @@ func (o *RelationOptions) resolveObject() error {
 	return err
 }
 
-// addFlags adds kubectl's printing flags and --sync-timeout.
+// addFlags adds kubectl's printing flags and --sync-timeout. Commands that
+// draw graphs offer dot and mermaid beside kubectl's formats in -o's help and
+// completion.
 func (o *RelationOptions) addFlags(cmd *cobra.Command) {
-	o.PrintFlags.AddFlags(cmd)
+	if o.graphs {
+		o.addGraphPrintFlags(cmd)
+	} else {
+		o.PrintFlags.AddFlags(cmd)
+	}
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
 }
 
-// complete resolves the printer, namespace and clients; it sends no request
-// to the server (the REST mapper and discovery client are lazy).
-func (o *RelationOptions) complete(cmd *cobra.Command) error {
-	p, err := o.PrintFlags.ToPrinter()
-	if err != nil {
-		return err
+// addGraphPrintFlags adds kubectl's printing flags with an -o of its own:
+// PrintFlags registers its completion for -o, which cobra lets no one
+// replace, so PrintFlags adds everything but -o.
+func (o *RelationOptions) addGraphPrintFlags(cmd *cobra.Command) {
+	output := o.PrintFlags.OutputFormat
+	o.PrintFlags.OutputFormat = nil
+	o.PrintFlags.AddFlags(cmd)
+	o.PrintFlags.OutputFormat = output
+	formats := append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)
+	// kubectl's help text, with the graph formats added.
+	cmd.Flags().StringVarP(output, "output", "o", *output, fmt.Sprintf(`Output format. One of: (%s). See custom columns [https://kubernetes.io/docs/reference/kubectl/#custom-columns], golang template [http://golang.org/pkg/text/template/#pkg-overview] and jsonpath template [https://kubernetes.io/docs/reference/kubectl/jsonpath/]. dot is a Graphviz digraph (kubectl idx tree deployment/web -o dot | dot -Tsvg > web.svg), mermaid a Mermaid flowchart.`, strings.Join(formats, ", ")))
+	// Registration fails only for a flag registered twice: a programming
+	// error the completion tests catch.
+	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var comps []string
+		for _, f := range formats {
+			if strings.HasPrefix(f, toComplete) {
+				comps = append(comps, f)
+			}
+		}
+		return comps, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// errNoGraph is the error of -o dot or -o mermaid on a command without
+// graphs.
+func errNoGraph(format string) error {
+	return fmt.Errorf("-o %s draws relation graphs: use it with %s", format, graphCommands)
+}
+
+// graphFormatError words the printer error of a command without graphs (get,
+// watch) asked for -o dot or -o mermaid as errNoGraph does; other errors
+// pass as they are.
+func graphFormatError(err error) error {
+	var e genericclioptions.NoCompatiblePrinterError
+	if errors.As(err, &e) && e.OutputFormat != nil && printers.IsGraph(*e.OutputFormat) {
+		return errNoGraph(*e.OutputFormat)
 	}
-	o.printer = p
-	o.format = *o.PrintFlags.OutputFormat
-	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
-		o.format = "go-template"
+	return err
+}
+
+// complete resolves the printer, namespace and clients; it sends no request
+// to the server (the REST mapper and discovery client are lazy). -o dot and
+// -o mermaid, which kubectl's PrintFlags do not know, are taken before them.
+func (o *RelationOptions) complete(cmd *cobra.Command) error {
+	if err := o.completePrinter(); err != nil {
+		return err
 	}
 	if cmd != nil {
 		o.name = cmd.Name()
 	}
+	var err error
 	if o.newFactory != nil {
 		// Tests resolved everything else already.
 		return nil
@@ -166,6 +218,48 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 		o.progress = term.IsTerminal(int(f.Fd()))
 	}
 	return nil
+}
+
+// completePrinter resolves -o: a graph format for the commands that draw
+// graphs (no delegate printer), kubectl's printer otherwise. An unknown
+// format is kubectl's error, whose allowed formats include dot and mermaid
+// where they are allowed.
+func (o *RelationOptions) completePrinter() error {
+	if format := *o.PrintFlags.OutputFormat; printers.IsGraph(format) {
+		if !o.graphs {
+			return errNoGraph(format)
+		}
+		o.format, o.printer = format, nil
+		return nil
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if o.graphs && genericclioptions.IsNoCompatiblePrinterError(err) {
+		format := *o.PrintFlags.OutputFormat
+		return genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)}
+	}
+	if err != nil {
+		return err
+	}
+	o.printer = p
+	o.format = *o.PrintFlags.OutputFormat
+	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
+		o.format = "go-template"
+	}
+	return nil
+}
+
+// subjectItem names the object the command is about, in the namespace it is
+// looked for in, for a graph.
+func (o *RelationOptions) subjectItem() v1alpha1.RelationItem {
+	it := v1alpha1.RelationItem{
+		APIVersion: o.object.Resource.GVK.GroupVersion().String(),
+		Kind:       o.object.Resource.GVK.Kind,
+		Name:       o.object.Name,
+	}
+	if o.object.Resource.Namespaced {
+		it.Namespace = o.objectNamespace()
+	}
+	return it
 }
 
 // session returns the query engine for the resolved flags.

@@ -25,7 +25,10 @@ var selectsExample = `  # Pods behind a Service
   kubectl idx selects service/web -n shop
 
   # Names of the ready pods a Service selects
-  kubectl idx selects service/web -n shop -o json | jq -r '.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True")) | .metadata.name'`
+  kubectl idx selects service/web -n shop -o json | jq -r '.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True")) | .metadata.name'
+
+  # The Service and its pods as a Mermaid flowchart
+  kubectl idx selects service/web -n shop -o mermaid`
 
 var selectedByLong = `List the objects whose pod selectors match an object's labels: the
 Services, PodDisruptionBudgets and NetworkPolicies that select a pod, and the
@@ -40,7 +43,10 @@ var selectedByExample = `  # What selects a pod
   kubectl idx selected-by pod/web-7d9c-x2x -n shop
 
   # Only the PodDisruptionBudgets, by name
-  kubectl idx selected-by pod/web-7d9c-x2x -n shop -o name | grep poddisruptionbudget`
+  kubectl idx selected-by pod/web-7d9c-x2x -n shop -o name | grep poddisruptionbudget
+
+  # What selects a pod, drawn by Graphviz
+  kubectl idx selected-by pod/web-7d9c-x2x -n shop -o dot | dot -Tsvg > selected-by.svg`
 
 // SelectsOptions holds the flags and state of selects and selected-by.
 type SelectsOptions struct {
@@ -59,7 +65,7 @@ func NewCmdSelectedBy(f *Flags, streams genericiooptions.IOStreams) *cobra.Comma
 }
 
 func newCmdSelects(f *Flags, streams genericiooptions.IOStreams, inverse bool) *cobra.Command {
-	o := &SelectsOptions{RelationOptions: newRelationOptions(f, streams), inverse: inverse}
+	o := &SelectsOptions{RelationOptions: newGraphOptions(f, streams), inverse: inverse}
 	o.sortable = true
 	cmd := &cobra.Command{
 		Use:     "selects (TYPE/NAME | TYPE NAME)",
@@ -117,6 +123,9 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 	}
 	warnings := s.Warnings()
 	o.printWarnings(warnings)
+	if printers.IsGraph(o.format) {
+		return printers.PrintSelectionGraph(o.Out, o.subjectItem(), members, o.inverse, o.format)
+	}
 	groups := make([]printers.Group, len(members))
 	for i, m := range members {
 		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects}

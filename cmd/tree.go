@@ -27,7 +27,11 @@ var treeExample = `  # Everything under a Deployment
   kubectl idx tree deployment/web -n shop -o json | jq -r '.. | objects | select(.kind? == "Pod") | .name'
 
   # What a Node owns, in every namespace (mirror pods, leases)
-  kubectl idx tree node/worker-1`
+  kubectl idx tree node/worker-1
+
+  # The tree as a picture: a Graphviz graph drawn as SVG, or a Mermaid flowchart
+  kubectl idx tree deployment/web -n shop -o dot | dot -Tsvg > web.svg
+  kubectl idx tree deployment/web -n shop -o mermaid`
 
 // TreeOptions holds the flags and state of the tree command.
 type TreeOptions struct {
@@ -36,7 +40,7 @@ type TreeOptions struct {
 
 // NewCmdTree returns the tree command.
 func NewCmdTree(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &TreeOptions{RelationOptions: newRelationOptions(f, streams)}
+	o := &TreeOptions{RelationOptions: newGraphOptions(f, streams)}
 	return o.newRelationCmd(&cobra.Command{
 		Use:     "tree (TYPE/NAME | TYPE NAME)",
 		Short:   "Show the objects an object owns, across every type, as a tree",
@@ -60,7 +64,18 @@ func (o *TreeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	o.printWarnings(doc.Warnings)
+	if printers.IsGraph(o.format) {
+		return printers.PrintTreeGraph(o.Out, doc, o.format)
+	}
 	return printers.PrintTree(o.Out, doc, o.printer, o.treePrintOptions())
+}
+
+// newGraphOptions returns the options of a command that also draws its
+// answer with -o dot and -o mermaid.
+func newGraphOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
+	o := newRelationOptions(f, streams)
+	o.graphs = true
+	return o
 }
 
 func (o *RelationOptions) treePrintOptions() printers.Options {

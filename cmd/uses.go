@@ -29,7 +29,10 @@ var usesExample = `  # Who mounts or references a ConfigMap
   kubectl idx uses secret/db-credentials -n shop -o json | jq -r '.items[] | select(.kind == "Pod") | .name'
 
   # Everything a Deployment's pod template needs, and what is missing
-  kubectl idx uses deployment/web -n shop`
+  kubectl idx uses deployment/web -n shop
+
+  # The same as a Graphviz graph: missing objects are dashed
+  kubectl idx uses deployment/web -n shop -o dot | dot -Tsvg > uses.svg`
 
 // UsesOptions holds the flags and state of the uses command.
 type UsesOptions struct {
@@ -38,7 +41,7 @@ type UsesOptions struct {
 
 // NewCmdUses returns the uses command.
 func NewCmdUses(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UsesOptions{RelationOptions: newRelationOptions(f, streams)}
+	o := &UsesOptions{RelationOptions: newGraphOptions(f, streams)}
 	return o.newRelationCmd(&cobra.Command{
 		Use:     "uses (TYPE/NAME | TYPE NAME)",
 		Short:   "Show what uses a ConfigMap, Secret, PVC or ServiceAccount, or what a pod uses",
@@ -76,6 +79,9 @@ func (o *UsesOptions) Run(ctx context.Context) error {
 	o.printWarnings(doc.Warnings)
 	if len(doc.Items) == 0 && printers.IsHuman(o.format) {
 		fmt.Fprintf(o.ErrOut, "Nothing found: %s %s\n", o.object, map[string]string{"users": "is not used by any pod or pod template", "uses": "uses nothing"}[doc.Direction])
+	}
+	if printers.IsGraph(o.format) {
+		return printers.PrintUsesGraph(o.Out, doc, o.format)
 	}
 	return printers.PrintRelationList(o.Out, doc, o.printer, o.treePrintOptions())
 }
