@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/liggitt/tabwriter"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/events"
@@ -37,8 +36,15 @@ type EventsWatchPrinter struct {
 	opts  EventsWatchOptions
 	feed  *EventPrinter
 	table *events.EventPrinter
-	tw    *tabwriter.Writer
-	out   io.Writer
+	// tw is kubectl's tab writer over out, flushed with each batch.
+	tw  flushWriter
+	out io.Writer
+}
+
+// flushWriter is a writer that holds output until Flush, as a tab writer does.
+type flushWriter interface {
+	io.Writer
+	Flush() error
 }
 
 // NewEventsWatchPrinter returns a printer for opts; delegate is the printer
