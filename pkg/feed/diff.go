@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,50 +10,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
-// Change is one field that differs between two states of an object.
-type Change struct {
-	// Path is the field as a jq path: .spec.replicas, .spec.containers[0].image,
-	// .metadata.labels["app.kubernetes.io/name"]. Keys that are not plain
-	// identifiers are quoted, so every path can be pasted into jq.
-	Path string
-	// Old and New are the values as JSON decodes them (string, int64, float64,
-	// bool, nil, map[string]any, []any).
-	Old, New any
-	// HasOld is false when the field did not exist before, HasNew when it does
-	// not exist after; a field that exists with the value null has it true.
-	HasOld, HasNew bool
-}
-
-// MarshalJSON writes {"path":..., "old":..., "new":...}, leaving out "old" for
-// a field that was added and "new" for one that was removed.
-func (c Change) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"path":`)
-	p, err := json.Marshal(c.Path)
-	if err != nil {
-		return nil, err
-	}
-	b.Write(p)
-	for _, f := range []struct {
-		name string
-		has  bool
-		v    any
-	}{{"old", c.HasOld, c.Old}, {"new", c.HasNew, c.New}} {
-		if !f.has {
-			continue
-		}
-		v, err := json.Marshal(f.v)
-		if err != nil {
-			return nil, fmt.Errorf("encoding %s value of %s: %w", f.name, c.Path, err)
-		}
-		b.WriteString(`,"` + f.name + `":`)
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+// Change is one field that differs between two states of an object; the
+// watch event document (v1alpha1.WatchEvent) carries it.
+type Change = v1alpha1.Change
 
 // ignoredPaths change on writes that say nothing about what changed: the
 // resourceVersion on every write, managedFields on every write by a new manager

@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
 
@@ -164,20 +165,10 @@ func (p *EventPrinter) source(ev *feed.Event) (WatchSource, error) {
 	return p.opts.Sources[ev.Source], nil
 }
 
-// watchEventJSON is the document printed for an event.
-type watchEventJSON struct {
-	Type             feed.Type      `json:"type"`
-	Time             string         `json:"time"`
-	DetectedOnRelist bool           `json:"detectedOnRelist,omitempty"`
-	LeftScope        bool           `json:"leftScope,omitempty"`
-	Diff             *[]feed.Change `json:"diff,omitempty"`
-	Object           runtime.Object `json:"object"`
-}
-
 // eventJSON encodes ev as one line of JSON.
 func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error) {
-	doc := watchEventJSON{
-		Type:             ev.Type,
+	doc := v1alpha1.WatchEvent{
+		Type:             string(ev.Type),
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
 		DetectedOnRelist: ev.DetectedOnRelist,
 		LeftScope:        ev.LeftScope,
@@ -186,7 +177,7 @@ func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error
 	if p.opts.Diff && ev.Type == feed.Modified {
 		changes := ev.Changes
 		if changes == nil {
-			changes = []feed.Change{}
+			changes = []v1alpha1.Change{}
 		}
 		doc.Diff = &changes
 	}

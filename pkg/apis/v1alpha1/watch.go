@@ -1,0 +1,75 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// WatchEvent is one line of `kubectl idx watch -o json` (and of `kubectl idx
+// events -w -o json`): a change to one object. Replaying the feed (ADDED and
+// MODIFIED put the object by UID, DELETED removes it) gives the objects the
+// server holds in the feed's scope.
+type WatchEvent struct {
+	// Type is ADDED, MODIFIED or DELETED.
+	Type string `json:"type"`
+	// Time is when the change reached the feed, RFC 3339 with nanoseconds.
+	Time string `json:"time"`
+	// DetectedOnRelist marks a DELETED that happened while the watch was down
+	// and was found on reconnecting; Object is its last state known.
+	DetectedOnRelist bool `json:"detectedOnRelist,omitempty"`
+	// LeftScope marks a DELETED of an object that still exists but left the
+	// --owner scope (its ownerReferences no longer lead to the root).
+	LeftScope bool `json:"leftScope,omitempty"`
+	// Diff is, for MODIFIED with --diff, the fields that changed (an empty
+	// list when only bookkeeping changed).
+	Diff *[]Change `json:"diff,omitempty"`
+	// Object is the object as kubectl prints it: the new state, or for
+	// DELETED the last state known.
+	Object runtime.Object `json:"object"`
+}
+
+// Change is one field that differs between two states of an object.
+type Change struct {
+	// Path is the field as a jq path: .spec.replicas, .spec.containers[0].image,
+	// .metadata.labels["app.kubernetes.io/name"]. Keys that are not plain
+	// identifiers are quoted, so every path can be pasted into jq.
+	Path string
+	// Old and New are the values as JSON decodes them (string, int64, float64,
+	// bool, nil, map[string]any, []any).
+	Old, New any
+	// HasOld is false when the field did not exist before, HasNew when it does
+	// not exist after; a field that exists with the value null has it true.
+	HasOld, HasNew bool
+}
+
+// MarshalJSON writes {"path":..., "old":..., "new":...}, leaving out "old" for
+// a field that was added and "new" for one that was removed.
+func (c Change) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"path":`)
+	p, err := json.Marshal(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(p)
+	for _, f := range []struct {
+		name string
+		has  bool
+		v    any
+	}{{"old", c.HasOld, c.Old}, {"new", c.HasNew, c.New}} {
+		if !f.has {
+			continue
+		}
+		v, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s value of %s: %w", f.name, c.Path, err)
+		}
+		b.WriteString(`,"` + f.name + `":`)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
