@@ -94,8 +94,73 @@ func Terminal(pod *corev1.Pod) bool {
 }
 
 // PodRequests returns the CPU and memory a pod requests, as the scheduler counts
-// them: the larger of the containers' sum and any init container, plus overhead.
+// them (see PodResources).
 func PodRequests(pod *corev1.Pod) (cpu, memory resource.Quantity) {
 	reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	return reqs[corev1.ResourceCPU], reqs[corev1.ResourceMemory]
+}
+
+// PodResources returns what a pod requests and what it is limited to, per
+// resource (cpu, memory, ephemeral-storage, hugepages-*, extended resources such
+// as nvidia.com/gpu), as the scheduler counts them. It calls the scheduler's own
+// code, k8s.io/component-helpers/resource, whose rule is, per resource:
+//
+//	max( sum of the app containers + sum of the restartable init containers,
+//	     max over each other init container of (its value + the restartable
+//	     init containers declared before it) ) + spec.overhead
+//
+// Restartable init containers (sidecars, restartPolicy Always) start in order
+// and keep running beside the app containers; the other init containers run
+// one at a time, each beside the sidecars started before it, and are done
+// before the app containers start. Pod-level resources (spec.resources), when
+// set, replace the containers' cpu, memory and hugepages, as they do for the
+// scheduler.
+//
+// Limits follow the same rule on limits, with two differences of the helper
+// (and of kubectl describe node): a container without a limit for a resource
+// adds nothing to that resource, so where some containers are unbounded the sum
+// is only what the bounded ones allow; and overhead is added only to a resource
+// that has a non-zero limit.
+//
+// Both are read from the spec, as kubectl describe node reads them: a pod being
+// resized in place counts at its spec's values. The lists are new; the pod is
+// not changed.
+func PodResources(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// ResourceTotals adds up the requests and limits of pods (PodResources). The
+// zero value is ready to use.
+type ResourceTotals struct {
+	// Pods counts the pods added.
+	Pods int
+	// Requests and Limits are the sums, per resource; nil until a pod adds a
+	// resource.
+	Requests, Limits corev1.ResourceList
+}
+
+// Add adds a pod's requests and limits. Which pods to add (Terminal ones or
+// not) is the caller's choice.
+func (t *ResourceTotals) Add(pod *corev1.Pod) {
+	reqs, lims := PodResources(pod)
+	t.Pods++
+	t.Requests = addResources(t.Requests, reqs)
+	t.Limits = addResources(t.Limits, lims)
+}
+
+// addResources adds each quantity of add to sum, allocating sum when needed.
+func addResources(sum, add corev1.ResourceList) corev1.ResourceList {
+	if len(add) == 0 {
+		return sum
+	}
+	if sum == nil {
+		sum = corev1.ResourceList{}
+	}
+	for name, q := range add {
+		total := sum[name]
+		total.Add(q)
+		sum[name] = total
+	}
+	return sum
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
@@ -38,8 +40,47 @@ func GroupHeader(mode string) func(g *v1alpha1.Group) string {
 				fmt.Sprintf("memory %s/%s (%d%%)", humanBytes(n.Requests.MemoryBytes), humanBytes(n.Allocatable.MemoryBytes), n.MemoryPercent))
 		}
 		parts = append(parts, countLine(g))
+		// A node's header already weighs its requests against allocatable;
+		// its JSON has the limits and other resources.
+		if r := g.Summary.Resources; r != nil && mode != "node" {
+			if s := resourceList(r.Requests); s != "" {
+				parts = append(parts, "requests "+s)
+			}
+			if s := resourceList(r.Limits); s != "" {
+				parts = append(parts, "limits "+s)
+			}
+		}
 		return strings.Join(parts, "  ")
 	}
+}
+
+// resourceList renders the non-zero resources of r for a header line: cpu,
+// memory, then the others by name ("cpu 1040m, memory 1.1Gi, nvidia.com/gpu
+// 2"). Byte quantities (memory, ephemeral-storage, hugepages-*) are rounded as
+// humanBytes does; JSON has them exact. Empty when every resource is zero.
+func resourceList(r v1alpha1.Resources) string {
+	var parts []string
+	if r.CPUMillis != 0 {
+		parts = append(parts, "cpu "+r.CPU)
+	}
+	if r.MemoryBytes != 0 {
+		parts = append(parts, "memory "+humanBytes(r.MemoryBytes))
+	}
+	names := make([]string, 0, len(r.Other))
+	for name := range r.Other {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := r.Other[name]
+		if name == "ephemeral-storage" || strings.HasPrefix(name, "hugepages-") {
+			if q, err := resource.ParseQuantity(v); err == nil {
+				v = humanBytes(q.Value())
+			}
+		}
+		parts = append(parts, name+" "+v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // countLine says how many members a group has and, for pods, how many are ready.

@@ -71,6 +71,60 @@ func TestGroupHeader(t *testing.T) {
 				}}},
 			want: "worker-3  NotReady,SchedulingDisabled  <none>  cpu 0/4 (0%)  memory 0/8Gi (0%)  0 pods",
 		},
+		{
+			// Sums of requests and limits follow the counts, each list with
+			// only the resources present; bytes rounded as for nodes.
+			mode: "label",
+			g: v1alpha1.Group{Name: "team=research", Key: v1alpha1.GroupKey{Value: val("research")},
+				Summary: v1alpha1.GroupSummary{Members: 3, Kinds: map[string]int{"Pod": 3}, Pods: &v1alpha1.PodSummary{Total: 3, Ready: 2},
+					Resources: &v1alpha1.ResourceSummary{
+						Pods: 3,
+						Requests: v1alpha1.Resources{CPU: "5200m", Memory: "7856Mi", CPUMillis: 5200, MemoryBytes: 7856 << 20,
+							Other: map[string]string{"nvidia.com/gpu": "3", "ephemeral-storage": "20Gi", "hugepages-2Mi": "4Mi"}},
+						Limits: v1alpha1.Resources{CPU: "0", Memory: "8752Mi", MemoryBytes: 8752 << 20, Other: map[string]string{"nvidia.com/gpu": "3"}},
+					}}},
+			want: "team=research  3 pods, 2/3 ready  requests cpu 5200m, memory 7.7Gi, ephemeral-storage 20Gi, hugepages-2Mi 4Mi, nvidia.com/gpu 3  limits memory 8.5Gi, nvidia.com/gpu 3",
+		},
+		{
+			mode: "owner",
+			g: v1alpha1.Group{Name: "Deployment/web", Key: v1alpha1.GroupKey{Kind: "Deployment", Namespace: "shop", Name: "web"},
+				Summary: v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 2}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 2},
+					Resources: &v1alpha1.ResourceSummary{Pods: 2,
+						Requests: v1alpha1.Resources{CPU: "1", CPUMillis: 1000, Memory: "0"},
+						Limits:   v1alpha1.Resources{CPU: "2", CPUMillis: 2000, Memory: "0"},
+					}}},
+			want: "Deployment/web -n shop  2 pods, 2/2 ready  requests cpu 1  limits cpu 2",
+		},
+		{
+			// Nothing requested, nothing limited: no sums to show.
+			mode: "namespace",
+			g: v1alpha1.Group{Name: "ops", Key: v1alpha1.GroupKey{Namespace: "ops"},
+				Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1, Ready: 1},
+					Resources: &v1alpha1.ResourceSummary{Pods: 1, Requests: v1alpha1.Resources{CPU: "0", Memory: "0"}, Limits: v1alpha1.Resources{CPU: "0", Memory: "0"}}}},
+			want: "ops  1 pod, 1/1 ready",
+		},
+		{
+			// A node's header keeps its requests against allocatable; the
+			// sums are in its JSON.
+			mode: "node",
+			g: v1alpha1.Group{Name: "worker-2", Key: v1alpha1.GroupKey{Node: "worker-2"},
+				Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1, Ready: 1},
+					Resources: &v1alpha1.ResourceSummary{Pods: 1, Requests: v1alpha1.Resources{CPU: "1", CPUMillis: 1000, Memory: "0"}, Limits: v1alpha1.Resources{CPU: "0", Memory: "0"}},
+					Node: &v1alpha1.NodeSummary{
+						Exists: true, Status: "Ready", Ready: true, Roles: []string{"worker"},
+						Requests:    v1alpha1.Resources{CPU: "1", CPUMillis: 1000, Memory: "0"},
+						Allocatable: v1alpha1.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
+						CPUPercent:  25,
+					}}},
+			want: "worker-2  Ready  worker  cpu 1/4 (25%)  memory 0/8Gi (0%)  1 pod, 1/1 ready",
+		},
+		{
+			mode: "node",
+			g: v1alpha1.Group{Name: "<none>", Key: v1alpha1.GroupKey{None: true},
+				Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1},
+					Resources: &v1alpha1.ResourceSummary{Pods: 1, Requests: v1alpha1.Resources{CPU: "2", CPUMillis: 2000, Memory: "0"}, Limits: v1alpha1.Resources{CPU: "0", Memory: "0"}}}},
+			want: "<none>  1 pod, 0/1 ready",
+		},
 	}
 	for _, tc := range tests {
 		if got := printers.GroupHeader(tc.mode)(&tc.g); got != tc.want {

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -108,7 +107,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 		members[i] = &member{req: r, indexer: idx}
 	}
 	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: by.Mode}
-	b := newGroupBuilder(len(members))
+	b := newGroupBuilder(len(members), by.Mode == GroupByNode && by.IncludeCompleted)
 	switch by.Mode {
 	case GroupByOwner:
 		err = s.groupByOwner(ctx, b, doc, members)
@@ -142,10 +141,13 @@ type groupBuilder struct {
 	order  []string
 	groups map[string]*v1alpha1.Group
 	nTypes int
+	// includeCompleted sums the requests of Succeeded and Failed pods too
+	// (--by-node --include-completed).
+	includeCompleted bool
 }
 
-func newGroupBuilder(nTypes int) *groupBuilder {
-	return &groupBuilder{groups: map[string]*v1alpha1.Group{}, nTypes: nTypes}
+func newGroupBuilder(nTypes int, includeCompleted bool) *groupBuilder {
+	return &groupBuilder{groups: map[string]*v1alpha1.Group{}, nTypes: nTypes, includeCompleted: includeCompleted}
 }
 
 // get returns the group with id, creating it with name and key.
@@ -197,6 +199,11 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 			}
 		}
 		g.Members = members
+		// Metadata-only pods (-o name) carry no spec: no sums, as no counts.
+		if g.Summary.Pods != nil {
+			t := podTotals(members, b.includeCompleted)
+			g.Summary.Resources = resourceSummary(t)
+		}
 		out = append(out, *g)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -206,6 +213,27 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 		return sortKey(&out[i]) < sortKey(&out[j])
 	})
 	return out
+}
+
+// podTotals adds up the requests and limits of the pods among members that
+// hold capacity: not Succeeded or Failed, unless includeCompleted.
+func podTotals(members []v1alpha1.Members, includeCompleted bool) index.ResourceTotals {
+	var t index.ResourceTotals
+	for _, m := range members {
+		for _, o := range m.Objects {
+			pod, ok := o.(*corev1.Pod)
+			if !ok || (!includeCompleted && index.Terminal(pod)) {
+				continue
+			}
+			t.Add(pod)
+		}
+	}
+	return t
+}
+
+// resourceSummary is the summary of totals.
+func resourceSummary(t index.ResourceTotals) *v1alpha1.ResourceSummary {
+	return &v1alpha1.ResourceSummary{Pods: t.Pods, Requests: resourcesOf(t.Requests), Limits: resourcesOf(t.Limits)}
 }
 
 func addPod(s *v1alpha1.PodSummary, pod *corev1.Pod) {
@@ -367,30 +395,18 @@ func (s *Session) groupByNode(ctx context.Context, b *groupBuilder, members []*m
 // name but that does not exist.
 func nodeSummary(node *corev1.Node, members []v1alpha1.Members, includeCompleted bool) *v1alpha1.NodeSummary {
 	s := &v1alpha1.NodeSummary{Roles: []string{}}
-	var cpu, mem resource.Quantity
-	for _, m := range members {
-		for _, o := range m.Objects {
-			pod, ok := o.(*corev1.Pod)
-			if !ok || (!includeCompleted && index.Terminal(pod)) {
-				continue
-			}
-			c, mm := index.PodRequests(pod)
-			cpu.Add(c)
-			mem.Add(mm)
-		}
-	}
-	s.Requests = resources(cpu, mem)
+	t := podTotals(members, includeCompleted)
+	s.Requests, s.Limits = resourcesOf(t.Requests), resourcesOf(t.Limits)
 	if node == nil {
 		s.Status = "NotFound"
-		s.Allocatable = resources(resource.Quantity{}, resource.Quantity{})
+		s.Allocatable = resourcesOf(nil)
 		return s
 	}
 	s.Exists = true
 	s.Status, s.Ready = index.NodeStatus(node)
 	s.Unschedulable = node.Spec.Unschedulable
 	s.Roles = index.NodeRoles(node)
-	alloc := node.Status.Allocatable
-	s.Allocatable = resources(alloc[corev1.ResourceCPU], alloc[corev1.ResourceMemory])
+	s.Allocatable = resourcesOf(node.Status.Allocatable)
 	if a := s.Allocatable.CPUMillis; a > 0 {
 		s.CPUPercent = s.Requests.CPUMillis * 100 / a
 	}
@@ -400,8 +416,21 @@ func nodeSummary(node *corev1.Node, members []v1alpha1.Members, includeCompleted
 	return s
 }
 
-func resources(cpu, mem resource.Quantity) v1alpha1.Resources {
-	return v1alpha1.Resources{CPU: cpu.String(), Memory: mem.String(), CPUMillis: cpu.MilliValue(), MemoryBytes: mem.Value()}
+// resourcesOf renders a resource list for the document: cpu and memory always
+// (as "0" when absent), every other resource when its quantity is not zero.
+func resourcesOf(list corev1.ResourceList) v1alpha1.Resources {
+	cpu, mem := list[corev1.ResourceCPU], list[corev1.ResourceMemory]
+	r := v1alpha1.Resources{CPU: cpu.String(), Memory: mem.String(), CPUMillis: cpu.MilliValue(), MemoryBytes: mem.Value()}
+	for name, q := range list {
+		if name == corev1.ResourceCPU || name == corev1.ResourceMemory || q.IsZero() {
+			continue
+		}
+		if r.Other == nil {
+			r.Other = map[string]string{}
+		}
+		r.Other[string(name)] = q.String()
+	}
+	return r
 }
 
 // listNodes reads every node through a short-lived informer of its own: nodes

@@ -160,7 +160,13 @@ func TestSessionGroup(t *testing.T) {
 				if !doc.Groups[len(doc.Groups)-1].Key.None {
 					t.Errorf("the <none> group is not last: %q", groupNames(doc))
 				}
-				wantSummary := v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 2}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 2, Running: 2}}
+				// Two pods of nginx (500m, 512Mi) and log-shipper (20m, 32Mi), no limits.
+				wantSummary := v1alpha1.GroupSummary{Members: 2, Kinds: map[string]int{"Pod": 2}, Pods: &v1alpha1.PodSummary{Total: 2, Ready: 2, Running: 2},
+					Resources: &v1alpha1.ResourceSummary{
+						Pods:     2,
+						Requests: v1alpha1.Resources{CPU: "1040m", Memory: "1088Mi", CPUMillis: 1040, MemoryBytes: 1088 << 20},
+						Limits:   v1alpha1.Resources{CPU: "0", Memory: "0"},
+					}}
 				if !reflect.DeepEqual(web.Summary, wantSummary) {
 					t.Errorf("app=web summary = %+v, want %+v", web.Summary, wantSummary)
 				}
@@ -305,7 +311,7 @@ func TestSessionGroup(t *testing.T) {
 				// db-0 (1 cpu, 1Gi) counts toward worker-1 too.
 				n := doc.Groups[0].Summary.Node
 				want := v1alpha1.Resources{CPU: "1770m", Memory: "1824Mi", CPUMillis: 1770, MemoryBytes: 1824 << 20}
-				if n == nil || n.Requests != want || n.CPUPercent != 45 || n.MemoryPercent != 12 {
+				if n == nil || !reflect.DeepEqual(n.Requests, want) || n.CPUPercent != 45 || n.MemoryPercent != 12 {
 					t.Errorf("worker-1 across namespaces: %+v, want requests %+v, 45%% cpu, 12%% memory", n, want)
 				}
 				if p := doc.Groups[0].Summary.Pods; p == nil || p.Total != 4 || p.Ready != 2 {
@@ -327,6 +333,7 @@ func TestSessionGroup(t *testing.T) {
 				wantNode := &v1alpha1.NodeSummary{
 					Exists: true, Status: "Ready", Ready: true, Roles: []string{"worker"},
 					Requests:    v1alpha1.Resources{CPU: "770m", Memory: "800Mi", CPUMillis: 770, MemoryBytes: 800 << 20},
+					Limits:      v1alpha1.Resources{CPU: "0", Memory: "0"},
 					Allocatable: v1alpha1.Resources{CPU: "3920m", Memory: "15184716Ki", CPUMillis: 3920, MemoryBytes: 15184716 << 10},
 					CPUPercent:  19, MemoryPercent: 5,
 				}
@@ -347,6 +354,7 @@ func TestSessionGroup(t *testing.T) {
 				wantEmpty := &v1alpha1.NodeSummary{
 					Exists: true, Status: "NotReady", Roles: []string{},
 					Requests:    v1alpha1.Resources{CPU: "0", Memory: "0"},
+					Limits:      v1alpha1.Resources{CPU: "0", Memory: "0"},
 					Allocatable: v1alpha1.Resources{CPU: "4", Memory: "8Gi", CPUMillis: 4000, MemoryBytes: 8 << 30},
 				}
 				if !reflect.DeepEqual(w3.Summary.Node, wantEmpty) || w3.Summary.Members != 0 || len(w3.Summary.Kinds) != 0 || w3.Summary.Pods != nil {
@@ -389,7 +397,7 @@ func TestSessionGroup(t *testing.T) {
 			check: func(t *testing.T, doc *v1alpha1.GroupList) {
 				n := doc.Groups[0].Summary.Node
 				want := v1alpha1.Resources{CPU: "1770m", Memory: "1824Mi", CPUMillis: 1770, MemoryBytes: 1824 << 20}
-				if n == nil || n.Requests != want || n.CPUPercent != 45 || n.MemoryPercent != 12 {
+				if n == nil || !reflect.DeepEqual(n.Requests, want) || n.CPUPercent != 45 || n.MemoryPercent != 12 {
 					t.Errorf("worker-1 with IncludeCompleted: %+v, want requests %+v, 45%% cpu, 12%% memory", n, want)
 				}
 			},

@@ -1,6 +1,11 @@
 package v1alpha1
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -74,6 +79,23 @@ type GroupSummary struct {
 	Pods *PodSummary `json:"pods,omitempty"`
 	// Node is set for the groups of --by-node.
 	Node *NodeSummary `json:"node,omitempty"`
+	// Resources adds up what the group's pods request and are limited to. It
+	// is set, like Pods, when the group has pods read in full.
+	Resources *ResourceSummary `json:"resources,omitempty"`
+}
+
+// ResourceSummary adds up the requests and limits of a group's pods, each pod
+// counted as the scheduler counts it: per resource, the larger of the app
+// containers plus the sidecars (restartable init containers) and of each other
+// init container plus the sidecars started before it, plus spec.overhead. A
+// container without a limit for a resource adds nothing to that limit.
+type ResourceSummary struct {
+	// Pods counts the pods summed: those not Succeeded or Failed, which hold
+	// no capacity (every pod with --by-node --include-completed).
+	Pods int `json:"pods"`
+	// Requests and Limits are the sums.
+	Requests Resources `json:"requests"`
+	Limits   Resources `json:"limits"`
 }
 
 // PodSummary counts pods by readiness and phase.
@@ -95,20 +117,98 @@ type NodeSummary struct {
 	Ready         bool     `json:"ready"`
 	Unschedulable bool     `json:"unschedulable"`
 	Roles         []string `json:"roles"`
-	// Requests sum the pods counted (not Succeeded or Failed, unless asked).
-	Requests    Resources `json:"requests"`
+	// Requests sum the pods counted (not Succeeded or Failed, unless asked),
+	// as the group's summary.resources.requests does.
+	Requests Resources `json:"requests"`
+	// Limits sum the same pods' limits (summary.resources.limits).
+	Limits Resources `json:"limits"`
+	// Allocatable is the node's, every resource it reports.
 	Allocatable Resources `json:"allocatable"`
 	// CPUPercent and MemoryPercent are requests over allocatable, rounded down.
 	CPUPercent    int64 `json:"cpuPercent"`
 	MemoryPercent int64 `json:"memoryPercent"`
 }
 
-// Resources holds CPU and memory as quantities and as plain numbers for jq.
+// Resources holds CPU and memory as quantities and as plain numbers for jq,
+// and every other resource as a quantity. In JSON the other resources sit
+// beside cpu and memory under their own names, as in a pod's resources:
+//
+//	{"cpu": "1500m", "memory": "3Gi", "cpuMillis": 1500, "memoryBytes": 3221225472,
+//	 "ephemeral-storage": "10Gi", "nvidia.com/gpu": "2"}
+//
+// Resource names other than cpu and memory are either qualified by a domain or
+// kebab-case, so they never meet the camelCase number fields.
 type Resources struct {
 	CPU         string `json:"cpu"`
 	Memory      string `json:"memory"`
 	CPUMillis   int64  `json:"cpuMillis"`
 	MemoryBytes int64  `json:"memoryBytes"`
+	// Other holds every other resource with a non-zero quantity, by name:
+	// ephemeral-storage, hugepages-2Mi, nvidia.com/gpu, pods (allocatable).
+	Other map[string]string `json:"-"`
+}
+
+// resourcesFields is Resources without its JSON methods.
+type resourcesFields Resources
+
+// MarshalJSON writes cpu, memory and their numbers, then the other resources
+// in name order.
+func (r Resources) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(resourcesFields(r))
+	if err != nil || len(r.Other) == 0 {
+		return b, err
+	}
+	names := make([]string, 0, len(r.Other))
+	for name := range r.Other {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	buf := bytes.NewBuffer(b[:len(b)-1])
+	for _, name := range names {
+		k, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(r.Other[name])
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteByte(',')
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Resources) UnmarshalJSON(data []byte) error {
+	var f resourcesFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	f.Other = nil
+	for name, raw := range all {
+		switch name {
+		case "cpu", "memory", "cpuMillis", "memoryBytes":
+			continue
+		}
+		var q string
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return fmt.Errorf("resource %q: %w", name, err)
+		}
+		if f.Other == nil {
+			f.Other = map[string]string{}
+		}
+		f.Other[name] = q
+	}
+	*r = Resources(f)
+	return nil
 }
 
 // Tree is the answer of tree (Kind Tree) and owners (Kind OwnerTree).
