@@ -462,10 +462,10 @@ func TestGraphAwkwardNames(t *testing.T) {
 			kind += "." + gv.Group
 		}
 		ns := "ns-" + n.name
-		label := strings.ToValidUTF8(kind+"/"+n.name, "\uFFFD") + "\nns " + strings.ToValidUTF8(ns, "\uFFFD")
+		label := validUTF8(kind+"/"+n.name) + "\nns " + validUTF8(ns)
 		child := &v1alpha1.TreeItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name + "-child"}
 		root := &v1alpha1.TreeItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name, Children: []*v1alpha1.TreeItem{child}}
-		childLabel := strings.ToValidUTF8(kind+"/"+n.name+"-child", "\uFFFD") + "\nns " + strings.ToValidUTF8(ns, "\uFFFD")
+		childLabel := validUTF8(kind+"/"+n.name+"-child") + "\nns " + validUTF8(ns)
 		uses := &v1alpha1.RelationList{
 			Kind: v1alpha1.UsesListKind, Direction: "uses",
 			Subject: &v1alpha1.RelationItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name},
@@ -476,7 +476,7 @@ func TestGraphAwkwardNames(t *testing.T) {
 			Objects: []runtime.Object{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n.name + "-child"}}},
 		}}
 		subject := v1alpha1.RelationItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name}
-		secret := "Secret/s\nns " + strings.ToValidUTF8(ns, "\uFFFD")
+		secret := "Secret/s\nns " + validUTF8(ns)
 		cases := []struct {
 			what  string
 			print func(w *bytes.Buffer, format string) error
@@ -490,7 +490,7 @@ func TestGraphAwkwardNames(t *testing.T) {
 				return printers.PrintSelectionGraph(w, subject, selection, false, f)
 			}, drawn{nodes: []string{label, childLabel}, edges: []string{firstLine(label) + " -> " + firstLine(childLabel) + ": selects"}}},
 			{"uses", func(w *bytes.Buffer, f string) error { return printers.PrintUsesGraph(w, uses, f) },
-				drawn{nodes: []string{label, secret}, edges: []string{firstLine(label) + " -> Secret/s: uses: env " + strings.ToValidUTF8(n.name, "\uFFFD")}}},
+				drawn{nodes: []string{label, secret}, edges: []string{firstLine(label) + " -> Secret/s: uses: env " + validUTF8(n.name)}}},
 		}
 		for _, c := range cases {
 			for _, format := range printers.GraphFormats {
@@ -608,4 +608,68 @@ func BenchmarkPrintTreeGraph(b *testing.B) {
 			}
 		})
 	}
+}
+
+// dotLabelLine matches a node line of the DOT output; its label is a quoted
+// string in which a double quote only appears escaped.
+var dotLabelLine = regexp.MustCompile(`^    n0 \[label="((?:[^"\\]|\\.)*)"(?:, [a-z]+=[a-z0-9]+)*\];$`)
+
+// FuzzGraphNames prints a tree of an object with an arbitrary kind, name
+// and namespace in both formats: nothing panics, the Mermaid text follows
+// the flowchart grammar and its labels decode to the text, and the DOT label
+// is one quoted string that unescapes to it.
+func FuzzGraphNames(f *testing.F) {
+	for _, n := range awkwardNames {
+		f.Add(n.kind, n.apiVersion, n.name)
+	}
+	f.Fuzz(func(t *testing.T, kind, apiVersion, name string) {
+		doc := &v1alpha1.Tree{Root: &v1alpha1.TreeItem{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: name,
+			Children: []*v1alpha1.TreeItem{{APIVersion: apiVersion, Kind: kind, Name: name + "x", Missing: true}}}}
+		var dot, mmd bytes.Buffer
+		if err := printers.PrintTreeGraph(&dot, doc, printers.FormatDOT); err != nil {
+			t.Fatal(err)
+		}
+		if err := printers.PrintTreeGraph(&mmd, doc, printers.FormatMermaid); err != nil {
+			t.Fatal(err)
+		}
+		g := mermaidGraph(t, mmd.String())
+		if len(g.nodes) != 2 {
+			// The child is named name+"x": always a node of its own.
+			t.Fatalf("mermaid: %d nodes\n%s", len(g.nodes), mmd.String())
+		}
+		first, _, _ := strings.Cut(g.nodes[0], "\n")
+		gv, _ := schema.ParseGroupVersion(apiVersion)
+		k := kind
+		if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
+			k += "." + gv.Group
+		}
+		if want := validUTF8(k + "/" + name); first != want && !strings.Contains(want, "\n") {
+			t.Errorf("mermaid: first line %q, want %q", first, want)
+		}
+		lines := strings.Split(dot.String(), "\n")
+		m := dotLabelLine.FindStringSubmatch(lines[2])
+		if m == nil {
+			t.Fatalf("dot: node line %q", lines[2])
+		}
+		unescaped := strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", "&amp;", "&").Replace(m[1])
+		label := k + "/" + name
+		if name != "" {
+			label += "\nns " + name
+		}
+		want := strings.Map(func(r rune) rune {
+			if r != '\n' && unicode.IsControl(r) {
+				return unicode.ReplacementChar
+			}
+			return r
+		}, validUTF8(label))
+		if unescaped != want {
+			t.Errorf("dot: label %q unescapes to %q, want %q", m[1], unescaped, want)
+		}
+	})
+}
+
+// validUTF8 is s as the printers write it: each byte of invalid UTF-8 as
+// U+FFFD, as ranging over a string reads it.
+func validUTF8(s string) string {
+	return strings.Map(func(r rune) rune { return r }, s)
 }
