@@ -56,8 +56,16 @@ fuzz: ## Run every fuzz target for $(FUZZTIME); a crasher fails it and lands in 
 		done; \
 	done
 
-test-e2e: build ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
+# Mermaid's own parser checks the -o mermaid graphs in the end-to-end tests; npm
+# installs it (pinned by the lockfile) from the npm registry once.
+MERMAID_DIR := test/e2e/testdata/mermaid
+$(MERMAID_DIR)/node_modules/.package-lock.json: $(MERMAID_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required for the Mermaid checks (apt-get install nodejs npm)"; exit 1; }
+	npm ci --prefix $(MERMAID_DIR) --no-audit --no-fund --loglevel=error
+
+test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
+	@command -v dot >/dev/null || { echo "dot is required (apt-get install graphviz)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
