@@ -2,9 +2,7 @@ package printers_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/graphviz"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
@@ -264,62 +263,22 @@ func firstLine(label string) string {
 // the test: .ci/run installs graphviz.
 func dotGraph(t *testing.T, text string) drawn {
 	t.Helper()
-	bin, err := exec.LookPath("dot")
+	d, err := graphviz.Draw("", text)
 	if err != nil {
-		t.Fatalf("the dot command of Graphviz is needed to check DOT output (apt-get install graphviz): %v", err)
-	}
-	cmd := exec.Command(bin, "-Tjson")
-	cmd.Stdin = strings.NewReader(text)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Fatalf("dot -Tjson: %v\n%s\ninput:\n%s", err, stderr.String(), text)
-	}
-	type op struct {
-		Op   string `json:"op"`
-		Text string `json:"text"`
-	}
-	var doc struct {
-		Objects []struct {
-			Name  string `json:"name"`
-			Style string `json:"style"`
-			LDraw []op   `json:"_ldraw_"`
-		} `json:"objects"`
-		Edges []struct {
-			Tail  int    `json:"tail"`
-			Head  int    `json:"head"`
-			Style string `json:"style"`
-			LDraw []op   `json:"_ldraw_"`
-		} `json:"edges"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatalf("reading dot -Tjson: %v", err)
-	}
-	texts := func(ops []op) string {
-		var lines []string
-		for _, o := range ops {
-			if o.Op == "T" {
-				lines = append(lines, o.Text)
-			}
-		}
-		return strings.Join(lines, "\n")
+		t.Fatalf("%v\ninput:\n%s", err, text)
 	}
 	var g drawn
-	for i, o := range doc.Objects {
+	for i, o := range d.Nodes {
 		if o.Name != fmt.Sprintf("n%d", i) {
 			t.Errorf("node %d is named %q, want n%d", i, o.Name, i)
 		}
-		label := texts(o.LDraw)
-		if absent := strings.Contains(label, "\n<") || strings.HasSuffix(label, "does not exist"); (o.Style == "dashed") != absent {
-			t.Errorf("node %q: style %q", label, o.Style)
+		if absent := strings.Contains(o.Label, "\n<") || strings.HasSuffix(o.Label, "does not exist"); (o.Style == "dashed") != absent {
+			t.Errorf("node %q: style %q", o.Label, o.Style)
 		}
-		g.nodes = append(g.nodes, label)
+		g.nodes = append(g.nodes, o.Label)
 	}
-	for _, e := range doc.Edges {
-		if e.Tail >= len(g.nodes) || e.Head >= len(g.nodes) {
-			t.Fatalf("edge %d -> %d of %d nodes", e.Tail, e.Head, len(g.nodes))
-		}
-		s := firstLine(g.nodes[e.Tail]) + " -> " + firstLine(g.nodes[e.Head]) + ": " + texts(e.LDraw)
+	for _, e := range d.Edges {
+		s := firstLine(g.nodes[e.Tail]) + " -> " + firstLine(g.nodes[e.Head]) + ": " + e.Label
 		if e.Style == "dashed" {
 			s += " (dashed)"
 		}

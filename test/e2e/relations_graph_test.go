@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/graphviz"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
@@ -232,49 +233,21 @@ func dotDrawn(t *testing.T, tools graphTools, text string) graphDrawn {
 	if svg := runTool(t, tools.dot, text, "-Tsvg"); !strings.Contains(svg, "<svg") || !strings.Contains(svg, "</svg>") {
 		t.Fatalf("dot -Tsvg wrote no SVG:\n%s", svg)
 	}
-	type op struct {
-		Op   string `json:"op"`
-		Text string `json:"text"`
-	}
-	var doc struct {
-		Objects []struct {
-			Style string `json:"style"`
-			LDraw []op   `json:"_ldraw_"`
-		} `json:"objects"`
-		Edges []struct {
-			Tail  int    `json:"tail"`
-			Head  int    `json:"head"`
-			Style string `json:"style"`
-			LDraw []op   `json:"_ldraw_"`
-		} `json:"edges"`
-	}
-	if err := json.Unmarshal([]byte(runTool(t, tools.dot, text, "-Tjson")), &doc); err != nil {
-		t.Fatalf("reading dot -Tjson: %v", err)
-	}
-	texts := func(ops []op) string {
-		var lines []string
-		for _, o := range ops {
-			if o.Op == "T" {
-				lines = append(lines, o.Text)
-			}
-		}
-		return strings.Join(lines, "\n")
+	d, err := graphviz.Draw(tools.dot, text)
+	if err != nil {
+		t.Fatalf("%v\ninput:\n%s", err, text)
 	}
 	var g graphDrawn
-	for _, o := range doc.Objects {
-		label := texts(o.LDraw)
-		if absent := strings.Contains(label, "\n<") || strings.HasSuffix(label, "does not exist"); absent != (o.Style == "dashed") {
-			t.Errorf("dot: node %q has style %q", label, o.Style)
+	for _, o := range d.Nodes {
+		if absent := strings.Contains(o.Label, "\n<") || strings.HasSuffix(o.Label, "does not exist"); absent != (o.Style == "dashed") {
+			t.Errorf("dot: node %q has style %q", o.Label, o.Style)
 		}
-		g.nodes = append(g.nodes, label)
+		g.nodes = append(g.nodes, o.Label)
 	}
-	for _, e := range doc.Edges {
-		if e.Tail >= len(g.nodes) || e.Head >= len(g.nodes) {
-			t.Fatalf("dot: edge %d -> %d of %d nodes", e.Tail, e.Head, len(g.nodes))
-		}
+	for _, e := range d.Edges {
 		from, _, _ := strings.Cut(g.nodes[e.Tail], "\n")
 		to, _, _ := strings.Cut(g.nodes[e.Head], "\n")
-		s := from + " -> " + to + ": " + texts(e.LDraw)
+		s := from + " -> " + to + ": " + e.Label
 		if e.Style == "dashed" {
 			s += " (dashed)"
 		}
