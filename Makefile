@@ -8,6 +8,10 @@ COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
 DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/kubectl-idx/kubectl-idx/internal/version
 LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
+# The API server versions the end-to-end tests run against: KUBE_VERSION for every test
+# (built by hack/envtest-assets.sh's default), KUBE_PREVIOUS for the table and JSON
+# comparison of every listable type, which runs on both.
+KUBE_PREVIOUS ?= v1.34.4
 INSTALL_DIR ?= $(shell $(GO) env GOPATH)/bin
 
 .PHONY: build install test test-unit fuzz test-e2e envtest-assets lint demo bench
@@ -63,10 +67,14 @@ $(MERMAID_DIR)/node_modules/.package-lock.json: $(MERMAID_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required for the Mermaid checks (apt-get install nodejs npm)"; exit 1; }
 	npm ci --prefix $(MERMAID_DIR) --no-audit --no-fund --loglevel=error
 
+# The tests compare with kubectl of the same release as the client libraries
+# (hack/tools.sh builds it from the Go module proxy), whatever kubectl the
+# machine has: its wording, formats and columns are the ones to match.
 test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
 	@command -v dot >/dev/null || { echo "dot is required (apt-get install graphviz)"; exit 1; }
-	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
+	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_PREVIOUS_ASSETS=$$(KUBE_VERSION=$(KUBE_PREVIOUS) hack/envtest-assets.sh) \
+		KUBECTL=$$(hack/tools.sh kubectl) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
 		$(GO) test -count=1 -timeout 30m ./test/e2e/...
 
 test: lint test-unit fuzz test-e2e test-release ## Everything CI runs.
@@ -78,4 +86,4 @@ demo: build ## Start a local control plane run by the real controllers, load a w
 	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
 
 bench: build ## Time kubectl idx against kubectl get on a real API server (PODS=20000).
-	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000}
+	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000}

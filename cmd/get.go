@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/util/jsonpath"
@@ -80,6 +78,8 @@ type GetOptions struct {
 	FieldSelector string
 	SyncTimeout   time.Duration
 	Group         GroupFlags
+	// ShowOwner adds the OWNER column to tables.
+	ShowOwner bool
 
 	// Resolved by Complete.
 	namespace         string
@@ -93,8 +93,6 @@ type GetOptions struct {
 	progress          bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
-	// crdColumns fetches a custom resource's printer columns; nil for built-ins.
-	crdColumns func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)
 
 	genericiooptions.IOStreams
 }
@@ -129,6 +127,7 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	cmd.Flags().BoolVar(&o.ShowOwner, "show-owner", false, "When printing a table, show each object's top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...) as an OWNER column, Kind/name, following controller references upward; <none> for objects no controller owns.")
 	cmd.Flags().BoolVar(&o.Group.ByOwner, "by-owner", false, "Group objects under their top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...), following controller references upward.")
 	cmd.Flags().BoolVar(&o.Group.ByNode, "by-node", false, "Group pods by node, with each node's status, roles and CPU and memory requests against allocatable. Every node is listed.")
 	cmd.Flags().StringVar(&o.Group.ByLabel, "by-label", "", "Group objects by the value of this label key; objects without it form the <none> group.")
@@ -160,9 +159,6 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	}
 	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
-	}
-	o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-		return query.CRDColumns(ctx, o.restConfig, r)
 	}
 	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
 		o.progress = term.IsTerminal(int(f.Fd()))
@@ -234,6 +230,11 @@ func (o *GetOptions) validateFlags() error {
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
 	}
+	if o.ShowOwner {
+		if mode, err := o.Group.mode(); err == nil && mode != "" {
+			return errors.New("--show-owner adds a column to flat tables; grouped tables already say where objects belong (--by-owner groups by the same owner)")
+		}
+	}
 	if sortBy := o.sortBy(); sortBy != "" {
 		// kubectl's sorter parses it only once the objects are listed.
 		field, err := get.RelaxedJSONPathExpression(sortBy)
@@ -262,19 +263,15 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return err
 	}
 
-	crdColumns, err := printerColumns(ctx, human, o.requests, o.crdColumns)
-	if err != nil {
-		return err
-	}
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
 		reqs[i] = r
-		reqs[i].Mode = o.informerMode(mode, format, r.Resource.GVK.GroupKind(), crdColumns)
+		reqs[i].Mode = o.informerMode(mode, format, r.Resource.GVK.GroupKind())
 	}
 
 	s := query.NewSession(o.sessionConfig())
 	if mode != "" {
-		return o.printGrouped(ctx, s, reqs, mode, format, crdColumns)
+		return o.printGrouped(ctx, s, reqs, mode, format)
 	}
 	members, missing, err := s.List(ctx, reqs)
 	if err != nil {
@@ -282,7 +279,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 	var tables map[schema.GroupKind]*metav1.Table
 	if human {
-		tables = serverTables(ctx, s, reqs, crdColumns)
+		tables = s.Tables(ctx, members, reqs)
 	}
 	warnings := s.Warnings()
 	for _, w := range warnings {
@@ -291,10 +288,15 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	groups := make([]printers.Group, len(members))
 	for i, m := range members {
 		gk := m.GVK.GroupKind()
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, CRDColumns: crdColumns[gk], ServerTable: tables[gk]}
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: tables[gk]}
 	}
 	opts := o.printOptions(format)
 	opts.Warnings = warnings
+	if o.ShowOwner && human {
+		owners, stop := s.TopOwners(ctx)
+		defer stop()
+		opts.Owner = owners.Of
+	}
 	n, err := printers.Print(o.Out, groups, o.printer, opts)
 	if err != nil {
 		return err
@@ -305,51 +307,9 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	return utilerrors.NewAggregate(missing)
 }
 
-// printerColumns fetches the CRD printer columns of the custom resources among
-// reqs for human output, one GET each, before anything is listed: they decide
-// whether metadata-only objects suffice.
-func printerColumns(ctx context.Context, human bool, reqs []query.Request, fetch func(context.Context, informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)) (map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition, error) {
-	cols := map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition{}
-	if !human {
-		return cols, nil
-	}
-	for _, r := range reqs {
-		if clientgoscheme.Scheme.Recognizes(r.Resource.GVK) {
-			continue
-		}
-		c, err := fetch(ctx, r.Resource)
-		if err != nil {
-			return nil, err
-		}
-		cols[r.Resource.GVK.GroupKind()] = c
-	}
-	return cols, nil
-}
-
-// serverTables reads the API server's table of each kind among reqs that
-// human output prints from it (printers.NeedsServerTable): one list as=Table
-// per kind, after the answer. A kind whose table cannot be read prints NAME
-// and AGE, with a warning.
-func serverTables(ctx context.Context, s *query.Session, reqs []query.Request, crdColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition) map[schema.GroupKind]*metav1.Table {
-	tables := map[schema.GroupKind]*metav1.Table{}
-	for _, r := range reqs {
-		gk := r.Resource.GVK.GroupKind()
-		if _, done := tables[gk]; done || !printers.NeedsServerTable(gk, crdColumns[gk]) {
-			continue
-		}
-		t, err := s.ServerTable(ctx, r)
-		if err != nil {
-			s.Warn("%s; showing NAME and AGE only", warningText(err))
-			continue
-		}
-		tables[gk] = t
-	}
-	return tables
-}
-
 // informerMode is how much of each object of gk the answer reads: metadata
 // alone where the output and grouping read nothing else.
-func (o *GetOptions) informerMode(groupMode, format string, gk schema.GroupKind, crdColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition) informer.Mode {
+func (o *GetOptions) informerMode(groupMode, format string, gk schema.GroupKind) informer.Mode {
 	human := printers.IsHuman(format)
 	switch {
 	case o.sortBy() != "":
@@ -360,7 +320,8 @@ func (o *GetOptions) informerMode(groupMode, format string, gk schema.GroupKind,
 		// Group summaries count ready pods.
 	case format == "name":
 		return informer.MetadataOnly
-	case human && !printers.NeedsFullObjects(gk, crdColumns[gk]):
+	case human:
+		// The server's table has every cell.
 		return informer.MetadataOnly
 	}
 	return informer.Full

@@ -124,7 +124,7 @@ func TestGetFlagsAndValidation(t *testing.T) {
 		},
 		{
 			name: "unknown output format", args: []string{"pods", "-o", "table"}, server: never,
-			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
+			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,wide,yaml`,
 		},
 		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, server: never, wantErr: "template format specified but no template given"},
 		{name: "custom-columns without spec", args: []string{"pods", "-o", "custom-columns"}, server: never, wantErr: "custom-columns format specified but no custom columns given"},
@@ -270,7 +270,6 @@ type runHarness struct {
 
 	mu         sync.Mutex
 	factoryCfg informer.Config
-	crdCalls   []string
 }
 
 func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *runHarness {
@@ -311,15 +310,6 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 		h.factoryCfg = cfg
 		h.mu.Unlock()
 		return newFactory(cfg)
-	}
-	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.crdCalls = append(h.crdCalls, r.Name())
-		if r.GVR == fixtures.CronTabs.GVR {
-			return crontabColumns, nil
-		}
-		return nil, nil
 	}
 	h.o = o
 	return h
@@ -406,7 +396,7 @@ func TestGetRun(t *testing.T) {
 		{
 			name: "a found and a missing name", args: []string{"pods", "web-0", "nope"},
 			check: func(t *testing.T, stdout string) {
-				if !strings.HasPrefix(stdout, "NAME    READY   STATUS    RESTARTS") || !strings.Contains(stdout, "\nweb-0 ") || strings.Count(stdout, "\n") != 2 {
+				if !strings.HasPrefix(stdout, "NAME    AGE") || !strings.Contains(stdout, "\nweb-0 ") || strings.Count(stdout, "\n") != 2 {
 					t.Errorf("stdout should be the table of web-0 alone:\n%s", stdout)
 				}
 			},
@@ -526,22 +516,24 @@ func jsonItems(t *testing.T, doc string) (kind string, names []string) {
 // only when the output needs nothing else).
 func TestGetRunFactoryConfig(t *testing.T) {
 	tests := []struct {
-		name          string
-		args          []string
-		flags         runFlags
-		wantFieldSel  string
-		wantClient    string // typed, dynamic or metadata
-		wantCRDLookup []string
+		name         string
+		args         []string
+		flags        runFlags
+		wantFieldSel string
+		wantClient   string // typed, dynamic or metadata
+		// wantTable is the field selector of the server's table read for
+		// human output, "-" for none.
+		wantTable string
 	}{
-		{name: "pods table needs full pods", args: []string{"pods"}, wantClient: "typed"},
-		{name: "one name is a field selector", args: []string{"pods", "web-0"}, wantFieldSel: "metadata.name=web-0", wantClient: "typed"},
-		{name: "two names list the namespace", args: []string{"pods", "web-0", "web-1"}, wantClient: "typed"},
-		{name: "names only need metadata", args: []string{"pods"}, flags: runFlags{format: "name"}, wantClient: "metadata"},
-		{name: "json needs full pods", args: []string{"pods"}, flags: runFlags{format: "json"}, wantClient: "typed"},
-		{name: "crontab columns read spec", args: []string{"crontabs"}, wantClient: "dynamic", wantCRDLookup: []string{"crontabs.stable.example.com"}},
-		{name: "crontab yaml", args: []string{"crontabs"}, flags: runFlags{format: "yaml"}, wantClient: "dynamic"},
-		{name: "--sort-by may read any field in a table", args: []string{"pods"}, flags: runFlags{sortBy: "{.status.phase}"}, wantClient: "typed"},
-		{name: "--sort-by may read any field with names", args: []string{"pods"}, flags: runFlags{format: "name", sortBy: "{.status.phase}"}, wantClient: "typed"},
+		{name: "a table lists metadata and reads the server's table", args: []string{"pods"}, wantClient: "metadata", wantTable: ""},
+		{name: "one name is a field selector", args: []string{"pods", "web-0"}, wantFieldSel: "metadata.name=web-0", wantClient: "metadata", wantTable: "metadata.name=web-0"},
+		{name: "two names list the namespace", args: []string{"pods", "web-0", "web-1"}, wantClient: "metadata", wantTable: ""},
+		{name: "names only need metadata", args: []string{"pods"}, flags: runFlags{format: "name"}, wantClient: "metadata", wantTable: "-"},
+		{name: "json needs full pods", args: []string{"pods"}, flags: runFlags{format: "json"}, wantClient: "typed", wantTable: "-"},
+		{name: "crontab columns come from the server too", args: []string{"crontabs"}, wantClient: "metadata", wantTable: ""},
+		{name: "crontab yaml", args: []string{"crontabs"}, flags: runFlags{format: "yaml"}, wantClient: "dynamic", wantTable: "-"},
+		{name: "--sort-by may read any field in a table", args: []string{"pods"}, flags: runFlags{sortBy: "{.status.phase}"}, wantClient: "typed", wantTable: ""},
+		{name: "--sort-by may read any field with names", args: []string{"pods"}, flags: runFlags{format: "name", sortBy: "{.status.phase}"}, wantClient: "typed", wantTable: "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -558,8 +550,19 @@ func TestGetRunFactoryConfig(t *testing.T) {
 				t.Error("progress writer set although stderr is not a terminal")
 			}
 			var used []string
-			if len(s.Requests()) > 0 {
-				used = append(used, "typed")
+			table := "-"
+			for _, r := range s.Requests() {
+				if r.Table {
+					if table != "-" {
+						t.Errorf("a second table request %s?%s", r.Path, r.Query.Encode())
+					}
+					table = r.Query.Get("fieldSelector")
+					if !strings.Contains(r.Path, "/namespaces/shop/") {
+						t.Errorf("table request %s is not in namespace shop", r.Path)
+					}
+				} else if !slices.Contains(used, "typed") {
+					used = append(used, "typed")
+				}
 			}
 			if hasList(s.Dynamic.Actions()) {
 				used = append(used, "dynamic")
@@ -570,8 +573,8 @@ func TestGetRunFactoryConfig(t *testing.T) {
 			if !slices.Equal(used, []string{tc.wantClient}) {
 				t.Errorf("clients that listed = %q, want [%s]", used, tc.wantClient)
 			}
-			if !slices.Equal(h.crdCalls, tc.wantCRDLookup) {
-				t.Errorf("printer columns fetched for %q, want %q", h.crdCalls, tc.wantCRDLookup)
+			if table != tc.wantTable {
+				t.Errorf("table read with field selector %q, want %q", table, tc.wantTable)
 			}
 		})
 	}
@@ -591,9 +594,10 @@ func TestGetRunProgress(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			s := fakeapi.New(nil, fixtures.ListObjects()...)
-			// Slower than Run's one-second progress delay.
+			// Slower than Run's one-second progress delay (JSON lists full pods
+			// through the typed client, where the delay is).
 			s.BeforeList = func(*http.Request) *metav1.Status { time.Sleep(1500 * time.Millisecond); return nil }
-			h := newRunHarness(t, s, []string{"pods"}, runFlags{})
+			h := newRunHarness(t, s, []string{"pods"}, runFlags{format: "json"})
 			h.o.progress = terminal
 			if err := h.run(t); err != nil {
 				t.Fatalf("Run: %v", err)

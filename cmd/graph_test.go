@@ -17,7 +17,7 @@ import (
 
 // graphFormats are kubectl get's output formats with the graph formats, as
 // the allowed formats of the graph commands' error list them.
-const graphFormats = "custom-columns,custom-columns-file,dot,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,mermaid,name,template,templatefile,wide,yaml"
+const graphFormats = "custom-columns,custom-columns-file,dot,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,mermaid,name,template,templatefile,wide,yaml"
 
 // noGraph is the error of -o dot on a command without graphs.
 const noGraph = "error: -o dot draws relation graphs: use it with kubectl idx tree, owners, selects, selected-by or uses"
@@ -88,7 +88,7 @@ func TestGraphOutputFlag(t *testing.T) {
 			continue
 		}
 		got, _ := complete(c, nil, "")
-		if strings.Join(got, ",") != "json,yaml,name,go-template,go-template-file,template,templatefile,jsonpath,jsonpath-as-json,jsonpath-file,custom-columns,custom-columns-file,wide,dot,mermaid" {
+		if strings.Join(got, ",") != "json,yaml,kyaml,name,go-template,go-template-file,template,templatefile,jsonpath,jsonpath-as-json,jsonpath-file,custom-columns,custom-columns-file,wide,dot,mermaid" {
 			t.Errorf("%s: -o completes %q", c.Name(), got)
 		}
 		if got, _ := complete(c, nil, "m"); strings.Join(got, ",") != "mermaid" {

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -102,14 +102,18 @@ func (g *GroupFlags) groupBy(mode string) query.GroupBy {
 }
 
 // printGrouped asks the engine for a group-by answer and prints it.
-func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []query.Request, mode, format string, crdColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition) error {
+func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []query.Request, mode, format string) error {
 	doc, missing, err := s.Group(ctx, reqs, o.Group.groupBy(mode))
 	if err != nil {
 		return err
 	}
 	var tables map[schema.GroupKind]*metav1.Table
 	if printers.IsHuman(format) {
-		tables = serverTables(ctx, s, reqs, crdColumns)
+		var members []v1alpha1.Members
+		for _, g := range doc.Groups {
+			members = append(members, g.Members...)
+		}
+		tables = s.Tables(ctx, members, reqs)
 		for _, w := range s.Warnings() {
 			if !slices.Contains(doc.Warnings, w) {
 				doc.Warnings = append(doc.Warnings, w)
@@ -122,7 +126,7 @@ func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []
 	// Validate rejected --sort-by; a lone named object still prints in groups.
 	opts := o.printOptions(format)
 	opts.SingleItem = false
-	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), CRDColumns: crdColumns, ServerTables: tables})
+	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), ServerTables: tables})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -377,5 +378,49 @@ func TestGroupRunByOwner(t *testing.T) {
 			err := h.run(t)
 			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, nil, tc.wantOut, tc.wantErrOut, tc.wantErr)
 		})
+	}
+}
+
+// TestGetRunShowOwner: --show-owner adds an OWNER column, the same top-level
+// controller --by-owner groups under (Kind/name, through ReplicaSets; a
+// dangling owner or one whose kind cannot be read ends the walk there), and
+// <none> for objects no controller owns; grouped tables refuse it.
+func TestGetRunShowOwner(t *testing.T) {
+	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
+	h := newRunHarness(t, s, []string{"pods"}, runFlags{})
+	h.o.ShowOwner = true
+	if err := h.o.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	h.o.mapper = fixtures.OwnerMapper()
+	if err := h.run(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
+		f := strings.Fields(line)
+		if i == 0 {
+			if strings.Join(f, " ") != "NAME AGE OWNER" {
+				t.Fatalf("header %q, want NAME AGE OWNER", line)
+			}
+			continue
+		}
+		got[f[0]] = f[len(f)-1]
+	}
+	want := map[string]string{
+		"web-5d4-aaaaa": "Deployment/web", "web-5d4-bbbbb": "Deployment/web",
+		"static-web-worker-1": "Node/worker-1", "orphan-ddddd": "ReplicaSet/gone-6b8",
+		"canary-7f9-ccccc": "Rollout/canary", "widget-eeeee": "Widget/w",
+		"adopted": "<none>", "debug": "<none>",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("owners %v, want %v\n%s", got, want, h.out.String())
+	}
+
+	h = newRunHarness(t, s, []string{"pods"}, runFlags{})
+	h.o.ShowOwner = true
+	h.o.Group = GroupFlags{ByNode: true}
+	if err := h.o.Validate(); err == nil || !strings.Contains(err.Error(), "--show-owner") {
+		t.Errorf("--show-owner with --by-node: %v, want an error", err)
 	}
 }

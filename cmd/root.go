@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -53,8 +54,11 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		// reading response body") at any verbosity; the one-line error we print
 		// says it already. Keep klog for those who ask for it with -v.
 		if !klog.V(1).Enabled() {
-			klog.LogToStderr(false)
-			klog.SetOutput(io.Discard)
+			// A logger takes every severity: with only an output set, klog
+			// still copies errors to stderr (its stderrthreshold), such as
+			// client-go v0.36's "CancelRequest not implemented" when a
+			// discovery request times out.
+			klog.SetLogger(logr.Discard())
 		}
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true

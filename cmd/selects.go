@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -122,13 +124,19 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 		return err
 	}
 	warnings := s.Warnings()
-	o.printWarnings(warnings)
 	if printers.IsGraph(o.format) {
+		o.printWarnings(warnings)
 		return printers.PrintSelectionGraph(o.Out, o.subjectItem(), members, o.inverse, o.format)
 	}
+	var tables map[schema.GroupKind]*metav1.Table
+	if printers.IsHuman(o.format) {
+		tables = s.Tables(ctx, members, nil)
+		warnings = s.Warnings()
+	}
+	o.printWarnings(warnings)
 	groups := make([]printers.Group, len(members))
 	for i, m := range members {
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects}
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: tables[m.GVK.GroupKind()]}
 	}
 	n, err := printers.Print(o.Out, groups, o.printer, printers.Options{
 		Format:       o.format,

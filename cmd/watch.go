@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,6 +148,8 @@ type WatchOptions struct {
 	WatchOnly     bool
 	Diff          bool
 	SyncTimeout   time.Duration
+	// ShowOwner adds the OWNER column to the table.
+	ShowOwner bool
 
 	// Resolved by Complete; requests and owner by Run.
 	args       []string
@@ -161,8 +162,6 @@ type WatchOptions struct {
 	mapper     meta.RESTMapper
 	// newFactory builds informer factories; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
-	// crdColumns fetches a custom resource's printer columns.
-	crdColumns func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error)
 	// getMetadata reads one object's metadata (the --owner object's UID).
 	getMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
 	// closed, when non-nil, is closed when stdout's reader has gone away.
@@ -210,6 +209,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	cmd.Flags().StringVar(&o.Owner, "owner", "", "Only objects owned by this object, given as TYPE/NAME (e.g. deployment/web), directly or through owners in between such as ReplicaSets, including the object itself when its type is watched.")
+	cmd.Flags().BoolVar(&o.ShowOwner, "show-owner", false, "In the table, show each object's top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...) as an OWNER column, Kind/name, as it was when the event was printed; <none> for objects no controller owns.")
 	cmd.Flags().BoolVar(&o.WatchOnly, "watch-only", false, "Print changes only, not the current state first.")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "For MODIFIED events, print the fields that changed with their old and new values (resourceVersion, managedFields and generation counters left out).")
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
@@ -237,9 +237,6 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 	}
 	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
-	}
-	o.crdColumns = func(ctx context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-		return query.CRDColumns(ctx, o.restConfig, r)
 	}
 	return nil
 }
@@ -309,20 +306,21 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	format := o.PrintFlags.format()
 	human := printers.IsHuman(format)
 
-	crdColumns, err := printerColumns(ctx, human, o.requests, o.crdColumns)
-	if err != nil {
-		return err
-	}
 	sources := make([]printers.WatchSource, len(o.requests))
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
-		sources[i] = printers.WatchSource{GVK: r.Resource.GVK, CRDColumns: crdColumns[r.Resource.GVK.GroupKind()]}
+		sources[i] = printers.WatchSource{GVK: r.Resource.GVK}
 		reqs[i] = r
 		switch {
+		case human && o.Diff:
+			// The server's rows, with whole objects to report changes field by field.
+			reqs[i].Mode = informer.FullRows
+		case human:
+			// The server's rows: every kind printed with its own columns.
+			reqs[i].Mode = informer.Rows
 		case o.Diff:
 			// Changes are reported field by field.
-		case format == "name",
-			human && !printers.NeedsFullObjects(r.Resource.GVK.GroupKind(), sources[i].CRDColumns):
+		case format == "name":
 			reqs[i].Mode = informer.MetadataOnly
 		}
 	}
@@ -354,14 +352,20 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		GetMetadata:       o.getMetadata,
 	})
 	out := bufio.NewWriterSize(o.Out, 64<<10)
-	p := printers.NewEventPrinter(printers.WatchOptions{
+	popts := printers.WatchOptions{
 		Format:       format,
 		NoHeaders:    *o.PrintFlags.NoHeaders,
 		ShowLabels:   *o.PrintFlags.ShowLabels,
 		ColumnLabels: *o.PrintFlags.ColumnLabels,
 		Diff:         o.Diff,
 		Sources:      sources,
-	}, o.printer)
+	}
+	if o.ShowOwner && human {
+		owners, stop := s.TopOwners(ctx)
+		defer stop()
+		popts.Owner = owners.Of
+	}
+	p := printers.NewEventPrinter(popts, o.printer)
 	opts := query.WatchOptions{
 		WatchOnly:       o.WatchOnly,
 		Diff:            o.Diff,

@@ -14,7 +14,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,6 +139,7 @@ type watchFlags struct {
 	watchOnly, diff  bool
 	owner            string
 	allNamespaces    bool
+	showOwner        bool
 }
 
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
@@ -161,7 +161,7 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		t.Fatal(err)
 	}
-	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces = f.watchOnly, f.diff, f.owner, f.allNamespaces
+	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces, o.ShowOwner = f.watchOnly, f.diff, f.owner, f.allNamespaces, f.showOwner
 	o.SyncTimeout = 20 * time.Second
 	o.namespace = "shop"
 	if f.allNamespaces {
@@ -179,12 +179,6 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	}
 	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
 		return informer.NewFactoryWithClients(fixtures.Clients(s), cfg), nil
-	}
-	o.crdColumns = func(_ context.Context, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-		if r.GVR == fixtures.CronTabs.GVR {
-			return crontabColumns, nil
-		}
-		return nil, nil
 	}
 	o.getMetadata = func(_ context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
 		if name == "web" && namespace == "shop" {
@@ -251,6 +245,33 @@ func TestWatchRunTable(t *testing.T) {
 	golden.Assert(t, "testdata/watch_pods_services_crontabs.golden", maskClock(h.out.String()))
 	if h.errOut.String() != "" {
 		t.Errorf("stderr = %q", h.errOut)
+	}
+}
+
+// TestWatchRunShowOwner: --show-owner ends each row of the watch table with
+// the object's top-level controller.
+func TestWatchRunShowOwner(t *testing.T) {
+	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
+	h := startWatch(t, s, []string{"pods"}, watchFlags{showOwner: true})
+	h.waitOut(t, 9)
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run = %v, want nil after the context ends", err)
+	}
+	got := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
+		f := strings.Fields(line)
+		if i == 0 {
+			if f[len(f)-1] != "OWNER" {
+				t.Fatalf("header %q does not end with OWNER", line)
+			}
+			continue
+		}
+		got[f[4]] = f[len(f)-1]
+	}
+	for pod, owner := range map[string]string{"web-5d4-aaaaa": "Deployment/web", "orphan-ddddd": "ReplicaSet/gone-6b8", "debug": "<none>"} {
+		if got[pod] != owner {
+			t.Errorf("%s: OWNER %q, want %q\n%s", pod, got[pod], owner, h.out.String())
+		}
 	}
 }
 

@@ -16,9 +16,10 @@
 # the version it was built for.
 set -euo pipefail
 
-KUBE_VERSION=${KUBE_VERSION:-v1.34.4}
+KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
 STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
-# kwok v0.8.0 lists Kubernetes 1.34 among its supported releases and builds with Go 1.26.
+# kwok v0.8.0 builds with Go 1.26 and drives 1.34 and 1.36 control planes alike (it
+# only reads and writes nodes and pods through the API).
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_ROOT=${KUBECTL_IDX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-idx}
 OUT="$CACHE_ROOT/envtest/k8s-$KUBE_VERSION"

@@ -50,6 +50,10 @@ func Diff(old, new runtime.Object) ([]Change, error) {
 // content returns obj's JSON form as a map, without copying unstructured objects
 // (walk only reads).
 func content(obj runtime.Object) (map[string]any, error) {
+	if w, ok := obj.(interface{ Unwrap() runtime.Object }); ok {
+		// A table row (informer.Row) diffs as the object it describes.
+		obj = w.Unwrap()
+	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u.Object, nil
 	}

@@ -37,11 +37,24 @@ const (
 	// MetadataOnly keeps *metav1.PartialObjectMetadata, the cheapest form: the
 	// server sends only metadata, as protobuf.
 	MetadataOnly
+	// Rows keeps a *Row per object: the API server's table row of it, with its
+	// metadata (includeObject=Metadata). Human output of a change feed reads
+	// the server's cells from it.
+	Rows
+	// FullRows keeps a *Row per object with the whole object
+	// (includeObject=Object), for a feed that also reports changes field by
+	// field.
+	FullRows
 )
 
 func (m Mode) String() string {
-	if m == MetadataOnly {
+	switch m {
+	case MetadataOnly:
 		return "metadata"
+	case Rows:
+		return "rows"
+	case FullRows:
+		return "full rows"
 	}
 	return "full"
 }
@@ -199,6 +212,9 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	}, cfg), nil
 }
 
+// Clients returns the clients the factory lists and watches with.
+func (f *Factory) Clients() Clients { return f.clients }
+
 // cachedClients returns a constructor of typed REST clients for contentType that
 // builds one client per group version.
 func cachedClients(restConfig *rest.Config, contentType string) func(schema.GroupVersion) (rest.Interface, error) {
@@ -330,6 +346,20 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	var example runtime.Object
 
 	switch {
+	case e.mode == Rows || e.mode == FullRows:
+		client, err := f.clients.Typed(e.res.GVK.GroupVersion())
+		if err != nil {
+			return nil, nil, err
+		}
+		rows := &rowsListWatch{full: e.mode == FullRows}
+		res := e.res
+		rows.list = func(ctx context.Context, o metav1.ListOptions) ([]byte, error) {
+			return TableRequest(client, res, ns, o, rows.includeObject()).DoRaw(ctx)
+		}
+		rows.watch = func(ctx context.Context, o metav1.ListOptions) (io.ReadCloser, error) {
+			return TableRequest(client, res, ns, o, rows.includeObject()).Stream(ctx)
+		}
+		list, watchFn, example = rows.List, rows.Watch, &Row{}
 	case e.mode == MetadataOnly:
 		ri := namespaceable(f.clients.Metadata.Resource(e.res.GVR), ns)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
@@ -373,7 +403,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	if e.conn != nil {
 		list, watchFn = e.conn.list(list), e.conn.watch(watchFn)
 	}
-	return &cache.ListWatch{
+	return pagedListWatch{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
 			if o.ResourceVersion == "0" {
@@ -405,8 +435,17 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			tweak(&o)
 			return watchFn(ctx, o)
 		},
-	}, example, nil
+	}}, example, nil
 }
+
+// pagedListWatch is a ListWatch whose initial list the reflector reads with
+// paged LIST requests, never a streaming watch-list (client-go's
+// WatchListClient, on by default since v0.35): the pages are what the progress
+// line counts and what the factory's concurrent-LIST bound holds back.
+type pagedListWatch struct{ *cache.ListWatch }
+
+// IsWatchListSemanticsUnSupported tells the reflector to list in pages.
+func (pagedListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 
 func namespaceable(r metadata.Getter, ns string) metadata.ResourceInterface {
 	if ns != "" {

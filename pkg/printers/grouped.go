@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,10 +22,7 @@ type GroupedOptions struct {
 	Options
 	// Header renders a group's header line for human output.
 	Header func(g *v1alpha1.Group) string
-	// CRDColumns are the additionalPrinterColumns of the custom resources
-	// among the members.
-	CRDColumns map[schema.GroupKind][]apiextensionsv1.CustomResourceColumnDefinition
-	// ServerTables are the API server's tables of the kinds that need one.
+	// ServerTables are the API server's tables of the members' kinds.
 	ServerTables map[schema.GroupKind]*metav1.Table
 }
 
@@ -173,7 +169,7 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 			key := keyOf(m)
 			t, ok := perType[key]
 			if !ok {
-				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, CRDColumns: opts.CRDColumns[m.GVK.GroupKind()], ServerTable: opts.ServerTables[m.GVK.GroupKind()]}
+				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, ServerTable: opts.ServerTables[m.GVK.GroupKind()]}
 				perType[key] = t
 				typeOrder = append(typeOrder, key)
 				counts[key] = make([]int, len(doc.Groups))

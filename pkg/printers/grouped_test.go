@@ -134,7 +134,7 @@ func groupedOpts(format string) printers.GroupedOptions {
 func printGrouped(t *testing.T, doc *v1alpha1.GroupList, format, template string, opts printers.GroupedOptions) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := printers.PrintGrouped(&out, doc, outPrinter(t, format, template), opts); err != nil {
+	if err := printers.PrintGrouped(&out, doc, outPrinter(t, format, template), withTables(opts, doc)); err != nil {
 		t.Fatalf("PrintGrouped -o %s: %v", format, err)
 	}
 	return out.String()
@@ -395,7 +395,7 @@ func TestPrintGroupedCustomColumns(t *testing.T) {
 			opts := groupedOpts("custom-columns")
 			opts.NoHeaders = tc.noHeaders
 			var out bytes.Buffer
-			if err := printers.PrintGrouped(&out, tc.doc, pf, opts); err != nil {
+			if err := printers.PrintGrouped(&out, tc.doc, pf, withTables(opts, tc.doc)); err != nil {
 				t.Fatal(err)
 			}
 			if got := out.String(); got != tc.want {
@@ -729,7 +729,7 @@ func TestPrintGroupedDoesNotMutateCacheObjects(t *testing.T) {
 				opts := printers.GroupedOptions{Options: tc.opts, Header: groupedHeader}
 				opts.Format, opts.Now = tc.format, outNow
 				var out bytes.Buffer
-				if err := printers.PrintGrouped(&out, doc, outPrinter(t, tc.format, tc.template), opts); err != nil {
+				if err := printers.PrintGrouped(&out, doc, outPrinter(t, tc.format, tc.template), withTables(opts, doc)); err != nil {
 					t.Fatalf("PrintGrouped: %v", err)
 				}
 				i := 0
@@ -809,7 +809,7 @@ func TestPrintGroupedMultiLineCells(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := printers.PrintGrouped(&out, eventDoc(), outPrinter(t, tc.format, tc.template), groupedOpts(tc.format))
+			err := printers.PrintGrouped(&out, eventDoc(), outPrinter(t, tc.format, tc.template), withTables(groupedOpts(tc.format), eventDoc()))
 			if err != nil {
 				t.Fatalf("PrintGrouped: %v", err)
 			}

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,10 +27,8 @@ type Group struct {
 	Namespaced bool
 	// Objects are read-only cache objects.
 	Objects []runtime.Object
-	// CRDColumns are the additionalPrinterColumns of a custom resource.
-	CRDColumns []apiextensionsv1.CustomResourceColumnDefinition
-	// ServerTable, when set, is the API server's table of the kind, whose
-	// columns and cells human output uses (NeedsServerTable).
+	// ServerTable is the API server's table of the kind, whose columns and
+	// cells human output prints. Without it, human output prints NAME and AGE.
 	ServerTable *metav1.Table
 }
 
@@ -44,6 +42,9 @@ type Options struct {
 	ShowKind      bool
 	ColumnLabels  []string
 	WithNamespace bool
+	// Owner, when set, adds an OWNER column after the kind's own columns:
+	// each object's top-level controller (--show-owner).
+	Owner func(runtime.Object) string
 	// SortBy is --sort-by: a JSONPath over the objects.
 	SortBy string
 	// SingleItem prints a lone object by itself instead of inside a List, as
@@ -334,6 +335,9 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 		if err != nil {
 			return printed, err
 		}
+		if opts.Owner != nil {
+			addOwnerColumn(table, opts.Owner)
+		}
 		if opts.oneLine {
 			escapeLineBreaks(table)
 		}
@@ -368,13 +372,26 @@ func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
 	return printed, nil
 }
 
+// addOwnerColumn appends the OWNER column to table, read from each row's
+// object.
+func addOwnerColumn(table *metav1.Table, owner func(runtime.Object) string) {
+	table.ColumnDefinitions = append(slices.Clip(table.ColumnDefinitions), ownerColumn)
+	for i := range table.Rows {
+		row := &table.Rows[i]
+		row.Cells = append(slices.Clip(row.Cells), owner(row.Object.Object))
+	}
+}
+
+// ownerColumn is the column of --show-owner.
+var ownerColumn = metav1.TableColumnDefinition{Name: "Owner", Type: "string", Description: "The top-level controller of the object, through controller references."}
+
 // tableOf builds g's table: from the server's table when g has one, else
 // client-side.
 func tableOf(g Group, now time.Time) (*metav1.Table, error) {
 	if g.ServerTable != nil {
 		return TableFromServer(g.ServerTable, g.Objects)
 	}
-	return TableFor(g.GVK.GroupKind(), g.Objects, g.CRDColumns, now)
+	return TableFor(g.GVK.GroupKind(), g.Objects, now)
 }
 
 // escapeStrings replaces line breaks in every string of an unstructured value

@@ -372,7 +372,7 @@ func TestPrintSingleItem(t *testing.T) {
 			objs := []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-1")}[:tc.objs]
 			groups := []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: objs}}
 			var out bytes.Buffer
-			n, err := printers.Print(&out, groups, outPrinter(t, tc.format, ""), printers.Options{Format: tc.format, SingleItem: tc.single, Now: outNow})
+			n, err := printers.Print(&out, tabled(groups), outPrinter(t, tc.format, ""), printers.Options{Format: tc.format, SingleItem: tc.single, Now: outNow})
 			if err != nil {
 				t.Fatalf("Print: %v", err)
 			}
@@ -402,7 +402,7 @@ func safePrint(w *bytes.Buffer, groups []printers.Group, delegate cliprinters.Re
 			err = fmt.Errorf("Print panicked: %v", r)
 		}
 	}()
-	return printers.Print(w, groups, delegate, opts)
+	return printers.Print(w, tabled(groups), delegate, opts)
 }
 
 func TestPrintDelegateFormats(t *testing.T) {
@@ -576,7 +576,7 @@ func TestPrintSeveralGroupsAsTables(t *testing.T) {
 			opts := tc.opts
 			opts.Now = outNow
 			var out bytes.Buffer
-			n, err := printers.Print(&out, groups(), nil, opts)
+			n, err := printers.Print(&out, tabled(groups()), nil, opts)
 			if err != nil {
 				t.Fatalf("Print: %v", err)
 			}
@@ -601,11 +601,11 @@ func TestPrintSeveralGroupsAsTables(t *testing.T) {
 func TestPrintOneGroupHasNoKindPrefix(t *testing.T) {
 	groups := []printers.Group{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}}}
 	var out bytes.Buffer
-	if _, err := printers.Print(&out, groups, nil, printers.Options{Now: outNow}); err != nil {
+	if _, err := printers.Print(&out, tabled(groups), nil, printers.Options{Now: outNow}); err != nil {
 		t.Fatal(err)
 	}
-	const want = "NAME   TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE\n" +
-		"web    ClusterIP   10.96.0.10   <none>        80/TCP    3d\n"
+	const want = "NAME   TYPE        CLUSTER-IP   AGE\n" +
+		"web    ClusterIP   10.96.0.10   3d\n"
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
@@ -645,7 +645,7 @@ func TestPrintListWarnings(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if _, err := printers.Print(&buf, groups, delegate, printers.Options{Format: format, Warnings: warnings}); err != nil {
+			if _, err := printers.Print(&buf, tabled(groups), delegate, printers.Options{Format: format, Warnings: warnings}); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -674,7 +674,7 @@ func TestPrintListWarnings(t *testing.T) {
 	}
 	// A complete answer is kubectl's List, with no warnings field.
 	var buf bytes.Buffer
-	if _, err := printers.Print(&buf, groups, nil, printers.Options{Format: "json"}); err != nil {
+	if _, err := printers.Print(&buf, tabled(groups), nil, printers.Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "warnings") {

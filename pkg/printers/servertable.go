@@ -4,26 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
-
-// NeedsServerTable reports whether human output of gk needs the API server's
-// own table (as=Table): true for every kind this package has no client-side
-// printer for (aggregated APIs, HorizontalPodAutoscalers, Leases, ...) and no
-// CRD printer columns. The server prints each kind for its own version, so
-// those columns are exactly `kubectl get`'s.
-func NeedsServerTable(gk schema.GroupKind, crdColumns []apiextensionsv1.CustomResourceColumnDefinition) bool {
-	if len(crdColumns) > 0 || createdAtKinds.Has(gk) {
-		return false
-	}
-	_, ok := builtinHandlers[gk]
-	return !ok
-}
 
 // TableFromServer builds the table of objs from the server's table of their
 // kind: the server's columns, and for each object, in the order of objs, the
@@ -33,13 +18,13 @@ func NeedsServerTable(gk schema.GroupKind, crdColumns []apiextensionsv1.CustomRe
 // between) gets its name and the other cells empty. server's rows must carry
 // their metadata (includeObject=Metadata or Object).
 func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table, error) {
-	byUID := make(map[types.UID][]any, len(server.Rows))
+	byKey := make(map[rowKey][]any, len(server.Rows))
 	for i := range server.Rows {
-		uid, err := rowUID(&server.Rows[i])
+		key, err := keyOfRow(&server.Rows[i])
 		if err != nil {
 			return nil, fmt.Errorf("reading row %d of the server's table: %w", i, err)
 		}
-		byUID[uid] = server.Rows[i].Cells
+		byKey[key] = server.Rows[i].Cells
 	}
 	table := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
 	for _, obj := range objs {
@@ -47,7 +32,7 @@ func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table
 		if err != nil {
 			return nil, fmt.Errorf("%T has no object metadata: %w", obj, err)
 		}
-		cells, ok := byUID[m.GetUID()]
+		cells, ok := byKey[keyOf(m)]
 		if !ok {
 			cells = make([]any, len(server.ColumnDefinitions))
 			for i, col := range server.ColumnDefinitions {
@@ -62,25 +47,35 @@ func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table
 	return table, nil
 }
 
-// rowUID reads the UID of the object a server table row describes.
-func rowUID(row *metav1.TableRow) (types.UID, error) {
+// rowKey matches a server row to an object: by UID, or by namespace and name
+// for objects without one (which only tests make).
+type rowKey struct {
+	uid             types.UID
+	namespace, name string
+}
+
+func keyOf(m metav1.Object) rowKey {
+	if m.GetUID() != "" {
+		return rowKey{uid: m.GetUID()}
+	}
+	return rowKey{namespace: m.GetNamespace(), name: m.GetName()}
+}
+
+// keyOfRow reads the key of the object a server table row describes.
+func keyOfRow(row *metav1.TableRow) (rowKey, error) {
 	if row.Object.Object != nil {
 		m, err := meta.Accessor(row.Object.Object)
 		if err != nil {
-			return "", err
+			return rowKey{}, err
 		}
-		return m.GetUID(), nil
+		return keyOf(m), nil
 	}
 	if len(row.Object.Raw) == 0 {
-		return "", fmt.Errorf("the row carries no object metadata")
+		return rowKey{}, fmt.Errorf("the row carries no object metadata")
 	}
-	var partial struct {
-		Metadata struct {
-			UID types.UID `json:"uid"`
-		} `json:"metadata"`
-	}
+	var partial metav1.PartialObjectMetadata
 	if err := json.Unmarshal(row.Object.Raw, &partial); err != nil {
-		return "", err
+		return rowKey{}, err
 	}
-	return partial.Metadata.UID, nil
+	return keyOf(&partial), nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,27 +12,6 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
-
-func TestNeedsServerTable(t *testing.T) {
-	for _, tc := range []struct {
-		gk   schema.GroupKind
-		cols []apiextensionsv1.CustomResourceColumnDefinition
-		want bool
-	}{
-		{schema.GroupKind{Kind: "Pod"}, nil, false},
-		{schema.GroupKind{Group: "apps", Kind: "Deployment"}, nil, false},
-		{schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, nil, false},
-		{schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, nil, true},
-		{schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, nil, true},
-		{schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}, nil, true},
-		{schema.GroupKind{Group: "stable.example.com", Kind: "CronTab"}, []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Spec", JSONPath: ".spec.cronSpec"}}, false},
-		{schema.GroupKind{Group: "stable.example.com", Kind: "CronTab"}, nil, true},
-	} {
-		if got := printers.NeedsServerTable(tc.gk, tc.cols); got != tc.want {
-			t.Errorf("NeedsServerTable(%s, %d columns) = %v, want %v", tc.gk, len(tc.cols), got, tc.want)
-		}
-	}
-}
 
 // TestTableFromServer: rows follow the objects' order, matched by UID; an
 // object the server's list lacked keeps its name; the rows carry the

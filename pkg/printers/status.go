@@ -2,6 +2,7 @@ package printers
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,11 +18,10 @@ import (
 // STATUS as the pod STATUS column, a workload's state or the reason of a
 // failing condition. Empty strings mean the object has no such notion, or only
 // its metadata is known.
-func ObjectStatus(obj runtime.Object, now time.Time) (ready, status string) {
+func ObjectStatus(obj runtime.Object, _ time.Time) (ready, status string) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		cells := podCells(o, now)
-		return cells[1].(string), cells[2].(string)
+		return podReadyStatus(o)
 	case *appsv1.Deployment:
 		ready = fmt.Sprintf("%d/%d", o.Status.ReadyReplicas, replicas(o.Spec.Replicas))
 		for _, c := range o.Status.Conditions {
@@ -106,4 +106,149 @@ func conditionStatus(obj map[string]any) (ready, status string) {
 	}
 	phase, _, _ := unstructured.NestedString(obj, "status", "phase")
 	return "", phase
+}
+
+// nodeUnreachablePodReason is the reason the node lifecycle controller gives pods on a lost node
+// (k8s.io/kubernetes/pkg/util/node.NodeUnreachablePodReason).
+const nodeUnreachablePodReason = "NodeLost"
+
+// podReadyStatus computes a pod's READY and STATUS as the API server's pod
+// table does, for the status columns of trees and the ready counts of group
+// summaries (tables print the server's own cells). STATUS starts from the
+// phase and is overridden, in this order, by: the pod's reason, a scheduling
+// gate, the first init container that has not finished, then the last regular
+// container with a waiting or terminated reason, and finally deletion.
+func podReadyStatus(pod *corev1.Pod) (ready, status string) {
+	totalContainers := len(pod.Spec.Containers)
+	readyContainers := 0
+
+	reason := string(pod.Status.Phase)
+	if pod.Status.Reason != "" {
+		reason = pod.Status.Reason
+	}
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodScheduled && condition.Reason == corev1.PodReasonSchedulingGated {
+			reason = corev1.PodReasonSchedulingGated
+		}
+	}
+
+	// Sidecars (restartable init containers) run for the pod's lifetime, so they count as
+	// containers in READY.
+	initContainers := make(map[string]*corev1.Container, len(pod.Spec.InitContainers))
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		initContainers[c.Name] = c
+		if isSidecar(c) {
+			totalContainers++
+		}
+	}
+
+	initializing := false
+	for i := range pod.Status.InitContainerStatuses {
+		status := &pod.Status.InitContainerStatuses[i]
+		sidecar := isSidecar(initContainers[status.Name])
+		switch {
+		case status.State.Terminated != nil && status.State.Terminated.ExitCode == 0:
+			continue
+		case sidecar && status.Started != nil && *status.Started:
+			if status.Ready {
+				readyContainers++
+			}
+			continue
+		case status.State.Terminated != nil:
+			switch {
+			case status.State.Terminated.Reason != "":
+				reason = "Init:" + status.State.Terminated.Reason
+			case status.State.Terminated.Signal != 0:
+				reason = fmt.Sprintf("Init:Signal:%d", status.State.Terminated.Signal)
+			default:
+				reason = fmt.Sprintf("Init:ExitCode:%d", status.State.Terminated.ExitCode)
+			}
+		case status.State.Waiting != nil && status.State.Waiting.Reason != "" && status.State.Waiting.Reason != "PodInitializing":
+			reason = "Init:" + status.State.Waiting.Reason
+		default:
+			reason = fmt.Sprintf("Init:%d/%d", i, len(pod.Spec.InitContainers))
+		}
+		initializing = true
+		break
+	}
+
+	if !initializing || podConditionTrue(pod.Status.Conditions, corev1.PodInitialized) {
+		hasRunning := false
+		// Backwards, so that the first container's reason wins, as in kubectl.
+		for i := len(pod.Status.ContainerStatuses) - 1; i >= 0; i-- {
+			status := &pod.Status.ContainerStatuses[i]
+			switch {
+			case status.State.Waiting != nil && status.State.Waiting.Reason != "":
+				reason = status.State.Waiting.Reason
+			case status.State.Terminated != nil && status.State.Terminated.Reason != "":
+				reason = status.State.Terminated.Reason
+			case status.State.Terminated != nil && status.State.Terminated.Signal != 0:
+				reason = fmt.Sprintf("Signal:%d", status.State.Terminated.Signal)
+			case status.State.Terminated != nil:
+				reason = fmt.Sprintf("ExitCode:%d", status.State.Terminated.ExitCode)
+			case status.Ready && status.State.Running != nil:
+				hasRunning = true
+				readyContainers++
+			}
+		}
+		// One finished container does not make a pod whose others still run "Completed".
+		if reason == "Completed" && hasRunning {
+			if podConditionTrue(pod.Status.Conditions, corev1.PodReady) {
+				reason = "Running"
+			} else {
+				reason = "NotReady"
+			}
+		}
+	}
+
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	switch {
+	case pod.DeletionTimestamp != nil && pod.Status.Reason == nodeUnreachablePodReason:
+		reason = "Unknown"
+	case pod.DeletionTimestamp != nil && !terminal:
+		reason = "Terminating"
+	}
+	return fmt.Sprintf("%d/%d", readyContainers, totalContainers), reason
+}
+
+// isSidecar reports whether c is a restartable init container (a sidecar).
+func isSidecar(c *corev1.Container) bool {
+	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// podConditionTrue reports whether the first condition of type t is True.
+func podConditionTrue(conditions []corev1.PodCondition, t corev1.PodConditionType) bool {
+	for _, condition := range conditions {
+		if condition.Type == t {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// jobConditionTrue reports whether the first condition of type t is True.
+func jobConditionTrue(conditions []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	for _, condition := range conditions {
+		if condition.Type == t {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// replicas is a replica count whose nil means 1, as the API defaults it.
+func replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+// firstNonEmpty returns the first of ss that is not empty.
+func firstNonEmpty(ss ...string) string {
+	if i := slices.IndexFunc(ss, func(s string) bool { return s != "" }); i >= 0 {
+		return ss[i]
+	}
+	return ""
 }

@@ -212,27 +212,24 @@ func TestObjectStatus(t *testing.T) {
 	}
 }
 
-// TestObjectStatusMatchesPodTable checks that a pod's READY and STATUS in a
-// tree are those of its row in kubectl idx get.
-func TestObjectStatusMatchesPodTable(t *testing.T) {
-	pods := []*corev1.Pod{
-		statusPod(corev1.PodRunning, runningStatus("app", true), runningStatus("sidecar", true)),
-		statusPod(corev1.PodRunning, corev1.ContainerStatus{
+// TestObjectStatusOfPods: a pod's READY and STATUS in a tree are those the
+// API server's pod table prints (the end-to-end tests compare trees with
+// kubectl on real servers).
+func TestObjectStatusOfPods(t *testing.T) {
+	for _, tc := range []struct {
+		pod           *corev1.Pod
+		ready, status string
+	}{
+		{statusPod(corev1.PodRunning, runningStatus("app", true), runningStatus("sidecar", true)), "2/2", "Running"},
+		{statusPod(corev1.PodRunning, corev1.ContainerStatus{
 			Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}},
-		}),
-		statusPod(corev1.PodFailed, corev1.ContainerStatus{
+		}), "0/1", "ImagePullBackOff"},
+		{statusPod(corev1.PodFailed, corev1.ContainerStatus{
 			Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}},
-		}),
-	}
-	for _, p := range pods {
-		table, err := printers.TableFor(podGK, []runtime.Object{p}, nil, statusNow)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cells := table.Rows[0].Cells
-		ready, status := printers.ObjectStatus(p, statusNow)
-		if ready != cells[1] || status != cells[2] {
-			t.Errorf("ObjectStatus() = %q, %q; the pod table shows %q, %q", ready, status, cells[1], cells[2])
+		}), "0/1", "ExitCode:2"},
+	} {
+		if ready, status := printers.ObjectStatus(tc.pod, statusNow); ready != tc.ready || status != tc.status {
+			t.Errorf("ObjectStatus() = %q, %q; want %q, %q", ready, status, tc.ready, tc.status)
 		}
 	}
 }

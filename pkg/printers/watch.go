@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,8 +25,6 @@ import (
 type WatchSource struct {
 	// GVK is the kind objects are printed as.
 	GVK schema.GroupVersionKind
-	// CRDColumns are the additionalPrinterColumns of a custom resource.
-	CRDColumns []apiextensionsv1.CustomResourceColumnDefinition
 }
 
 // WatchOptions configure an EventPrinter.
@@ -44,6 +42,9 @@ type WatchOptions struct {
 	Diff bool
 	// Sources are the feed's resources.
 	Sources []WatchSource
+	// Owner, when set, adds an OWNER column after each kind's own columns:
+	// the object's top-level controller when the event was printed.
+	Owner func(runtime.Object) string
 	// Now is the reference time for AGE-like columns; nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone of the TIME column; nil means time.Local.
@@ -208,9 +209,13 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	if err != nil {
 		return fmt.Errorf("printing %T: %w", ev.Object, err)
 	}
-	table, err := TableFor(src.GVK.GroupKind(), []runtime.Object{ev.Object}, src.CRDColumns, p.opts.Now())
+	table, err := eventTable(ev.Object, src, p.opts.Now())
 	if err != nil {
 		return err
+	}
+	if p.opts.Owner != nil {
+		table.Rows[0].Object.Object = ev.Object
+		addOwnerColumn(table, p.opts.Owner)
 	}
 	wide := p.opts.Format == "wide"
 	if !p.headed[ev.Source] {
@@ -271,6 +276,25 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	}
 	p.pending = append(p.pending, row)
 	return nil
+}
+
+// serverRow is an object that carries the API server's table row of itself
+// (informer.Row, from a feed that watches tables).
+type serverRow interface {
+	TableRow() ([]metav1.TableColumnDefinition, []any)
+}
+
+// eventTable is the one-row table of an event's object: the server's row when
+// the object carries it, else NAME and AGE.
+func eventTable(obj runtime.Object, src WatchSource, now time.Time) (*metav1.Table, error) {
+	if r, ok := obj.(serverRow); ok {
+		columns, cells := r.TableRow()
+		if len(cells) != len(columns) {
+			return nil, fmt.Errorf("the server's %s row has %d cells for %d columns", src.GVK.Kind, len(cells), len(columns))
+		}
+		return &metav1.Table{ColumnDefinitions: columns, Rows: []metav1.TableRow{{Cells: cells}}}, nil
+	}
+	return TableFor(src.GVK.GroupKind(), []runtime.Object{obj}, now)
 }
 
 // leftScopeNote follows the row of an object that left the --owner scope.

@@ -112,7 +112,7 @@ func TestEventPrinterTables(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			events := watchEvents()
+			events := rows(watchEvents())
 			before := make([]runtime.Object, len(events))
 			for i, ev := range events {
 				before[i] = ev.Object.DeepCopyObject()
@@ -254,5 +254,5 @@ func TestEventPrinterLeftScope(t *testing.T) {
 		!strings.HasPrefix(lines[1], `{"type":"DELETED","time":"2025-05-14T12:01:00Z","leftScope":true,"object":{`) {
 		t.Errorf("JSON:\n%s", out)
 	}
-	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.WatchOptions{}, nil, events))
+	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.WatchOptions{}, nil, rows(events)))
 }

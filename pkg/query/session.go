@@ -85,6 +85,8 @@ type Session struct {
 
 	mu       sync.Mutex
 	warnings []string
+	// tableClients builds the REST clients tables are read with.
+	tableClients func(schema.GroupVersion) (rest.Interface, error)
 }
 
 // NewSession returns a Session for cfg.
@@ -140,10 +142,27 @@ func (s *Session) warningText(err error) string {
 
 // newFactory builds a factory over the user's REST config.
 func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
+	var f *informer.Factory
+	var err error
 	if s.cfg.NewFactory != nil {
-		return s.cfg.NewFactory(cfg)
+		f, err = s.cfg.NewFactory(cfg)
+	} else {
+		f, err = informer.NewFactory(s.cfg.RESTConfig, cfg)
 	}
-	return informer.NewFactory(s.cfg.RESTConfig, cfg)
+	if err == nil {
+		s.keepClients(f)
+	}
+	return f, err
+}
+
+// keepClients remembers the clients of the session's first factory: tables
+// are read with them.
+func (s *Session) keepClients(f *informer.Factory) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tableClients == nil {
+		s.tableClients = f.Clients().Typed
+	}
 }
 
 // newWideFactory builds a factory for a question that informs on many types:
@@ -152,10 +171,17 @@ func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
 func (s *Session) newWideFactory(cfg informer.Config) (*informer.Factory, error) {
 	cfg.SyncTimeout = s.cfg.SyncTimeout
 	cfg.MaxConcurrentLists = relationMaxLists
+	var f *informer.Factory
+	var err error
 	if s.cfg.NewFactory != nil {
-		return s.cfg.NewFactory(cfg)
+		f, err = s.cfg.NewFactory(cfg)
+	} else {
+		f, err = informer.NewFactory(s.wideConfig, cfg)
 	}
-	return informer.NewFactory(s.wideConfig, cfg)
+	if err == nil {
+		s.keepClients(f)
+	}
+	return f, err
 }
 
 // listable lists the types a question over every type reads.

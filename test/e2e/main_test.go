@@ -25,6 +25,15 @@ import (
 // BinaryEnv names the variable holding the kubectl-idx binary under test.
 const BinaryEnv = "KUBECTL_IDX_BINARY"
 
+// serverVersion is the version of the kube-apiserver in KUBEBUILDER_ASSETS, the one every
+// test runs against (hack/envtest-assets.sh's default, the Makefile's KUBE_VERSION).
+const serverVersion = "v1.36.3"
+
+// PreviousAssetsEnv names the variable holding a second control plane's assets, of the
+// Makefile's KUBE_PREVIOUS version: the comparison of every listable type's table and JSON
+// with kubectl's runs on both versions.
+const PreviousAssetsEnv = "KUBECTL_IDX_PREVIOUS_ASSETS"
+
 // narrowUser may get, list and watch pods in fixtures.Shop and nothing else.
 const narrowUser = "jane"
 

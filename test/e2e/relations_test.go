@@ -1747,7 +1747,7 @@ func TestRelationsBadInput(t *testing.T) {
 		{[]string{"uses", "service/web", "-n", fixtures.Shop}, "error: uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); service/web is neither"},
 		{[]string{"events", "deployment/web", "-n", fixtures.Shop, "--types", "Error"}, "error: valid --types are Normal or Warning"},
 		{[]string{"orphans", "pods"}, `error: unknown command "pods" for "kubectl idx orphans"`},
-		{[]string{"tree", "deployment/web", "-n", fixtures.Shop, "-o", "tree"}, `error: unable to match a printer suitable for the output format "tree", allowed formats are: custom-columns,custom-columns-file,dot,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,mermaid,name,template,templatefile,wide,yaml`},
+		{[]string{"tree", "deployment/web", "-n", fixtures.Shop, "-o", "tree"}, `error: unable to match a printer suitable for the output format "tree", allowed formats are: custom-columns,custom-columns-file,dot,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,mermaid,name,template,templatefile,wide,yaml`},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -12,12 +12,14 @@ package fakeapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	metadatafake "k8s.io/client-go/metadata/fake"
@@ -42,6 +45,8 @@ type Request struct {
 	Query url.Values
 	// Watch is true for watch requests (query watch=true).
 	Watch bool
+	// Table is true for requests of the server's table (Accept: as=Table).
+	Table bool
 }
 
 // Server holds the objects and the fakes. Create it with New.
@@ -59,7 +64,18 @@ type Server struct {
 
 	mu       sync.Mutex
 	typed    []runtime.Object
+	all      []runtime.Object
 	requests []Request
+}
+
+// TableColumns are the columns of the tables the server prints
+// (Accept: application/json;as=Table;v=v1;g=meta.k8s.io), for every kind alike:
+// NAME, AGE, and the object's kind as a wide column. A real API server prints each kind's own
+// columns; the end-to-end tests compare those with kubectl's.
+var TableColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name"},
+	{Name: "Age", Type: "date"},
+	{Name: "Object Kind", Type: "string", Priority: 1},
 }
 
 // New returns a Server holding objs: typed k8s.io/api objects are served by Typed
@@ -85,6 +101,7 @@ func New(listKinds map[schema.GroupVersionResource]string, objs ...runtime.Objec
 		} else {
 			s.typed = append(s.typed, obj.DeepCopyObject())
 		}
+		s.all = append(s.all, obj.DeepCopyObject())
 		partials = append(partials, asPartial(obj, gvk))
 	}
 	s.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, unstructuredObjs...)
@@ -157,7 +174,8 @@ func (s *Server) Requests() []Request {
 func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request) *http.Response {
 	watching := req.URL.Query().Get("watch") == "true"
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Watch: watching})
+	table := strings.Contains(req.Header.Get("Accept"), "as=Table")
+	s.requests = append(s.requests, Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.Query(), Watch: watching, Table: table})
 	s.mu.Unlock()
 
 	parts := strings.Split(strings.Trim(strings.TrimPrefix(req.URL.Path, prefix), "/"), "/")
@@ -169,6 +187,9 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 		return statusResponse(req, &apierrors.NewMethodNotSupported(schema.GroupResource{}, req.Method).ErrStatus)
 	}
 	resource := gv.WithResource(parts[0])
+	if table {
+		return s.serveTable(req, resource, namespace, watching)
+	}
 	kind, ok := kindForResource(resource)
 	if !ok {
 		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), "").ErrStatus)
@@ -191,6 +212,83 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
 	}
 	data, err := runtime.Encode(clientgoscheme.Codecs.LegacyCodec(gv), list)
+	if err != nil {
+		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK,
+		Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
+		Body:       io.NopCloser(bytes.NewReader(data)),
+		Request:    req,
+	}
+}
+
+// serveTable answers a list as the server's table of resource with
+// TableColumns; a watch stays open without events.
+func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResource, namespace string, watching bool) *http.Response {
+	if watching {
+		return &http.Response{
+			StatusCode: http.StatusOK,
+			Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
+			Body:       newOpenStream(req.Context()),
+			Request:    req,
+		}
+	}
+	if s.BeforeList != nil {
+		if status := s.BeforeList(req); status != nil {
+			return statusResponse(req, status)
+		}
+	}
+	query := req.URL.Query()
+	labelSel, err := labels.Parse(query.Get("labelSelector"))
+	if err != nil {
+		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
+	}
+	fieldSel, err := fields.ParseSelector(query.Get("fieldSelector"))
+	if err != nil {
+		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
+	}
+	table := &metav1.Table{ColumnDefinitions: TableColumns}
+	table.Kind, table.APIVersion = "Table", "meta.k8s.io/v1"
+	table.ResourceVersion = "1"
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := false
+	for _, obj := range s.all {
+		gvk := kindOf(obj)
+		if gvr, _ := meta.UnsafeGuessKindToResource(gvk); gvr != resource {
+			continue
+		}
+		found = true
+		a, err := meta.Accessor(obj)
+		if err != nil {
+			return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
+		}
+		if namespace != "" && a.GetNamespace() != namespace ||
+			!labelSel.Matches(labels.Set(a.GetLabels())) ||
+			!fieldSel.Matches(fields.Set{"metadata.name": a.GetName(), "metadata.namespace": a.GetNamespace()}) {
+			continue
+		}
+		rowObj := runtime.Object(asPartial(obj, gvk))
+		if query.Get("includeObject") == string(metav1.IncludeObject) {
+			rowObj = obj
+		}
+		raw, err := json.Marshal(rowObj)
+		if err != nil {
+			return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{
+			Cells:  []any{a.GetName(), duration.HumanDuration(now.Sub(a.GetCreationTimestamp().Time)), gvk.Kind},
+			Object: runtime.RawExtension{Raw: raw},
+		})
+	}
+	if !found {
+		if _, ok := kindForResource(resource); !ok {
+			return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), "").ErrStatus)
+		}
+	}
+	data, err := json.Marshal(table)
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
