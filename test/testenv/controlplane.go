@@ -39,11 +39,12 @@ import (
 // plus kube-controller-manager, kube-scheduler and kwok, each a child process with its own
 // client certificate, kubeconfig and log file. Everything listens on 127.0.0.1 only.
 
-// ControllerAssets are the files Options.Controllers needs in KUBEBUILDER_ASSETS beside
-// kube-apiserver and etcd; hack/envtest-assets.sh builds and writes them.
+// ControllerAssets are the files Options.Controllers needs in the assets directory
+// (Options.Assets, or KUBEBUILDER_ASSETS) beside kube-apiserver and etcd;
+// hack/envtest-assets.sh builds and writes them.
 var ControllerAssets = []string{"kube-controller-manager", "kube-scheduler", "kwok", KwokStagesFile}
 
-// KwokStagesFile is the kwok Stage configuration in KUBEBUILDER_ASSETS: the stages kwokctl
+// KwokStagesFile is the kwok Stage configuration in the assets directory: the stages kwokctl
 // gives kwok, from the same kwok release, which make nodes Ready, run scheduled pods,
 // complete the pods of Jobs and finish deletions.
 const KwokStagesFile = "kwok-stages.yaml"
@@ -90,11 +91,12 @@ func (e *Env) LogFile(name string) string {
 
 // configureControllerAPIServer sets up etcd and kube-apiserver for a control plane with
 // controllers, before envtest starts them: loopback addresses, log files, authorization,
-// admission and service account signing.
+// admission and service account signing. assets is the directory Start runs kube-apiserver
+// from; the controllers come from the same one, so all components are of one version.
 func (e *Env) configureControllerAPIServer(assets string) error {
 	for _, name := range ControllerAssets {
 		if _, err := os.Stat(filepath.Join(assets, name)); err != nil {
-			return fmt.Errorf("%s=%s: %w (build it with hack/envtest-assets.sh)", AssetsEnv, assets, err)
+			return fmt.Errorf("%s: %w (build it with hack/envtest-assets.sh)", assetsSource(assets), err)
 		}
 	}
 	for _, dir := range []string{"logs", "pki"} {

@@ -4,9 +4,10 @@
 // kube-scheduler and kwok's fake nodes, so that controllers, not the tests, write the
 // ReplicaSets, pods, statuses and deletions.
 //
-// The binaries come from KUBEBUILDER_ASSETS (hack/envtest-assets.sh builds them); envtest is
-// never allowed to download anything. Every child process gets its own KUBECONFIG and a
-// discovery cache dir inside the environment's temp dir, so nothing leaks into ~/.kube.
+// The binaries come from KUBEBUILDER_ASSETS, or Options.Assets for a control plane of another
+// version (hack/envtest-assets.sh builds them); envtest is never allowed to download anything.
+// Every child process gets its own KUBECONFIG and a discovery cache dir inside the
+// environment's temp dir, so nothing leaks into ~/.kube.
 package testenv
 
 import (
@@ -33,6 +34,11 @@ const AssetsEnv = "KUBEBUILDER_ASSETS"
 
 // Options configures Start. The zero value starts a plain API server with no CRDs.
 type Options struct {
+	// Assets is the directory holding kube-apiserver and etcd and, with Controllers, the
+	// ControllerAssets, as hack/envtest-assets.sh writes it (KUBE_VERSION picks the version).
+	// Empty means KUBEBUILDER_ASSETS; a test sets it to start a control plane of another
+	// Kubernetes version beside the one of KUBEBUILDER_ASSETS.
+	Assets string
 	// CRDs are installed, and waited for, before Start returns.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// APIServerFlags are set on kube-apiserver on top of envtest's defaults,
@@ -89,11 +95,12 @@ type User struct {
 	Kubeconfig string
 }
 
-// Start starts etcd and kube-apiserver from KUBEBUILDER_ASSETS, installs opts.CRDs and writes
-// the admin kubeconfig. It fails, never skips, when KUBEBUILDER_ASSETS is unset: an e2e run
-// that silently tests nothing is worse than a red one.
+// Start starts etcd and kube-apiserver from opts.Assets (KUBEBUILDER_ASSETS when empty),
+// installs opts.CRDs and writes the admin kubeconfig. It fails, never skips, when
+// KUBEBUILDER_ASSETS is unset and needed: an e2e run that silently tests nothing is worse than
+// a red one.
 func Start(ctx context.Context, opts Options) (*Env, error) {
-	assets, err := AssetsDir()
+	assets, err := opts.assetsDir()
 	if err != nil {
 		return nil, err
 	}
@@ -206,17 +213,41 @@ func AssetsDir() (string, error) {
 	if dir == "" {
 		return "", errors.New(AssetsEnv + " is not set: run the e2e tests with `make test-e2e`, or set it to the output of hack/envtest-assets.sh")
 	}
+	return dir, checkAssets(AssetsEnv+"="+dir, dir)
+}
+
+// assetsDir returns o.Assets, or KUBEBUILDER_ASSETS when it is empty, after checking it holds
+// kube-apiserver and etcd.
+func (o Options) assetsDir() (string, error) {
+	if o.Assets == "" {
+		return AssetsDir()
+	}
+	return o.Assets, checkAssets("Options.Assets "+o.Assets, o.Assets)
+}
+
+// assetsSource names an assets directory in errors the way the caller chose it: as
+// KUBEBUILDER_ASSETS=DIR or as Options.Assets DIR.
+func assetsSource(dir string) string {
+	if dir == os.Getenv(AssetsEnv) {
+		return AssetsEnv + "=" + dir
+	}
+	return "Options.Assets " + dir
+}
+
+// checkAssets checks that dir, named source in errors, holds executable kube-apiserver and
+// etcd.
+func checkAssets(source, dir string) error {
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		p := filepath.Join(dir, bin)
 		st, err := os.Stat(p)
 		if err != nil {
-			return "", fmt.Errorf("%s=%s: %w (build it with hack/envtest-assets.sh)", AssetsEnv, dir, err)
+			return fmt.Errorf("%s: %w (build it with hack/envtest-assets.sh)", source, err)
 		}
 		if st.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%s=%s: %s is not executable", AssetsEnv, dir, p)
+			return fmt.Errorf("%s: %s is not executable", source, p)
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // Host returns the API server URL, e.g. https://127.0.0.1:41234/.
