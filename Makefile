@@ -85,5 +85,5 @@ demo: build ## Start a local control plane run by the real controllers, load a w
 	@kubectl_dir=$$(command -v kubectl >/dev/null || dirname "$$(hack/tools.sh kubectl)"); \
 	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
 
-bench: build ## Time kubectl idx against kubectl get on a real API server (PODS=20000).
-	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000}
+bench: build ## Time kubectl idx against kubectl get on a real API server (PODS=20000; BASELINE=path/to/an/earlier/kubectl-idx times it too).
+	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} $${BASELINE:+-baseline $$BASELINE}

@@ -51,7 +51,10 @@ import (
 )
 
 type options struct {
-	binary     string
+	binary string
+	// baseline, when set, is a second kubectl-idx binary (an earlier build)
+	// timed on the same commands in the same run.
+	baseline   string
 	kubectl    string
 	pods       int
 	namespaces int
@@ -87,6 +90,7 @@ func main() {
 	}
 	var o options
 	flag.StringVar(&o.binary, "binary", "bin/kubectl-idx", "Path of the kubectl-idx binary to time.")
+	flag.StringVar(&o.baseline, "baseline", "", "Path of a second kubectl-idx binary (an earlier build) to time on the same commands in the same run, each row marked [baseline].")
 	flag.StringVar(&o.kubectl, "kubectl", testenv.KubectlPath(), "The kubectl to compare with ($KUBECTL, or kubectl on PATH).")
 	flag.IntVar(&o.pods, "pods", 5000, "Number of pods to create.")
 	flag.IntVar(&o.namespaces, "namespaces", 10, "Number of namespaces the pods are spread over.")
@@ -261,7 +265,7 @@ func run(ctx context.Context, o options) error {
 			{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""},
 			{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}, "", full},
 			{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, "", ""},
-			{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, "", full},
+			{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, "", metadataOnly + " + server table"},
 			{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, "", ""},
 			{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)", full},
 			{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf", metadataOnly},
@@ -278,6 +282,23 @@ func run(ctx context.Context, o options) error {
 			child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", ""},
 			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf", ""},
 		)
+	}
+	if o.baseline != "" {
+		// Each kubectl-idx command again with the baseline binary, compared
+		// with the same reference.
+		var twins []child
+		for _, c := range children {
+			twins = append(twins, c)
+			if c.path != o.binary {
+				continue
+			}
+			ref := c.ref
+			if ref == "" {
+				ref = "kubectl get " + strings.TrimPrefix(c.label, "kubectl idx ")
+			}
+			twins = append(twins, child{c.label + " [baseline]", o.baseline, c.args, ref, ""})
+		}
+		children = twins
 	}
 	if o.only != "" {
 		keep := map[string]bool{}
