@@ -32,8 +32,11 @@ import (
 // `-o json` against `kubectl get` of the same, on a controller-driven control plane loaded with
 // the demo workload and one object of as many other kinds as the server serves. The tables
 // must have the same header and the same cells (time cells masked, maskTimeCell), the JSON the
-// same items. The types come from discovery, never from a list of ours: a kind a new server
-// version adds is compared the day the assets move to that version.
+// same items. `kubectl idx watch TYPE -A` and its -o wide, stopped once the current objects are
+// printed, must show kubectl's columns and cells after its own (compareWatchTable), and on the
+// newer version the OWNER column of --show-owner must name the top-level controllers
+// (checkShowOwner, tables_watch_test.go). The types come from discovery, never from a list of
+// ours: a kind a new server version adds is compared the day the assets move to that version.
 
 const (
 	// tablesNamespace holds the workload of TestTablesEveryType; its cluster-scoped objects
@@ -160,9 +163,10 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 			}
 		})
 	}
-	served := servedResources(t, c)
-	loadEveryKind(t, c, served)
+	loadEveryKind(t, c, servedResources(t, c))
 	t.Logf("workload loaded in %s", time.Since(start).Round(time.Millisecond))
+	// Read again: the workload added a custom resource.
+	served := servedResources(t, c)
 
 	types := strings.Fields(c.mustKubectl(t, "", "api-resources", "--verbs=list,watch", "-o", "name").Stdout)
 	var (
@@ -195,10 +199,17 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 				t.Run("table", func(t *testing.T) { compareTable(t, c, typ) })
 				t.Run("wide", func(t *testing.T) { compareTable(t, c, typ, "-o", "wide") })
 				t.Run("json", func(t *testing.T) { compareJSON(t, c, typ) })
+				t.Run("watch", func(t *testing.T) { compareWatchTable(t, c, typ, served[typ].kind) })
+				t.Run("watch-wide", func(t *testing.T) { compareWatchTable(t, c, typ, served[typ].kind, "-o", "wide") })
 			})
 		}()
 	}
 	wg.Wait()
+	// --show-owner adds objects of its own (owner chains the workload lacks), so it runs after
+	// the types are compared; one version is enough: the column is kubectl idx's own.
+	if shared {
+		t.Run("show-owner", func(t *testing.T) { checkShowOwner(t, c) })
+	}
 	slices.Sort(compared)
 	slices.Sort(empty)
 	t.Logf("compared %d types in %s: %s", len(compared), time.Since(compareStart).Round(time.Millisecond), strings.Join(compared, " "))
@@ -209,9 +220,17 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 	}
 }
 
+// servedResource is what discovery says of a listable resource.
+type servedResource struct {
+	// apiVersion is the group version discovery prefers (v1, apps/v1).
+	apiVersion string
+	// kind is the resource's kind (Pod, Deployment), the KIND of a watch's rows.
+	kind string
+}
+
 // servedResources maps each listable resource, as resource.group (pods, deployments.apps),
-// to the group version discovery prefers for it (v1, apps/v1), from kubectl api-resources.
-func servedResources(t *testing.T, c *ctrlCluster) map[string]string {
+// to what discovery says of it, from kubectl api-resources.
+func servedResources(t *testing.T, c *ctrlCluster) map[string]servedResource {
 	t.Helper()
 	out := c.mustKubectl(t, "", "api-resources", "--verbs=list,watch").Stdout
 	tables := parseTables(out)
@@ -219,17 +238,17 @@ func servedResources(t *testing.T, c *ctrlCluster) map[string]string {
 		t.Fatalf("kubectl api-resources printed %d tables:\n%s", len(tables), out)
 	}
 	tb := tables[0]
-	name, gv := slices.Index(tb.cols, "NAME"), slices.Index(tb.cols, "APIVERSION")
-	if name < 0 || gv < 0 {
-		t.Fatalf("kubectl api-resources: no NAME or APIVERSION column in %q", tb.header)
+	name, gv, kind := slices.Index(tb.cols, "NAME"), slices.Index(tb.cols, "APIVERSION"), slices.Index(tb.cols, "KIND")
+	if name < 0 || gv < 0 || kind < 0 {
+		t.Fatalf("kubectl api-resources: no NAME, APIVERSION or KIND column in %q", tb.header)
 	}
-	served := map[string]string{}
+	served := map[string]servedResource{}
 	for _, row := range tb.rows {
 		res := row[name]
 		if group, _, ok := strings.Cut(row[gv], "/"); ok {
 			res += "." + group
 		}
-		served[res] = row[gv]
+		served[res] = servedResource{apiVersion: row[gv], kind: row[kind]}
 	}
 	return served
 }
@@ -526,7 +545,7 @@ spec:
 // two namespaces folded into tablesNamespace) and its CRD, waits until the controllers have
 // rolled it out, then adds the served extraObjects and a CertificateSigningRequest. Everything
 // is deleted when t ends.
-func loadEveryKind(t *testing.T, c *ctrlCluster, served map[string]string) {
+func loadEveryKind(t *testing.T, c *ctrlCluster, served map[string]servedResource) {
 	t.Helper()
 	ns := tablesNamespace
 	c.createNamespace(t, ns)
@@ -549,13 +568,13 @@ func loadEveryKind(t *testing.T, c *ctrlCluster, served map[string]string) {
 
 	var docs, skipped []string
 	for _, o := range extraObjects {
-		if served[o.resource] != o.apiVersion {
+		if served[o.resource].apiVersion != o.apiVersion {
 			skipped = append(skipped, o.resource+" "+o.apiVersion)
 			continue
 		}
 		docs = append(docs, strings.TrimSpace(o.manifest))
 	}
-	if served["certificatesigningrequests.certificates.k8s.io"] == "certificates.k8s.io/v1" {
+	if served["certificatesigningrequests.certificates.k8s.io"].apiVersion == "certificates.k8s.io/v1" {
 		docs = append(docs, csrManifest(t))
 	} else {
 		skipped = append(skipped, "certificatesigningrequests.certificates.k8s.io certificates.k8s.io/v1")
