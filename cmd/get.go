@@ -270,8 +270,13 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 
 	s := query.NewSession(o.sessionConfig())
+	// The server's tables are read while the answer is listed.
+	var fetch *query.TableFetch
+	if human {
+		fetch = s.FetchTables(ctx, reqs)
+	}
 	if mode != "" {
-		return o.printGrouped(ctx, s, reqs, mode, format)
+		return o.printGrouped(ctx, s, reqs, mode, format, fetch)
 	}
 	members, missing, err := s.List(ctx, reqs)
 	if err != nil {
@@ -279,7 +284,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	}
 	var tables map[schema.GroupKind]*metav1.Table
 	if human {
-		tables = s.Tables(ctx, members, reqs)
+		tables = fetch.Wait(ctx, members)
 	}
 	warnings := s.Warnings()
 	for _, w := range warnings {

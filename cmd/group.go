@@ -102,7 +102,7 @@ func (g *GroupFlags) groupBy(mode string) query.GroupBy {
 }
 
 // printGrouped asks the engine for a group-by answer and prints it.
-func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []query.Request, mode, format string) error {
+func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []query.Request, mode, format string, fetch *query.TableFetch) error {
 	doc, missing, err := s.Group(ctx, reqs, o.Group.groupBy(mode))
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []
 		for _, g := range doc.Groups {
 			members = append(members, g.Members...)
 		}
-		tables = s.Tables(ctx, members, reqs)
+		tables = fetch.Wait(ctx, members)
 		for _, w := range s.Warnings() {
 			if !slices.Contains(doc.Warnings, w) {
 				doc.Warnings = append(doc.Warnings, w)

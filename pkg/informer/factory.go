@@ -205,8 +205,8 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
 	return NewFactoryWithClients(Clients{
-		Typed:     cachedClients(restConfig, runtime.ContentTypeProtobuf),
-		TypedJSON: cachedClients(restConfig, runtime.ContentTypeJSON),
+		Typed:     CachedClients(restConfig, runtime.ContentTypeProtobuf),
+		TypedJSON: CachedClients(restConfig, runtime.ContentTypeJSON),
 		Dynamic:   dyn,
 		Metadata:  md,
 	}, cfg), nil
@@ -215,9 +215,9 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 // Clients returns the clients the factory lists and watches with.
 func (f *Factory) Clients() Clients { return f.clients }
 
-// cachedClients returns a constructor of typed REST clients for contentType that
+// CachedClients returns a constructor of typed REST clients for contentType that
 // builds one client per group version.
-func cachedClients(restConfig *rest.Config, contentType string) func(schema.GroupVersion) (rest.Interface, error) {
+func CachedClients(restConfig *rest.Config, contentType string) func(schema.GroupVersion) (rest.Interface, error) {
 	var mu sync.Mutex
 	clients := map[schema.GroupVersion]rest.Interface{}
 	return func(gv schema.GroupVersion) (rest.Interface, error) {

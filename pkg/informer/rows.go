@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -227,4 +228,38 @@ func TableRequest(client rest.Interface, res Resource, ns string, o metav1.ListO
 		SetHeader("Accept", TableAccept).
 		Param("includeObject", string(include)).
 		VersionedParams(&o, metav1.ParameterCodec)
+}
+
+// RowMeta reads the UID, namespace and name of the object a table row
+// describes (includeObject=Metadata or Object) into a PartialObjectMetadata
+// holding only those, and keeps it as the row's Object so that it is read
+// once. Only the keys are decoded: a row's whole metadata (labels,
+// annotations, managedFields) costs more to decode than the rest of its table.
+func RowMeta(row *metav1.TableRow) (*metav1.PartialObjectMetadata, error) {
+	if m, ok := row.Object.Object.(*metav1.PartialObjectMetadata); ok {
+		return m, nil
+	}
+	if row.Object.Object != nil {
+		a, err := meta.Accessor(row.Object.Object)
+		if err != nil {
+			return nil, err
+		}
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: a.GetUID(), Namespace: a.GetNamespace(), Name: a.GetName()}}, nil
+	}
+	if len(row.Object.Raw) == 0 {
+		return nil, errors.New("the row carries no object metadata")
+	}
+	var partial struct {
+		Metadata struct {
+			UID       types.UID `json:"uid"`
+			Namespace string    `json:"namespace"`
+			Name      string    `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(row.Object.Raw, &partial); err != nil {
+		return nil, err
+	}
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: partial.Metadata.UID, Namespace: partial.Metadata.Namespace, Name: partial.Metadata.Name}}
+	row.Object = runtime.RawExtension{Object: m}
+	return m, nil
 }

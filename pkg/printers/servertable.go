@@ -1,9 +1,9 @@
 package printers
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -63,19 +63,9 @@ func keyOf(m metav1.Object) rowKey {
 
 // keyOfRow reads the key of the object a server table row describes.
 func keyOfRow(row *metav1.TableRow) (rowKey, error) {
-	if row.Object.Object != nil {
-		m, err := meta.Accessor(row.Object.Object)
-		if err != nil {
-			return rowKey{}, err
-		}
-		return keyOf(m), nil
-	}
-	if len(row.Object.Raw) == 0 {
-		return rowKey{}, fmt.Errorf("the row carries no object metadata")
-	}
-	var partial metav1.PartialObjectMetadata
-	if err := json.Unmarshal(row.Object.Raw, &partial); err != nil {
+	m, err := informer.RowMeta(row)
+	if err != nil {
 		return rowKey{}, err
 	}
-	return keyOf(&partial), nil
+	return keyOf(m), nil
 }

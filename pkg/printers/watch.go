@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -218,13 +219,15 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 		addOwnerColumn(table, p.opts.Owner)
 	}
 	wide := p.opts.Format == "wide"
+	// The name is in NAME already: the kind's own name column (format
+	// "name": first for most kinds, last and wide for events) is left out.
+	nameCol := slices.IndexFunc(table.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Format == "name" })
 	if !p.headed[ev.Source] {
 		p.headed[ev.Source] = true
 		if !p.opts.NoHeaders {
 			header := append([]string(nil), watchPrefix...)
 			for i, col := range table.ColumnDefinitions {
-				// The first column of every table is the name, already in NAME.
-				if i == 0 || col.Priority != 0 && !wide {
+				if i == nameCol || col.Priority != 0 && !wide {
 					continue
 				}
 				header = append(header, strings.ToUpper(col.Name))
@@ -247,8 +250,10 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 		m.GetName(),
 	}
 	if len(table.Rows) == 1 {
+		// A server may send more cells than columns (IPAddress does);
+		// kubectl prints one per column, as here.
 		for i, cell := range table.Rows[0].Cells {
-			if i == 0 || i >= len(table.ColumnDefinitions) {
+			if i == nameCol || i >= len(table.ColumnDefinitions) {
 				continue
 			}
 			if table.ColumnDefinitions[i].Priority != 0 && !wide {
@@ -289,9 +294,6 @@ type serverRow interface {
 func eventTable(obj runtime.Object, src WatchSource, now time.Time) (*metav1.Table, error) {
 	if r, ok := obj.(serverRow); ok {
 		columns, cells := r.TableRow()
-		if len(cells) != len(columns) {
-			return nil, fmt.Errorf("the server's %s row has %d cells for %d columns", src.GVK.Kind, len(cells), len(columns))
-		}
 		return &metav1.Table{ColumnDefinitions: columns, Rows: []metav1.TableRow{{Cells: cells}}}, nil
 	}
 	return TableFor(src.GVK.GroupKind(), []runtime.Object{obj}, now)

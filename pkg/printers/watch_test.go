@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
@@ -255,4 +256,36 @@ func TestEventPrinterLeftScope(t *testing.T) {
 		t.Errorf("JSON:\n%s", out)
 	}
 	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.WatchOptions{}, nil, rows(events)))
+}
+
+// TestEventPrinterServerRowShapes: the kind's name column is left out wherever
+// it is (events print it last, as a wide column), and a row with more cells
+// than columns (the server's IPAddress rows) prints one cell per column.
+func TestEventPrinterServerRowShapes(t *testing.T) {
+	pod := watchPod("web-0", "worker-1", nil)
+	eventColumns := []metav1.TableColumnDefinition{
+		{Name: "Last Seen", Type: "string"}, {Name: "Type", Type: "string"}, {Name: "Message", Type: "string"},
+		{Name: "Count", Type: "integer", Priority: 1}, {Name: "Name", Type: "string", Format: "name", Priority: 1},
+	}
+	extra := []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Parent", Type: "string"}}
+	for _, tc := range []struct {
+		format  string
+		columns []metav1.TableColumnDefinition
+		cells   []any
+		want    string
+	}{
+		{"", eventColumns, []any{"5m", "Normal", "Pulled", int64(3), "web-0.123"}, "TIME EVENT KIND NAMESPACE NAME LAST SEEN TYPE MESSAGE|12:00:00 ADDED Pod shop web-0 5m Normal Pulled"},
+		{"wide", eventColumns, []any{"5m", "Normal", "Pulled", int64(3), "web-0.123"}, "TIME EVENT KIND NAMESPACE NAME LAST SEEN TYPE MESSAGE COUNT|12:00:00 ADDED Pod shop web-0 5m Normal Pulled 3"},
+		{"", extra, []any{"10.0.0.1", "services/default/kubernetes", "surplus"}, "TIME EVENT KIND NAMESPACE NAME PARENT|12:00:00 ADDED Pod shop web-0 services/default/kubernetes"},
+	} {
+		ev := &feed.Event{Type: feed.Added, Time: at(0), Source: 0, Object: &informer.Row{Object: pod, Columns: tc.columns, Cells: tc.cells}}
+		out := printWatch(t, printers.WatchOptions{Format: tc.format}, nil, []*feed.Event{ev})
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+		if got := strings.Join(lines, "|"); got != tc.want {
+			t.Errorf("-o %q:\n%s\nwant %q", tc.format, out, tc.want)
+		}
+	}
 }

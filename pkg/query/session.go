@@ -85,13 +85,17 @@ type Session struct {
 
 	mu       sync.Mutex
 	warnings []string
-	// tableClients builds the REST clients tables are read with.
+	// tableClients builds the REST clients tables are read with; without a
+	// REST config (tests), those of the session's first factory, ready once
+	// clientsReady is closed.
+	tableOnce    sync.Once
 	tableClients func(schema.GroupVersion) (rest.Interface, error)
+	clientsReady chan struct{}
 }
 
 // NewSession returns a Session for cfg.
 func NewSession(cfg Config) *Session {
-	s := &Session{cfg: cfg}
+	s := &Session{cfg: cfg, clientsReady: make(chan struct{})}
 	if cfg.RESTConfig != nil {
 		wide := rest.CopyConfig(cfg.RESTConfig)
 		// A query over every type would repeat the server's deprecation
@@ -155,14 +159,16 @@ func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
 	return f, err
 }
 
-// keepClients remembers the clients of the session's first factory: tables
-// are read with them.
+// keepClients remembers the clients of the session's first factory: without
+// a REST config, tables are read with them.
 func (s *Session) keepClients(f *informer.Factory) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tableClients == nil {
-		s.tableClients = f.Clients().Typed
+	if s.cfg.RESTConfig != nil {
+		return
 	}
+	s.tableOnce.Do(func() {
+		s.tableClients = f.Clients().Typed
+		close(s.clientsReady)
+	})
 }
 
 // newWideFactory builds a factory for a question that informs on many types:

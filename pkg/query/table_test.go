@@ -7,18 +7,24 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	restfake "k8s.io/client-go/rest/fake"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -122,5 +128,101 @@ func TestServerTableNotATable(t *testing.T) {
 	_, err := s.ServerTable(context.Background(), query.Request{Resource: leases})
 	if want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table"; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+// TestTablesMatchBareRowsByName: tables are read without the rows' objects
+// and matched by name: one request when every name is unique across the
+// namespaces, a namespace's own table for names that repeat in several, or
+// for an object the first table lacks; a table with each row's metadata when
+// the kind has no name column. Every object gets its own row's cells.
+func TestTablesMatchBareRowsByName(t *testing.T) {
+	pod := func(ns, name string) runtime.Object {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
+	}
+	type row struct{ ns, name string }
+	pods := informer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+	tests := []struct {
+		name     string
+		server   []row
+		objs     []runtime.Object
+		noName   bool
+		wantReqs []string
+	}{
+		{
+			name:     "unique names: one table",
+			server:   []row{{"a", "web-1"}, {"b", "db-1"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("b", "db-1")},
+			wantReqs: []string{"/api/v1/pods None"},
+		},
+		{
+			name:     "a name in two namespaces: their own tables",
+			server:   []row{{"a", "web-1"}, {"a", "cfg"}, {"b", "cfg"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("a", "cfg"), pod("b", "cfg")},
+			wantReqs: []string{"/api/v1/pods None", "/api/v1/namespaces/a/pods None", "/api/v1/namespaces/b/pods None"},
+		},
+		{
+			name:     "no name column: rows with metadata",
+			server:   []row{{"a", "web-1"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("b", "db-1")},
+			noName:   true,
+			wantReqs: []string{"/api/v1/pods None", "/api/v1/pods Metadata"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var reqs []string
+			client := &restfake.RESTClient{
+				NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
+				GroupVersion:         schema.GroupVersion{Version: "v1"},
+				VersionedAPIPath:     "/api/v1",
+				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
+					include := req.URL.Query().Get("includeObject")
+					mu.Lock()
+					reqs = append(reqs, req.URL.Path+" "+include)
+					mu.Unlock()
+					table := metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
+						ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Where", Type: "string"}}}
+					if tc.noName {
+						table.ColumnDefinitions[0].Format = ""
+					}
+					for _, r := range tc.server {
+						if ns := strings.TrimPrefix(req.URL.Path, "/api/v1/namespaces/"); ns != req.URL.Path && !strings.HasPrefix(ns, r.ns+"/") {
+							continue
+						}
+						tr := metav1.TableRow{Cells: []any{r.name, r.ns + "/" + r.name}}
+						if include == "Metadata" {
+							tr.Object.Raw = []byte(fmt.Sprintf(`{"metadata":{"namespace":%q,"name":%q,"uid":"uid-%s-%s"}}`, r.ns, r.name, r.ns, r.name))
+						}
+						table.Rows = append(table.Rows, tr)
+					}
+					data, _ := json.Marshal(table)
+					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(bytes.NewReader(data))}, nil
+				}),
+			}
+			s := query.NewSession(query.Config{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }})
+			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: pods.GVK, Namespaced: true, Objects: tc.objs}}, []query.Request{{Resource: pods}})
+			table := tables[pods.GVK.GroupKind()]
+			if table == nil {
+				t.Fatalf("no table; warnings %q", s.Warnings())
+			}
+			got, err := printers.TableFromServer(table, tc.objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range got.Rows {
+				m, _ := meta.Accessor(tc.objs[i])
+				if want := m.GetNamespace() + "/" + m.GetName(); r.Cells[1] != want && !(tc.noName && m.GetNamespace() == "b") {
+					t.Errorf("%s got the cells %v", want, r.Cells)
+				}
+			}
+			slices.Sort(reqs)
+			want := slices.Clone(tc.wantReqs)
+			slices.Sort(want)
+			if !slices.Equal(reqs, want) {
+				t.Errorf("requests %q, want %q", reqs, want)
+			}
+		})
 	}
 }
