@@ -56,6 +56,7 @@ func setup(manifest string) []string {
 var commands = []string{
 	"kubectl idx pods -A --by-owner",
 	"kubectl idx pods -A --by-node",
+	"kubectl idx pods -n shop --show-owner",
 	"kubectl idx tree deployment/web -n shop",
 	"kubectl idx selects service/web -n shop",
 	"kubectl idx uses configmap/web-config -n shop",

@@ -358,7 +358,7 @@ func TestDemo(t *testing.T) {
 	for _, s := range []string{
 		"export KUBECONFIG=", "export PATH=", "$ kubectl idx pods -A --by-owner", "Deployment/web -n shop  3 pods, 3/3 ready",
 		"kwok-node-0  Ready", "└─ReplicaSet/web-", "$ kubectl idx selects service/web", "ADDED      ReplicaSet",
-		"Job/report-now\t0/1 ready",
+		"Job/report-now\t0/1 ready", "$ kubectl idx pods -n shop --show-owner", "Deployment/web\n",
 	} {
 		if !strings.Contains(res.Stdout, s) {
 			t.Errorf("demo output lacks %q:\n%s", s, res.Stdout)

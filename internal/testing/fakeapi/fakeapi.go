@@ -187,11 +187,8 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 		return statusResponse(req, &apierrors.NewMethodNotSupported(schema.GroupResource{}, req.Method).ErrStatus)
 	}
 	resource := gv.WithResource(parts[0])
-	if table {
-		return s.serveTable(req, resource, namespace, watching)
-	}
-	kind, ok := kindForResource(resource)
-	if !ok {
+	kind, known := kindForResource(resource)
+	if !known && !table {
 		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), "").ErrStatus)
 	}
 	if watching {
@@ -207,6 +204,9 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 			return statusResponse(req, status)
 		}
 	}
+	if table {
+		return s.serveTable(req, resource, namespace, known)
+	}
 	list, err := s.list(gv.WithKind(kind), namespace, req.URL.Query())
 	if err != nil {
 		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
@@ -215,6 +215,11 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
+	return jsonResponse(req, data)
+}
+
+// jsonResponse answers req with data, a JSON document.
+func jsonResponse(req *http.Request, data []byte) *http.Response {
 	return &http.Response{
 		StatusCode: http.StatusOK,
 		Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
@@ -224,21 +229,9 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 }
 
 // serveTable answers a list as the server's table of resource with
-// TableColumns; a watch stays open without events.
-func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResource, namespace string, watching bool) *http.Response {
-	if watching {
-		return &http.Response{
-			StatusCode: http.StatusOK,
-			Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
-			Body:       newOpenStream(req.Context()),
-			Request:    req,
-		}
-	}
-	if s.BeforeList != nil {
-		if status := s.BeforeList(req); status != nil {
-			return statusResponse(req, status)
-		}
-	}
+// TableColumns. known says whether client-go's scheme serves the resource;
+// one it does not and no object has is not found.
+func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResource, namespace string, known bool) *http.Response {
 	query := req.URL.Query()
 	labelSel, err := labels.Parse(query.Get("labelSelector"))
 	if err != nil {
@@ -283,21 +276,14 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 			Object: runtime.RawExtension{Raw: raw},
 		})
 	}
-	if !found {
-		if _, ok := kindForResource(resource); !ok {
-			return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), "").ErrStatus)
-		}
+	if !found && !known {
+		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), "").ErrStatus)
 	}
 	data, err := json.Marshal(table)
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
-	return &http.Response{
-		StatusCode: http.StatusOK,
-		Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
-		Body:       io.NopCloser(bytes.NewReader(data)),
-		Request:    req,
-	}
+	return jsonResponse(req, data)
 }
 
 // kindForResource finds the kind client-go's scheme serves as resource.
