@@ -483,14 +483,26 @@ func rawLists(cfg *rest.Config, scale bool) []rawList {
 		jsonType  = "application/json"
 		protoType = "application/vnd.kubernetes.protobuf"
 		metaType  = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+		tableType = "application/json;as=Table;v=v1;g=meta.k8s.io"
 	)
+	table := func(include string) func(context.Context) (time.Duration, int64, error) {
+		return func(ctx context.Context) (time.Duration, int64, error) {
+			start := time.Now()
+			data, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/pods").SetHeader("Accept", tableType).Param("includeObject", include).DoRaw(ctx)
+			return time.Since(start), int64(len(data)), err
+		}
+	}
 	raws := []rawList{
 		{"raw LIST pods, JSON", "GET /api/v1/pods  Accept: " + jsonType, list(jsonType)},
 		{"raw LIST pods, protobuf", "GET /api/v1/pods  Accept: " + protoType, list(protoType)},
 		{"raw LIST pods, metadata protobuf", "GET /api/v1/pods  Accept: " + metaType, list(metaType)},
+		// The server's table, as human output reads it (rows with their
+		// objects' metadata) and bare.
+		{"raw LIST pods, Table with metadata", "GET /api/v1/pods?includeObject=Metadata  Accept: " + tableType, table("Metadata")},
+		{"raw LIST pods, Table without objects", "GET /api/v1/pods?includeObject=None  Accept: " + tableType, table("None")},
 	}
 	if scale {
-		raws = raws[1:]
+		raws = raws[1:3]
 	}
 	return raws
 }
