@@ -56,8 +56,8 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 		if !klog.V(1).Enabled() {
 			// A logger takes every severity: with only an output set, klog
 			// still copies errors to stderr (its stderrthreshold), such as
-			// client-go v0.36's "CancelRequest not implemented" when a
-			// discovery request times out.
+			// client-go v0.36's complaint, when a discovery request times
+			// out, that its TLS transport cannot cancel requests.
 			klog.SetLogger(logr.Discard())
 		}
 	}
