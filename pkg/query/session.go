@@ -66,7 +66,7 @@ type Config struct {
 	// Listable lists the types that support list and watch; nil means
 	// informer.ListableResources over Discovery.
 	Listable func(namespacedOnly bool) ([]informer.Resource, []error)
-	// TableClient returns the REST client ServerTable reads a group
+	// TableClient returns the REST client the server's tables of a group
 	// version's tables with; nil means one over RESTConfig.
 	TableClient func(gv schema.GroupVersion) (rest.Interface, error)
 	// GetMetadata reads one object's metadata; nil means a metadata client

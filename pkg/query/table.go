@@ -17,17 +17,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
-// ServerTable lists req's resource in the session's scope as the API server
-// prints it (as=Table): the server's columns for its own version, each row
-// with the object's metadata (includeObject=Metadata) so that rows can be
-// matched to the answer's objects by UID. The session's selectors apply, and
-// one name asked for narrows the list to it. It is one request, unpaged: a
-// table costs one round trip per kind printed, and the server answers it from
-// its watch cache.
-func (s *Session) ServerTable(ctx context.Context, req Request) (*metav1.Table, error) {
-	return s.serverTable(ctx, req.Resource, s.cfg.Namespace, req.Names, metav1.IncludeMetadata)
-}
-
 // serverTable reads res's table in namespace with the session's selectors,
 // narrowed to the name when names holds one, each row with the object as
 // include says.
@@ -250,6 +239,8 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	}
 	nameCol := slices.IndexFunc(read.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Format == "name" })
 	if nameCol < 0 {
+		// Rows with each object's metadata (includeObject=Metadata), matched
+		// by UID.
 		return s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
 	}
 	// One namespace's names are unique; so are the names of a table of all

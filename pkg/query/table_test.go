@@ -34,27 +34,26 @@ var leases = informer.Resource{
 	Namespaced: true,
 }
 
-// tablePage is a server's lease table: rows name-holder-count with the
-// object's metadata, as includeObject=Metadata gives it.
+// tablePage is a server's lease table: rows name-holder-count, bare, as
+// includeObject=None gives them.
 func tablePage(cont string, names ...string) []byte {
 	t := metav1.Table{
 		TypeMeta:          metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
 		ListMeta:          metav1.ListMeta{Continue: cont},
-		ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Holder", Type: "string"}, {Name: "Count", Type: "integer"}},
+		ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Holder", Type: "string"}, {Name: "Count", Type: "integer"}},
 	}
 	for _, n := range names {
-		meta := fmt.Sprintf(`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":%q,"uid":"uid-%s"}}`, n, n)
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n, "holder-" + n, 1000000}, Object: runtime.RawExtension{Raw: []byte(meta)}})
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{n, "holder-" + n, 1000000}})
 	}
 	data, _ := json.Marshal(t)
 	return data
 }
 
-// TestServerTable: the server's table is asked for as kubectl asks (Accept
-// as=Table, includeObject=Metadata), with the session's namespace and
-// selectors and the name asked for, in one unpaged request (one round trip
-// per kind printed); whole numbers stay integers.
-func TestServerTable(t *testing.T) {
+// TestTablesRequest: the server's table is asked for as kubectl asks (Accept
+// as=Table), bare (includeObject=None), with the session's namespace and
+// selectors, narrowed to the name of a lone object, in one unpaged request
+// (one round trip per kind printed); whole numbers stay integers.
+func TestTablesRequest(t *testing.T) {
 	tests := []struct {
 		name      string
 		namespace string
@@ -87,15 +86,28 @@ func TestServerTable(t *testing.T) {
 				Namespace: tc.namespace, LabelSelector: "team=a", FieldSelector: "spec.holderIdentity!=x",
 				TableClient: func(gv schema.GroupVersion) (rest.Interface, error) { return client, nil },
 			})
-			table, err := s.ServerTable(context.Background(), query.Request{Resource: leases, Names: tc.names})
-			if err != nil {
-				t.Fatal(err)
+			names := tc.names
+			if names == nil {
+				names = []string{"node-1", "node-2", "node-3"}
+			}
+			var objs []runtime.Object
+			for _, n := range names {
+				objs = append(objs, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: n, UID: types.UID("uid-" + n)}})
+			}
+			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
+			table := tables[leases.GVK.GroupKind()]
+			if table == nil {
+				t.Fatalf("no table; warnings %q", s.Warnings())
 			}
 			var got []string
 			for _, r := range table.Rows {
 				got = append(got, strings.TrimSpace(fmt.Sprintln(r.Cells...)))
 			}
-			if want := []string{"node-1 holder-node-1 1000000", "node-2 holder-node-2 1000000", "node-3 holder-node-3 1000000"}; !cmp.Equal(got, want) {
+			var want []string
+			for _, n := range names {
+				want = append(want, n+" holder-"+n+" 1000000")
+			}
+			if !cmp.Equal(got, want) {
 				t.Errorf("rows %q, want %q", got, want)
 			}
 			if len(table.ColumnDefinitions) != 3 || table.Continue != "" {
@@ -106,7 +118,7 @@ func TestServerTable(t *testing.T) {
 			}
 			for _, r := range requests {
 				q := r.URL.Query()
-				if r.URL.Path != tc.wantPath || q.Get("includeObject") != "Metadata" || q.Get("labelSelector") != "team=a" ||
+				if r.URL.Path != tc.wantPath || q.Get("includeObject") != "None" || q.Get("labelSelector") != "team=a" ||
 					q.Get("fieldSelector") != tc.wantField || q.Has("limit") || !strings.HasPrefix(r.Header.Get("Accept"), "application/json;as=Table;v=v1;g=meta.k8s.io") {
 					t.Errorf("request %s %s, Accept %q", r.URL.Path, r.URL.RawQuery, r.Header.Get("Accept"))
 				}
@@ -115,9 +127,10 @@ func TestServerTable(t *testing.T) {
 	}
 }
 
-// TestServerTableNotATable: a server that answers with the plain list cannot
-// print the kind; the error says so and names the resource.
-func TestServerTableNotATable(t *testing.T) {
+// TestTablesNotATable: a server that answers with the plain list cannot
+// print the kind; the warning says so and names the resource, and the kind is
+// left to NAME and AGE.
+func TestTablesNotATable(t *testing.T) {
 	client := &restfake.RESTClient{
 		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
 		Client: restfake.CreateHTTPClient(func(*http.Request) (*http.Response, error) {
@@ -125,9 +138,11 @@ func TestServerTableNotATable(t *testing.T) {
 		}),
 	}
 	s := query.NewSession(query.Config{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }})
-	_, err := s.ServerTable(context.Background(), query.Request{Resource: leases})
-	if want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table"; err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %q", err, want)
+	objs := []runtime.Object{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}}
+	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
+	want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table; showing NAME and AGE only"
+	if len(tables) != 0 || !slices.Equal(s.Warnings(), []string{want}) {
+		t.Errorf("tables %v, warnings %q, want %q", tables, s.Warnings(), want)
 	}
 }
 
