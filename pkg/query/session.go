@@ -67,7 +67,7 @@ type Config struct {
 	// informer.ListableResources over Discovery.
 	Listable func(namespacedOnly bool) ([]informer.Resource, []error)
 	// TableClient returns the REST client the server's tables of a group
-	// version's tables with; nil means one over RESTConfig.
+	// version are read with; nil means one over RESTConfig.
 	TableClient func(gv schema.GroupVersion) (rest.Interface, error)
 	// GetMetadata reads one object's metadata; nil means a metadata client
 	// over RESTConfig.
