@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,8 +85,21 @@ type rowsListWatch struct {
 	watch func(ctx context.Context, o metav1.ListOptions) (io.ReadCloser, error)
 	// full asks for whole objects in the rows (includeObject=Object).
 	full bool
-	// columns are the last column definitions the server sent.
+	// columns are the last column definitions the server sent; a stopped
+	// watch's decoder may still write them while the next list does.
+	mu      sync.Mutex
 	columns []metav1.TableColumnDefinition
+}
+
+// setColumns keeps the column definitions of a table that has them and
+// returns the ones its rows are under.
+func (lw *rowsListWatch) setColumns(cols []metav1.TableColumnDefinition) []metav1.TableColumnDefinition {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if len(cols) > 0 {
+		lw.columns = cols
+	}
+	return lw.columns
 }
 
 // includeObject is the includeObject parameter of the rows' requests.
@@ -106,12 +120,10 @@ func (lw *rowsListWatch) List(ctx context.Context, o metav1.ListOptions) (runtim
 	if err != nil {
 		return nil, err
 	}
-	if len(table.ColumnDefinitions) > 0 {
-		lw.columns = table.ColumnDefinitions
-	}
+	columns := lw.setColumns(table.ColumnDefinitions)
 	list := &metav1.List{ListMeta: table.ListMeta, Items: make([]runtime.RawExtension, len(table.Rows))}
 	for i := range table.Rows {
-		row, err := lw.row(&table.Rows[i])
+		row, err := lw.row(&table.Rows[i], columns)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +144,8 @@ func (lw *rowsListWatch) Watch(ctx context.Context, o metav1.ListOptions) (watch
 	return watch.NewStreamWatcher(&rowDecoder{lw: lw, body: body, dec: json.NewDecoder(body)}, watchErrorReporter{}), nil
 }
 
-// row unwraps one table row.
-func (lw *rowsListWatch) row(tr *metav1.TableRow) (*Row, error) {
+// row unwraps one table row, under columns.
+func (lw *rowsListWatch) row(tr *metav1.TableRow, columns []metav1.TableColumnDefinition) (*Row, error) {
 	if len(tr.Object.Raw) == 0 {
 		return nil, errors.New("the server's table row carries no object")
 	}
@@ -151,7 +163,7 @@ func (lw *rowsListWatch) row(tr *metav1.TableRow) (*Row, error) {
 		}
 		obj = m
 	}
-	return &Row{Object: obj, Columns: lw.columns, Cells: tr.Cells}, nil
+	return &Row{Object: obj, Columns: columns, Cells: tr.Cells}, nil
 }
 
 // rowDecoder decodes a JSON watch stream of tables into Row events.
@@ -180,13 +192,11 @@ func (d *rowDecoder) Decode() (watch.EventType, runtime.Object, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if len(table.ColumnDefinitions) > 0 {
-		d.lw.columns = table.ColumnDefinitions
-	}
+	columns := d.lw.setColumns(table.ColumnDefinitions)
 	if len(table.Rows) != 1 {
 		return "", nil, fmt.Errorf("a %s watch event carried %d table rows, want 1", ev.Type, len(table.Rows))
 	}
-	row, err := d.lw.row(&table.Rows[0])
+	row, err := d.lw.row(&table.Rows[0], columns)
 	if err != nil {
 		return "", nil, err
 	}
