@@ -26,19 +26,8 @@ func TableFor(gk schema.GroupKind, objs []runtime.Object, now time.Time) (*metav
 			return nil, fmt.Errorf("building %s table: object %d is nil (%T)", gk, i, obj)
 		}
 	}
-	return ageTable(gk, objs, ageColumns, now)
-}
-
-// ageColumns are the columns of TableFor, as the API server names them.
-var ageColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
-	{Name: "Age", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
-}
-
-// ageTable prints NAME and AGE from metadata alone, which every object has.
-func ageTable(gk schema.GroupKind, objs []runtime.Object, columns []metav1.TableColumnDefinition, now time.Time) (*metav1.Table, error) {
 	table := &metav1.Table{
-		ColumnDefinitions: slices.Clone(columns),
+		ColumnDefinitions: slices.Clone(ageColumns),
 		Rows:              make([]metav1.TableRow, 0, len(objs)),
 	}
 	for _, obj := range objs {
@@ -52,6 +41,12 @@ func ageTable(gk schema.GroupKind, objs []runtime.Object, columns []metav1.Table
 		})
 	}
 	return table, nil
+}
+
+// ageColumns are the columns of TableFor, as the API server names them.
+var ageColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
+	{Name: "Age", Type: "date", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
 }
 
 // isNilObject reports whether obj is nil or a typed nil pointer.

@@ -2,14 +2,10 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -70,27 +66,4 @@ func ObjectNames(ctx context.Context, cfg *rest.Config, res informer.Resource, n
 		}
 	}
 	return slices.Sorted(maps.Keys(seen)), nil
-}
-
-// CRDColumns returns the additionalPrinterColumns of the CRD serving r, or
-// nil when r is not served by a CRD (an aggregated API) or the CRD cannot be
-// read.
-func CRDColumns(ctx context.Context, cfg *rest.Config, r informer.Resource) ([]apiextensionsv1.CustomResourceColumnDefinition, error) {
-	client, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, r.GVR.GroupResource().String(), metav1.GetOptions{})
-	if err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("reading printer columns of %s: %w", r.Name(), err)
-	}
-	for _, v := range crd.Spec.Versions {
-		if v.Name == r.GVR.Version {
-			return v.AdditionalPrinterColumns, nil
-		}
-	}
-	return nil, nil
 }
