@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -93,6 +96,9 @@ type GetOptions struct {
 	progress          bool
 	// newFactory builds the informer factory; tests swap in fake clients.
 	newFactory func(cfg informer.Config) (*informer.Factory, error)
+	// contexts are the contexts asked, when more than one: each resolves
+	// its own clients when asked (see runContexts).
+	contexts []string
 
 	genericiooptions.IOStreams
 }
@@ -156,6 +162,9 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	if o.newFactory != nil {
 		// Tests resolved the clients already.
 		return nil
+	}
+	if o.contexts, err = o.Flags.contextNames(); err != nil || o.contexts != nil {
+		return err
 	}
 	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
@@ -248,27 +257,95 @@ func (o *GetOptions) validateFlags() error {
 	return o.Group.validateFlags(o.sortBy())
 }
 
-// Run asks the query engine and prints the answer.
-func (o *GetOptions) Run(ctx context.Context) error {
-	if err := o.resolve(); err != nil {
-		return err
-	}
+// getAnswer is one context's answer to a listing, grouped or not.
+type getAnswer struct {
+	// members are a plain listing's objects; doc a grouping's.
+	members []v1alpha1.Members
+	doc     *v1alpha1.GroupList
+	// tables are the server's tables of the members' kinds (human output).
+	tables map[schema.GroupKind]*metav1.Table
+	// warnings say what the answer may be missing; missing are the objects
+	// named on the command line that do not exist.
+	warnings []string
+	missing  []error
+	// owner names each object's top-level controller (--show-owner); stop
+	// releases its informers.
+	owner func(runtime.Object) string
+	stop  func()
+	// requests are the types asked for, as this context's server maps them.
+	requests []query.Request
+}
+
+// outputFormat is -o, or go-template when only --template is given.
+func (o *GetOptions) outputFormat() string {
 	format := *o.PrintFlags.OutputFormat
 	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
 		format = "go-template"
 	}
-	human := printers.IsHuman(format)
-	mode, err := o.Group.mode()
+	return format
+}
+
+// Run asks the query engine and prints the answer.
+func (o *GetOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runContexts(ctx)
+	}
+	format := o.outputFormat()
+	a, err := o.answer(ctx, format)
 	if err != nil {
 		return err
 	}
+	if a.stop != nil {
+		defer a.stop()
+	}
+	for _, w := range a.warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	human := printers.IsHuman(format)
+	if a.doc != nil {
+		mode, _ := o.Group.mode()
+		if err := o.printGrouped(a.doc, mode, format, a.tables, nil); err != nil {
+			return err
+		}
+		if len(a.doc.Groups) == 0 && human && len(a.missing) == 0 {
+			o.printNoResources()
+		}
+		return utilerrors.NewAggregate(a.missing)
+	}
+	groups := make([]printers.Group, len(a.members))
+	for i, m := range a.members {
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()]}
+	}
+	opts := o.printOptions(format)
+	opts.Warnings = a.warnings
+	opts.Owner = a.owner
+	n, err := printers.Print(o.Out, groups, o.printer, opts)
+	if err != nil {
+		return err
+	}
+	if n == 0 && human && len(a.missing) == 0 {
+		o.printNoResources()
+	}
+	return utilerrors.NewAggregate(a.missing)
+}
 
+// answer asks the query engine for the listing, or the grouping, the flags
+// ask of one context.
+func (o *GetOptions) answer(ctx context.Context, format string) (*getAnswer, error) {
+	if err := o.resolve(); err != nil {
+		return nil, err
+	}
+	human := printers.IsHuman(format)
+	mode, err := o.Group.mode()
+	if err != nil {
+		return nil, err
+	}
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
 		reqs[i] = r
 		reqs[i].Mode = o.informerMode(mode, format, r.Resource.GVK.GroupKind())
 	}
-
+	a := &getAnswer{requests: o.requests}
 	s := query.NewSession(o.sessionConfig())
 	// The server's tables are read while the answer is listed.
 	var fetch *query.TableFetch
@@ -276,40 +353,38 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		fetch = s.FetchTables(ctx, reqs)
 	}
 	if mode != "" {
-		return o.printGrouped(ctx, s, reqs, mode, format, fetch)
+		doc, missing, err := s.Group(ctx, reqs, o.Group.groupBy(mode))
+		if err != nil {
+			return nil, err
+		}
+		a.doc, a.missing = doc, missing
+		if human {
+			var members []v1alpha1.Members
+			for _, g := range doc.Groups {
+				members = append(members, g.Members...)
+			}
+			a.tables = fetch.Wait(ctx, members)
+			for _, w := range s.Warnings() {
+				if !slices.Contains(doc.Warnings, w) {
+					doc.Warnings = append(doc.Warnings, w)
+				}
+			}
+		}
+		a.warnings = doc.Warnings
+		return a, nil
 	}
-	members, missing, err := s.List(ctx, reqs)
-	if err != nil {
-		return err
+	if a.members, a.missing, err = s.List(ctx, reqs); err != nil {
+		return nil, err
 	}
-	var tables map[schema.GroupKind]*metav1.Table
 	if human {
-		tables = fetch.Wait(ctx, members)
+		a.tables = fetch.Wait(ctx, a.members)
 	}
-	warnings := s.Warnings()
-	for _, w := range warnings {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
-	}
-	groups := make([]printers.Group, len(members))
-	for i, m := range members {
-		gk := m.GVK.GroupKind()
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: tables[gk]}
-	}
-	opts := o.printOptions(format)
-	opts.Warnings = warnings
+	a.warnings = s.Warnings()
 	if o.ShowOwner && human {
 		owners, stop := s.TopOwners(ctx)
-		defer stop()
-		opts.Owner = owners.Of
+		a.owner, a.stop = owners.Of, stop
 	}
-	n, err := printers.Print(o.Out, groups, o.printer, opts)
-	if err != nil {
-		return err
-	}
-	if n == 0 && human && len(missing) == 0 {
-		o.printNoResources()
-	}
-	return utilerrors.NewAggregate(missing)
+	return a, nil
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata
@@ -397,4 +472,110 @@ func anyNamespaced(reqs []query.Request) bool {
 		}
 	}
 	return false
+}
+
+// forContext returns a copy of o that asks the one context name, with its
+// own clients, as Complete resolves them for one.
+func (o *GetOptions) forContext(name string) (*GetOptions, error) {
+	c := *o
+	c.Flags = o.Flags.forContext(name)
+	c.contexts, c.requests = nil, nil
+	var err error
+	if c.namespace, c.restConfig, c.mapper, c.expander, err = resolveClients(c.ConfigFlags, c.AllNamespaces); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// runContexts asks every context concurrently and prints one answer, each
+// object with its context: a failed context is a warning line naming it,
+// and the exit code says whether the answer is partial (see contextsOutcome).
+func (o *GetOptions) runContexts(ctx context.Context) error {
+	format := o.outputFormat()
+	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (*getAnswer, error) {
+		c, err := o.forContext(name)
+		if err != nil {
+			return nil, err
+		}
+		a, err := c.answer(ctx, format)
+		if err != nil {
+			return nil, err
+		}
+		return a, utilerrors.NewAggregate(a.missing)
+	})
+	var infos []printers.ContextInfo
+	var warnings []string
+	failed := 0
+	var groups []printers.Group
+	var lists []query.ContextGroupList
+	tables := map[string]map[schema.GroupKind]*metav1.Table{}
+	owners := map[runtime.Object]func(runtime.Object) string{}
+	for _, r := range results {
+		info := printers.ContextInfo{Name: r.Context}
+		if r.Err != nil {
+			failed++
+			info.Error = warningText(r.Err)
+			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
+		}
+		if a := r.Answer; a != nil {
+			if a.stop != nil {
+				defer a.stop()
+			}
+			info.Warnings = a.warnings
+			for _, w := range a.warnings {
+				warnings = append(warnings, prefixContext(r.Context, w))
+			}
+			tables[r.Context] = a.tables
+			if a.doc != nil {
+				lists = append(lists, query.ContextGroupList{Context: r.Context, Doc: a.doc})
+			}
+			for _, m := range a.members {
+				groups = append(groups, printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()], Context: r.Context})
+				if a.owner != nil {
+					for _, obj := range m.Objects {
+						owners[obj] = a.owner
+					}
+				}
+			}
+		}
+		infos = append(infos, info)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	human := printers.IsHuman(format)
+	outcome := contextsOutcome(failed, len(results))
+	if failed == len(results) {
+		return outcome
+	}
+	if mode, _ := o.Group.mode(); mode != "" {
+		doc := query.MergeGroupLists(lists)
+		for _, r := range results {
+			if r.Err != nil {
+				doc.Warnings = append(doc.Warnings, contextWarnings(r.Context, r.Err)...)
+			}
+		}
+		if err := o.printGrouped(doc, mode, format, nil, tables); err != nil {
+			return err
+		}
+		if len(doc.Groups) == 0 && human && failed == 0 {
+			fmt.Fprintln(o.ErrOut, "No resources found")
+		}
+		return outcome
+	}
+	opts := o.printOptions(format)
+	opts.SingleItem = false
+	opts.Contexts = infos
+	opts.Warnings = warnings
+	if len(owners) > 0 {
+		opts.Owner = func(obj runtime.Object) string { return owners[obj](obj) }
+	}
+	n, err := printers.Print(o.Out, groups, o.printer, opts)
+	if err != nil {
+		return err
+	}
+	if n == 0 && human && failed == 0 {
+		fmt.Fprintln(o.ErrOut, "No resources found")
+	}
+	return outcome
 }

@@ -1,15 +1,12 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -101,37 +98,11 @@ func (g *GroupFlags) groupBy(mode string) query.GroupBy {
 	return query.GroupBy{Mode: mode, LabelKey: g.ByLabel, JSONPath: g.ByJSONPath, IncludeCompleted: g.IncludeCompleted}
 }
 
-// printGrouped asks the engine for a group-by answer and prints it.
-func (o *GetOptions) printGrouped(ctx context.Context, s *query.Session, reqs []query.Request, mode, format string, fetch *query.TableFetch) error {
-	doc, missing, err := s.Group(ctx, reqs, o.Group.groupBy(mode))
-	if err != nil {
-		return err
-	}
-	var tables map[schema.GroupKind]*metav1.Table
-	if printers.IsHuman(format) {
-		var members []v1alpha1.Members
-		for _, g := range doc.Groups {
-			members = append(members, g.Members...)
-		}
-		tables = fetch.Wait(ctx, members)
-		for _, w := range s.Warnings() {
-			if !slices.Contains(doc.Warnings, w) {
-				doc.Warnings = append(doc.Warnings, w)
-			}
-		}
-	}
-	for _, w := range doc.Warnings {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
-	}
+// printGrouped prints a group-by answer; contexts, when set, are the
+// contexts of a merged answer over several.
+func (o *GetOptions) printGrouped(doc *v1alpha1.GroupList, mode, format string, tables map[schema.GroupKind]*metav1.Table, contexts map[string]map[schema.GroupKind]*metav1.Table) error {
 	// Validate rejected --sort-by; a lone named object still prints in groups.
 	opts := o.printOptions(format)
 	opts.SingleItem = false
-	err = printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), ServerTables: tables})
-	if err != nil {
-		return err
-	}
-	if len(doc.Groups) == 0 && printers.IsHuman(format) && len(missing) == 0 {
-		o.printNoResources()
-	}
-	return utilerrors.NewAggregate(missing)
+	return printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), ServerTables: tables, ContextTables: contexts})
 }

@@ -27,6 +27,9 @@ type Flags struct {
 	*genericclioptions.ConfigFlags
 	// AllNamespaces is -A.
 	AllNamespaces bool
+	// AllContexts is --all-contexts: every context of the kubeconfig, as
+	// --context a,b,c names several.
+	AllContexts bool
 }
 
 // newFlags returns f, or empty Flags for a command built on its own (tests).
@@ -66,6 +69,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := root.PersistentFlags()
 	configFlags.AddFlags(flags)
 	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+	flags.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, concurrently, and say which context each object came from (a CONTEXT column, a context/ prefix with -o name, a \"context\" field in JSON). --context also takes several names: --context a,b,c.")
 	addKlogVerbosity(root)
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
@@ -131,6 +135,11 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return 0
+	}
+	// A partial answer over several contexts has said what it is missing.
+	var exit *exitError
+	if errors.As(err, &exit) {
+		return exit.code
 	}
 	fmt.Fprintln(streams.ErrOut, FormatError(err))
 	return 1

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,19 @@ type GroupedOptions struct {
 	Header func(g *v1alpha1.Group) string
 	// ServerTables are the API server's tables of the members' kinds.
 	ServerTables map[schema.GroupKind]*metav1.Table
+	// ContextTables are each context's ServerTables, in an answer over
+	// several contexts (members name their context).
+	ContextTables map[string]map[schema.GroupKind]*metav1.Table
+}
+
+// hasContexts reports whether doc merges the answers of several contexts.
+func hasContexts(doc *v1alpha1.GroupList) bool {
+	for i := range doc.Groups {
+		if len(doc.Groups[i].Contexts) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // PrintGrouped writes a group-by result. Human and custom-columns output render
@@ -83,27 +97,18 @@ func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 		}
 		bw.WriteString("\n        ")
 		bw.Write(bytes.TrimSuffix(head, []byte("\n        }")))
-		bw.WriteString(",\n            \"items\": [")
-		type item struct {
-			obj runtime.Object
-			gvk schema.GroupVersionKind
-		}
-		var items []item
-		for _, m := range g.Members {
-			for _, o := range m.Objects {
-				items = append(items, item{o, m.GVK})
+		if len(g.Contexts) > 0 {
+			if err := writeGroupContexts(bw, g); err != nil {
+				return err
 			}
+			bw.WriteString("\n        }")
+			continue
 		}
-		err = writeJSONItems(bw, len(items), "                ", func(j int) (runtime.Object, schema.GroupVersionKind) {
-			return items[j].obj, items[j].gvk
-		})
-		if err != nil {
+		bw.WriteString(",\n            \"items\": [")
+		if err := writeMemberItems(bw, g.Members, "                "); err != nil {
 			return err
 		}
-		if len(items) > 0 {
-			bw.WriteString("\n            ")
-		}
-		bw.WriteString("]\n        }")
+		bw.WriteString("\n        }")
 	}
 	if len(doc.Groups) > 0 {
 		bw.WriteString("\n    ")
@@ -122,6 +127,65 @@ func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 	return bw.Flush()
 }
 
+// writeMemberItems writes the objects of members as the items of a JSON
+// array, at indent, closing it on a line of its own when it has items.
+func writeMemberItems(bw *bufio.Writer, members []v1alpha1.Members, indent string) error {
+	type item struct {
+		obj runtime.Object
+		gvk schema.GroupVersionKind
+	}
+	var items []item
+	for _, m := range members {
+		for _, o := range m.Objects {
+			items = append(items, item{o, m.GVK})
+		}
+	}
+	err := writeJSONItems(bw, len(items), indent, func(j int) (runtime.Object, schema.GroupVersionKind) {
+		return items[j].obj, items[j].gvk
+	})
+	if err != nil {
+		return err
+	}
+	if len(items) > 0 {
+		bw.WriteString("\n" + indent[:len(indent)-4])
+	}
+	bw.WriteString("]")
+	return nil
+}
+
+// writeGroupContexts writes a merged group's "contexts": each context's
+// summary and members.
+func writeGroupContexts(bw *bufio.Writer, g *v1alpha1.Group) error {
+	bw.WriteString(",\n            \"contexts\": [")
+	for i, c := range g.Contexts {
+		head, err := json.MarshalIndent(c, "                ", "    ")
+		if err != nil {
+			return fmt.Errorf("encoding group %s: %w", g.Name, err)
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n                ")
+		bw.Write(bytes.TrimSuffix(head, []byte("\n                }")))
+		bw.WriteString(",\n                    \"items\": [")
+		var members []v1alpha1.Members
+		for _, m := range g.Members {
+			if m.Context == c.Context {
+				members = append(members, m)
+			}
+		}
+		if err := writeMemberItems(bw, members, "                        "); err != nil {
+			return err
+		}
+		bw.WriteString("\n                }")
+	}
+	if len(g.Contexts) > 0 {
+		bw.WriteString("\n            ")
+	}
+	bw.WriteString("]")
+	return nil
+}
+
 func printGroupedNames(w io.Writer, doc *v1alpha1.GroupList) error {
 	bw := bufio.NewWriter(w)
 	for i := range doc.Groups {
@@ -130,6 +194,9 @@ func printGroupedNames(w io.Writer, doc *v1alpha1.GroupList) error {
 			prefix := strings.ToLower(m.GVK.Kind)
 			if m.GVK.Group != "" {
 				prefix += "." + m.GVK.Group
+			}
+			if m.Context != "" {
+				prefix = m.Context + "/" + prefix
 			}
 			for _, o := range m.Objects {
 				fmt.Fprintf(bw, "%s %s/%s\n", g.Name, prefix, describeName(o))
@@ -155,8 +222,9 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 	}
 	// Collect member objects per type, in group order.
 	var typeOrder []string
-	perType := map[string]*Group{}
+	perType := map[string][]Group{}
 	counts := map[string][]int{}
+	contexts := hasContexts(doc)
 	customColumns := strings.HasPrefix(opts.Format, "custom-columns")
 	keyOf := func(m v1alpha1.Members) string {
 		if customColumns {
@@ -167,23 +235,37 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 	for gi := range doc.Groups {
 		for _, m := range doc.Groups[gi].Members {
 			key := keyOf(m)
-			t, ok := perType[key]
-			if !ok {
-				t = &Group{GVK: m.GVK, Namespaced: m.Namespaced, ServerTable: opts.ServerTables[m.GVK.GroupKind()]}
-				perType[key] = t
+			if _, ok := perType[key]; !ok {
 				typeOrder = append(typeOrder, key)
 				counts[key] = make([]int, len(doc.Groups))
 			}
-			t.Objects = append(t.Objects, m.Objects...)
+			ts := perType[key]
+			table := opts.ServerTables[m.GVK.GroupKind()]
+			if contexts {
+				table = opts.ContextTables[m.Context][m.GVK.GroupKind()]
+			}
+			// One Group per context and server table; members of one kind
+			// from one server join the previous Group.
+			if n := len(ts); n > 0 && ts[n-1].GVK == m.GVK && ts[n-1].Context == m.Context && ts[n-1].ServerTable == table {
+				ts[n-1].Objects = append(ts[n-1].Objects, m.Objects...)
+			} else {
+				ts = append(ts, Group{GVK: m.GVK, Namespaced: m.Namespaced, Context: m.Context, ServerTable: table, Objects: slices.Clone(m.Objects)})
+			}
+			perType[key] = ts
 			counts[key][gi] += len(m.Objects)
 		}
 	}
 	blocks := map[string]*block{}
 	for _, key := range typeOrder {
-		t := perType[key]
+		ts := perType[key]
+		var marker []ContextInfo
+		if contexts {
+			// Print needs only to know the rows have contexts.
+			marker = []ContextInfo{{}}
+		}
 		var buf bytes.Buffer
 		if strings.HasPrefix(opts.Format, "custom-columns") {
-			if _, err := Print(&buf, []Group{*t}, delegate, Options{Format: opts.Format, oneLine: true}); err != nil {
+			if _, err := Print(&buf, ts, delegate, Options{Format: opts.Format, NoHeaders: opts.NoHeaders, oneLine: true, Contexts: marker}); err != nil {
 				return err
 			}
 		} else {
@@ -193,7 +275,11 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 			o.ShowKind = opts.ShowKind || len(typeOrder) > 1
 			// Rows are split back out by line: one object must be one line.
 			o.oneLine = true
-			if _, err := printTables(&buf, []Group{*t}, o); err != nil {
+			print := printTables
+			if contexts {
+				print = printContextTables
+			}
+			if _, err := print(&buf, ts, o); err != nil {
 				return err
 			}
 		}

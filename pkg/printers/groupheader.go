@@ -19,6 +19,9 @@ func GroupHeader(mode string) func(g *v1alpha1.Group) string {
 		if mode == "owner" && !g.Key.None && g.Key.Namespace != "" {
 			name += " -n " + g.Key.Namespace
 		}
+		if g.Key.Context != "" {
+			name += " --context " + g.Key.Context
+		}
 		parts = append(parts, name)
 		switch {
 		case g.Key.Dangling:

@@ -27,6 +27,9 @@ type Group struct {
 	Namespaced bool
 	// Objects are read-only cache objects.
 	Objects []runtime.Object
+	// Context is the kubeconfig context the objects were read from, in an
+	// answer over several contexts.
+	Context string
 	// ServerTable is the API server's table of the kind, whose columns and
 	// cells human output prints. Without it, human output prints NAME and AGE.
 	ServerTable *metav1.Table
@@ -45,6 +48,11 @@ type Options struct {
 	// Owner, when set, adds an OWNER column after the kind's own columns:
 	// each object's top-level controller (--show-owner).
 	Owner func(runtime.Object) string
+	// Contexts, when set, are the contexts of an answer over several, in
+	// order; each Group's Context names its own. Tables get a CONTEXT column
+	// first, -o name a context/ prefix, and -o json|yaml a List of one List
+	// per context with a "context" field (see printContexts).
+	Contexts []ContextInfo
 	// SortBy is --sort-by: a JSONPath over the objects.
 	SortBy string
 	// SingleItem prints a lone object by itself instead of inside a List, as
@@ -69,6 +77,9 @@ func IsHuman(format string) bool { return format == "" || format == "wide" }
 // is used for every format except human tables and lists in json/yaml, which are
 // produced here. It returns the number of objects printed.
 func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
+	if len(opts.Contexts) > 0 {
+		return printContexts(w, groups, delegate, opts)
+	}
 	if IsHuman(opts.Format) {
 		return printTables(w, groups, opts)
 	}
@@ -202,6 +213,23 @@ func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 }
 
 func writeJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
+	var fields []listField
+	if len(warnings) > 0 {
+		fields = append(fields, listField{"warnings", warnings})
+	}
+	return writeJSONListFields(w, objs, gvks, fields, true)
+}
+
+// listField is a top-level field a List carries after kubectl's own:
+// warnings, and a context's name and error.
+type listField struct {
+	name  string
+	value any
+}
+
+// writeJSONListFields writes a v1 List with fields after kubectl's, ending
+// with a newline when newline is set.
+func writeJSONListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField, newline bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
 		return err
@@ -220,16 +248,20 @@ func writeJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	if _, err := bw.WriteString("],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }"); err != nil {
 		return err
 	}
-	if len(warnings) > 0 {
-		data, err := json.MarshalIndent(warnings, "    ", "    ")
+	for _, f := range fields {
+		data, err := json.MarshalIndent(f.value, "    ", "    ")
 		if err != nil {
 			return err
 		}
-		if _, err := bw.WriteString(",\n    \"warnings\": " + string(data)); err != nil {
+		if _, err := bw.WriteString(",\n    \"" + f.name + "\": " + string(data)); err != nil {
 			return err
 		}
 	}
-	if _, err := bw.WriteString("\n}\n"); err != nil {
+	end := "\n}"
+	if newline {
+		end += "\n"
+	}
+	if _, err := bw.WriteString(end); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -263,6 +295,15 @@ func WriteYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 }
 
 func writeYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
+	var fields []listField
+	if len(warnings) > 0 {
+		fields = append(fields, listField{"warnings", warnings})
+	}
+	return writeYAMLListFields(w, objs, gvks, fields)
+}
+
+// writeYAMLListFields writes a v1 List with fields after kubectl's.
+func writeYAMLListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	header := "apiVersion: v1\nitems:\n"
 	if len(objs) == 0 {
@@ -295,8 +336,8 @@ func writeYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	if _, err := bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n"); err != nil {
 		return err
 	}
-	if len(warnings) > 0 {
-		data, err := yaml.Marshal(map[string][]string{"warnings": warnings})
+	for _, f := range fields {
+		data, err := yaml.Marshal(map[string]any{f.name: f.value})
 		if err != nil {
 			return err
 		}

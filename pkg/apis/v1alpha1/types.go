@@ -39,6 +39,20 @@ type Group struct {
 	// the order the types were asked for. In JSON they are flattened to the
 	// group's "items", each the object as kubectl prints it.
 	Members []Members `json:"-"`
+	// Contexts, in an answer over several kubeconfig contexts, are the
+	// contexts with members in the group, each with its own summary. In JSON
+	// the group then has "contexts" instead of "items": each context's
+	// summary and its members as "items".
+	Contexts []GroupContext `json:"-"`
+}
+
+// GroupContext is one context's part of a group, in an answer over several
+// contexts.
+type GroupContext struct {
+	// Context is the kubeconfig context's name.
+	Context string `json:"context"`
+	// Summary counts the context's members of the group.
+	Summary GroupSummary `json:"summary"`
 }
 
 // Members are the objects of one resource type in a group, in print order.
@@ -49,11 +63,17 @@ type Members struct {
 	Namespaced bool
 	// Objects are read-only cache objects.
 	Objects []runtime.Object
+	// Context is the kubeconfig context the objects were read from, in an
+	// answer over several contexts.
+	Context string
 }
 
 // GroupKey identifies a group. None marks the group of objects without a key.
 type GroupKey struct {
 	None bool `json:"none,omitempty"`
+	// Context is the kubeconfig context of an owner group, in an answer over
+	// several contexts: owners of different clusters are different groups.
+	Context string `json:"context,omitempty"`
 	// Owner groups: the top-level owner; Dangling when it does not exist,
 	// Unknown when owners above could not be read, with the Reason.
 	APIVersion string `json:"apiVersion,omitempty"`
@@ -213,9 +233,12 @@ func (r *Resources) UnmarshalJSON(data []byte) error {
 
 // Tree is the answer of tree (Kind Tree) and owners (Kind OwnerTree).
 type Tree struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Root       *TreeItem `json:"root"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Context is the kubeconfig context the tree was read from, in an answer
+	// over several contexts (a v1 List of trees).
+	Context string    `json:"context,omitempty"`
+	Root    *TreeItem `json:"root"`
 	// Warnings say what the answer may be missing, such as types the user may
 	// not list. Empty means the answer is complete.
 	Warnings []string `json:"warnings"`
@@ -251,6 +274,9 @@ type TreeItem struct {
 type RelationList struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
+	// Context is the kubeconfig context the list was read from, in an answer
+	// over several contexts (a v1 List of lists).
+	Context string `json:"context,omitempty"`
 	// Subject is the object a uses query was about.
 	Subject *RelationItem `json:"subject,omitempty"`
 	// Direction is "users" (what uses Subject) or "uses" (what Subject uses).
