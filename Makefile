@@ -14,7 +14,7 @@ LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$
 KUBE_PREVIOUS ?= v1.34.4
 INSTALL_DIR ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: build install test test-unit fuzz test-e2e envtest-assets lint demo bench
+.PHONY: build install test test-unit fuzz test-e2e envtest-assets lint demo bench bench-contexts
 
 include hack/release.mk
 build: ## Build bin/kubectl-idx.
@@ -87,3 +87,6 @@ demo: build ## Start a local control plane run by the real controllers, load a w
 
 bench: build ## Time kubectl idx against kubectl get on a real API server (PODS=20000; BASELINE=path/to/an/earlier/kubectl-idx times it too).
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} $${BASELINE:+-baseline $$BASELINE}
+
+bench-contexts: build ## Time kubectl idx over several clusters at once against the slowest single one and kubectl get over each in turn (CONTEXTS=3, PODS=5000 per cluster, RUNS=3).
+	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -contexts $${CONTEXTS:-3} -pods $${PODS:-5000} -runs $${RUNS:-3}

@@ -17,6 +17,15 @@
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -scale -pods 100000 -namespaces 50
 //
+// -contexts N measures a question of several clusters instead: it starts N control planes
+// (each its own kube-apiserver and etcd, each with -pods pods), writes one kubeconfig with
+// contexts c1 to cN, and times kubectl idx pods -A --context c1,...,cN (-o json, -o name
+// and the table) against the same command over the slowest single context and against
+// kubectl get pods -A --context cI for each context in turn, as a user without the plugin
+// would run it:
+//
+//	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -contexts 3 -pods 5000 -runs 3
+//
 // A memory guard kills any command that brings the machine's available memory below
 // -min-available (a kubectl reference too big for the machine) and reports it killed, so the
 // run goes on and whatever else runs on the machine keeps its memory.
@@ -71,6 +80,9 @@ type options struct {
 	// only, when set, keeps the commands whose label contains it (and those
 	// they are compared with).
 	only string
+	// contexts, when 2 or more, selects the multi-context mode (runContexts) over that
+	// many control planes.
+	contexts int
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -101,7 +113,16 @@ func main() {
 	flag.Int64Var(&o.minAvailableMiB, "min-available", 3072, "Kill a command, and report it killed, when the machine's available memory falls below this many MiB.")
 	flag.StringVar(&o.only, "only", "", "Run only the commands whose label contains this text, and their references, e.g. -only tree.")
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
+	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
+	if o.contexts < 0 || o.contexts == 1 {
+		fmt.Fprintln(os.Stderr, "error: -contexts must be 0 (one server) or at least 2")
+		os.Exit(1)
+	}
+	if o.contexts > 0 && (o.scale || o.kubectlJSON || o.baseline != "" || o.only != "" || o.createWithin > 0) {
+		fmt.Fprintln(os.Stderr, "error: -contexts cannot be combined with -scale, -kubectl-json, -baseline, -only or -create-within")
+		os.Exit(1)
+	}
 	if o.pods < 1 || o.namespaces < 1 || o.runs < 1 || o.workers < 1 || o.minAvailableMiB < 0 {
 		fmt.Fprintln(os.Stderr, "error: -pods, -namespaces, -runs and -workers must be positive, -min-available not negative")
 		os.Exit(1)
@@ -148,28 +169,11 @@ func run(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.binary); err != nil {
 		return fmt.Errorf("-binary: %w (run `make build` first)", err)
 	}
+	if o.contexts > 0 {
+		return runContexts(ctx, o)
+	}
 	fixtures.Workers = o.workers
-	opts := testenv.Options{
-		// Room for the creation burst and for the big LISTs: the defaults (400 and 200 in
-		// flight) make the generator's writes queue in API Priority and Fairness.
-		APIServerFlags: map[string][]string{
-			"max-requests-inflight":          {"2000"},
-			"max-mutating-requests-inflight": {"1000"},
-		},
-		// 20,000 pods with managedFields and two revisions each approach etcd's default
-		// 2 GiB backend quota.
-		EtcdFlags:    map[string][]string{"quota-backend-bytes": {"8589934592"}},
-		StartTimeout: 2 * time.Minute,
-	}
-	if o.scale {
-		// The 8 GiB quota holds 100,000 pods (about 0.22 GiB of backend per 10,000).
-		// Without fsync the creation runs at the API server's pace, not the disk's;
-		// nothing measured waits for the disk. The API server's one-minute default would
-		// end a LIST that is slow to encode on a loaded machine.
-		opts.EtcdFlags["unsafe-no-fsync"] = []string{"true"}
-		opts.APIServerFlags["request-timeout"] = []string{"10m"}
-		opts.RestartableAPIServer = true
-	}
+	opts := serverOptions(o)
 	log("starting kube-apiserver and etcd")
 	env, err := testenv.Start(ctx, opts)
 	if err != nil {
@@ -182,52 +186,15 @@ func run(ctx context.Context, o options) error {
 		}
 	}()
 
-	start := time.Now()
-	nodes := max(3, o.pods/fixtures.PodsPerNode)
-	if _, err := fixtures.Nodes(ctx, env.Clientset, nodes); err != nil {
-		return fmt.Errorf("creating nodes: %w", err)
-	}
-	// A few namespaces at a time, so the phases of one (owners, pods, statuses) overlap
-	// with the others' and the API server always has work.
-	var (
-		mu                sync.Mutex
-		madePods, madeNS  int
-		g, gctx           = errgroup.WithContext(ctx)
-		deadline          = start.Add(o.createWithin)
-		stoppedAtDeadline bool
-	)
-	g.SetLimit(4)
-	for i := range o.namespaces {
-		n := o.pods / o.namespaces
-		if i < o.pods%o.namespaces {
-			n++
-		}
-		ns := fmt.Sprintf("bench-%02d", i)
-		g.Go(func() error {
-			if o.createWithin > 0 && time.Now().After(deadline) {
-				mu.Lock()
-				stoppedAtDeadline = true
-				mu.Unlock()
-				return nil
-			}
-			if err := fixtures.Pods(gctx, env.Clientset, ns, n); err != nil {
-				return fmt.Errorf("creating pods in %s: %w", ns, err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			madePods, madeNS = madePods+n, madeNS+1
-			log("created %d pods in %s (%d in all, %s so far)", n, ns, madePods, time.Since(start).Round(time.Millisecond))
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	p, err := populate(ctx, o, env.Clientset, "")
+	if err != nil {
 		return err
 	}
-	created := time.Since(start)
+	nodes, created := p.nodes, p.took
 	// What the report counts per 1,000 pods is what exists.
-	o.requested, o.pods, o.namespaces = o.pods, madePods, madeNS
-	if stoppedAtDeadline {
-		log("stopped creating after -create-within %s: %d of the %d pods asked for", o.createWithin, madePods, o.requested)
+	o.requested, o.pods, o.namespaces = o.pods, p.pods, p.namespaces
+	if p.stoppedAtDeadline {
+		log("stopped creating after -create-within %s: %d of the %d pods asked for", o.createWithin, p.pods, o.requested)
 	}
 	log("created %d pods on %d nodes in %d namespaces in %s (%.0f pods/s, %d workers); etcd backend %s",
 		o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.workers, storageSize(ctx, env.Clientset))
@@ -331,27 +298,16 @@ func run(ctx context.Context, o options) error {
 			if m.failed != "" {
 				continue
 			}
-			cw := &countingWriter{}
-			stopGuard := guard.watch()
-			res, err := runMeasured(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: envv, Stdout: cw, Timeout: 30 * time.Minute}, rssFile)
-			killed, killedAtKB := stopGuard()
-			if killed != "" {
-				// Peak RSS up to the kill, as the guard read it: a lower bound.
-				res.MaxRSSKB = max(res.MaxRSSKB, killedAtKB)
-			}
-			m.walls, m.rssKB, m.bytes = append(m.walls, res.Wall), append(m.rssKB, res.MaxRSSKB), cw.n
-			switch {
-			case killed != "":
-				m.failed, m.killed = killed, true
-			case err != nil || res.ExitCode != 0:
+			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
+			if !m.killed && (err != nil || res.ExitCode != 0) {
 				if !o.scale {
 					return fmt.Errorf("%s: %v\n%s", c.label, err, res)
 				}
 				// At scale a failure is a finding (a sync timeout, an API server limit):
 				// report it and measure the rest.
-				m.failed = fmt.Sprintf("exit code %d: %v %s", res.ExitCode, err, lastLine(res.Stderr))
+				m.failed = failure(res, err)
 			}
-			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(cw.n)/(1<<20), m.failed)
+			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(m.bytes)/(1<<20), m.failed)
 		}
 		for j, r := range raws {
 			wall, n, err := r.do(ctx)
@@ -366,6 +322,110 @@ func run(ctx context.Context, o options) error {
 
 	report(os.Stdout, o, nodes, created, results)
 	return nil
+}
+
+// serverOptions returns the control plane the bench starts (one, or one per context with
+// -contexts).
+func serverOptions(o options) testenv.Options {
+	opts := testenv.Options{
+		// Room for the creation burst and for the big LISTs: the defaults (400 and 200 in
+		// flight) make the generator's writes queue in API Priority and Fairness.
+		APIServerFlags: map[string][]string{
+			"max-requests-inflight":          {"2000"},
+			"max-mutating-requests-inflight": {"1000"},
+		},
+		// 20,000 pods with managedFields and two revisions each approach etcd's default
+		// 2 GiB backend quota.
+		EtcdFlags:    map[string][]string{"quota-backend-bytes": {"8589934592"}},
+		StartTimeout: 2 * time.Minute,
+	}
+	if o.scale {
+		// The 8 GiB quota holds 100,000 pods (about 0.22 GiB of backend per 10,000).
+		// Without fsync the creation runs at the API server's pace, not the disk's;
+		// nothing measured waits for the disk. The API server's one-minute default would
+		// end a LIST that is slow to encode on a loaded machine.
+		opts.EtcdFlags["unsafe-no-fsync"] = []string{"true"}
+		opts.APIServerFlags["request-timeout"] = []string{"10m"}
+		opts.RestartableAPIServer = true
+	}
+	return opts
+}
+
+// populated is what populate created.
+type populated struct {
+	nodes, pods, namespaces int
+	took                    time.Duration
+	// stoppedAtDeadline is set when -create-within left namespaces out.
+	stoppedAtDeadline bool
+}
+
+// populate creates the nodes and o.pods pods spread over o.namespaces namespaces on the
+// server of cs, logging each namespace with prefix.
+func populate(ctx context.Context, o options, cs kubernetes.Interface, prefix string) (populated, error) {
+	start := time.Now()
+	nodes := max(3, o.pods/fixtures.PodsPerNode)
+	if _, err := fixtures.Nodes(ctx, cs, nodes); err != nil {
+		return populated{}, fmt.Errorf("creating nodes: %w", err)
+	}
+	// A few namespaces at a time, so the phases of one (owners, pods, statuses) overlap
+	// with the others' and the API server always has work.
+	var (
+		mu                sync.Mutex
+		madePods, madeNS  int
+		g, gctx           = errgroup.WithContext(ctx)
+		deadline          = start.Add(o.createWithin)
+		stoppedAtDeadline bool
+	)
+	g.SetLimit(4)
+	for i := range o.namespaces {
+		n := o.pods / o.namespaces
+		if i < o.pods%o.namespaces {
+			n++
+		}
+		ns := fmt.Sprintf("bench-%02d", i)
+		g.Go(func() error {
+			if o.createWithin > 0 && time.Now().After(deadline) {
+				mu.Lock()
+				stoppedAtDeadline = true
+				mu.Unlock()
+				return nil
+			}
+			if err := fixtures.Pods(gctx, cs, ns, n); err != nil {
+				return fmt.Errorf("creating pods in %s: %w", ns, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			madePods, madeNS = madePods+n, madeNS+1
+			log("%screated %d pods in %s (%d in all, %s so far)", prefix, n, ns, madePods, time.Since(start).Round(time.Millisecond))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return populated{}, err
+	}
+	return populated{nodes: nodes, pods: madePods, namespaces: madeNS, took: time.Since(start), stoppedAtDeadline: stoppedAtDeadline}, nil
+}
+
+// measureOnce runs c once under the memory guard and adds its wall time, peak RSS and
+// stdout size to m. A kill by the guard is recorded in m (failed and killed); any other
+// failure is the caller's to judge from the result and error.
+func measureOnce(ctx context.Context, c child, m *measurement, env []string, guard *memoryGuard, rssFile string) (testenv.Result, error) {
+	cw := &countingWriter{}
+	stopGuard := guard.watch()
+	res, err := runMeasured(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: env, Stdout: cw, Timeout: 30 * time.Minute}, rssFile)
+	killed, killedAtKB := stopGuard()
+	if killed != "" {
+		// Peak RSS up to the kill, as the guard read it: a lower bound.
+		res.MaxRSSKB = max(res.MaxRSSKB, killedAtKB)
+		m.failed, m.killed = killed, true
+	}
+	m.walls, m.rssKB, m.bytes = append(m.walls, res.Wall), append(m.rssKB, res.MaxRSSKB), cw.n
+	return res, err
+}
+
+// failure says why a command that was not killed by the guard failed.
+func failure(res testenv.Result, err error) string {
+	return fmt.Sprintf("exit code %d: %v %s", res.ExitCode, err, lastLine(res.Stderr))
 }
 
 // runRusageChild implements rusageChild.
@@ -538,17 +598,8 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 			if refLabel == "" {
 				refLabel = "kubectl get " + strings.TrimPrefix(m.label, "kubectl idx ")
 			}
-			// A reference the guard killed would have taken more: the ratio is an upper
-			// bound. Against one that failed otherwise there is no ratio.
-			if ref := byLabel[refLabel]; ref != nil && m.failed == "" && (ref.failed == "" || ref.killed) {
-				bound := ""
-				if ref.killed {
-					bound = "<="
-				}
-				ratioWall = fmt.Sprintf("%s%.2fx", bound, median(m.walls).Seconds()/median(ref.walls).Seconds())
-				if !ref.inProcess {
-					ratioRSS = fmt.Sprintf("%s%.2fx", bound, float64(median(m.rssKB))/float64(median(ref.rssKB)))
-				}
+			if ref := byLabel[refLabel]; ref != nil {
+				ratioWall, ratioRSS = ratios(m, ref)
 			}
 		}
 		label := m.label
@@ -570,7 +621,32 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 240 MB per 1,000 pods.")
 	}
 
-	fmt.Fprintln(w, "\ncommand lines (KUBECONFIG points at the bench server; stdout discarded and counted):")
+	reportCommands(w, o, results, "KUBECONFIG points at the bench server")
+}
+
+// ratios returns m's median wall and peak RSS over ref's, as the table prints them. A
+// reference the guard killed would have taken more: the ratio is then an upper bound,
+// marked <=. Against one that failed otherwise, or for an m that failed, there is no
+// ratio; against a raw LIST there is no RSS ratio.
+func ratios(m, ref *measurement) (wall, rss string) {
+	if m.failed != "" || (ref.failed != "" && !ref.killed) {
+		return "", ""
+	}
+	bound := ""
+	if ref.killed {
+		bound = "<="
+	}
+	wall = fmt.Sprintf("%s%.2fx", bound, median(m.walls).Seconds()/median(ref.walls).Seconds())
+	if !ref.inProcess {
+		rss = fmt.Sprintf("%s%.2fx", bound, float64(median(m.rssKB))/float64(median(ref.rssKB)))
+	}
+	return wall, rss
+}
+
+// reportCommands prints each measurement's command line and, with several runs, every
+// run's figures; kubeconfig says what KUBECONFIG held.
+func reportCommands(w io.Writer, o options, results []*measurement, kubeconfig string) {
+	fmt.Fprintf(w, "\ncommand lines (%s; stdout discarded and counted):\n", kubeconfig)
 	for _, m := range results {
 		fmt.Fprintf(w, "  %-34s %s\n", m.label+":", m.command)
 	}
