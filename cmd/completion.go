@@ -37,8 +37,8 @@ kubectl idx is completed two ways:
   prints for your shell, as the examples show.
 
 Both complete resource types from the server's discovery and then object names
-from the server, --namespace from the server, and --context, --cluster and --user
-from kubeconfig.`
+from the server, --namespace from the server, and --context (each name of a
+comma-separated list), --cluster and --user from kubeconfig.`
 
 var completionExample = `  # Load completion for kubectl-idx in every new bash shell (needs bash-completion)
   kubectl idx completion bash > ~/.local/share/bash-completion/completions/kubectl-idx
@@ -142,7 +142,7 @@ func addCompletion(root *cobra.Command, f *Flags, streams genericiooptions.IOStr
 		"namespace": func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return c.names(cmd, "namespaces", toComplete), cobra.ShellCompDirectiveNoFileComp
 		},
-		"context": c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.Contexts)) }),
+		"context": c.kubeconfigList(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.Contexts)) }),
 		"cluster": c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.Clusters)) }),
 		"user":    c.kubeconfigNames(func(cfg *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(cfg.AuthInfos)) }),
 	}
@@ -258,22 +258,56 @@ func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
 }
 
 // kubeconfigNames returns a flag completion listing the names that pick returns
-// from the merged kubeconfig, such as its contexts.
+// from the merged kubeconfig, such as its clusters.
 func (c *completer) kubeconfigNames(pick func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		cfg, err := c.getter.ToRawKubeConfigLoader().RawConfig()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
 		var comps []string
-		for _, n := range pick(&cfg) {
+		for _, n := range c.kubeconfigValues(pick) {
 			if strings.HasPrefix(n, toComplete) {
 				comps = append(comps, n)
 			}
 		}
-		slices.Sort(comps)
 		return comps, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// kubeconfigList is kubeconfigNames for a flag that takes a comma-separated
+// list, as --context does: it completes the last name, keeps what is typed
+// before it ("alpha,be" offers "alpha,beta") and leaves out names already
+// listed. Once a comma shows a list is being typed, the shell adds no space
+// after a completion while names remain to add, so another comma can follow. A
+// first name still gets its space, as before lists: one context is the usual
+// case (kubectl adds a space even within its `get pods,sec` lists).
+func (c *completer) kubeconfigList(pick func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		directive := cobra.ShellCompDirectiveNoFileComp
+		// With no comma, done is "" and last the whole word.
+		i := strings.LastIndex(toComplete, ",")
+		done, last := toComplete[:i+1], toComplete[i+1:]
+		left := without(c.kubeconfigValues(pick), strings.Split(done, ","))
+		var comps []string
+		for _, n := range left {
+			if strings.HasPrefix(n, last) {
+				comps = append(comps, done+n)
+			}
+		}
+		if done != "" && len(left) > 1 {
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
+		return comps, directive
+	}
+}
+
+// kubeconfigValues returns the names pick returns from the merged kubeconfig,
+// sorted, or none if it cannot be read.
+func (c *completer) kubeconfigValues(pick func(*clientcmdapi.Config) []string) []string {
+	cfg, err := c.getter.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil
+	}
+	names := pick(&cfg)
+	slices.Sort(names)
+	return names
 }
 
 // defaultTimeout sets --request-timeout to c.timeout unless the user gave one.

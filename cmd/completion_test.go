@@ -1,6 +1,11 @@
 package cmd
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -113,6 +118,88 @@ func TestTypeCompletion(t *testing.T) {
 			}
 			if directive != tc.wantDirective {
 				t.Errorf("directive %d, want %d", directive, tc.wantDirective)
+			}
+		})
+	}
+}
+
+// TestContextCompletion completes --context, a comma-separated list of contexts,
+// through the hidden __complete command as a shell does, from a kubeconfig with
+// three contexts. Only the kubeconfig is read: the server must not be contacted.
+func TestContextCompletion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: ` + srv.URL + `
+contexts:
+- name: gamma
+  context: {cluster: test, user: test}
+- name: alpha
+  context: {cluster: test, user: test}
+- name: beta
+  context: {cluster: test, user: test}
+current-context: alpha
+users:
+- name: test
+  user:
+    token: not-a-real-token
+`
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	const (
+		space   = cobra.ShellCompDirectiveNoFileComp
+		noSpace = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	)
+	tests := []struct {
+		name          string
+		toComplete    string
+		want          []string
+		wantDirective cobra.ShellCompDirective
+	}{
+		{name: "every context, sorted", toComplete: "",
+			want: []string{"alpha", "beta", "gamma"}, wantDirective: space},
+		{name: "one context by prefix", toComplete: "ga",
+			want: []string{"gamma"}, wantDirective: space},
+		{name: "after a name and a comma, the others, no space", toComplete: "alpha,",
+			want: []string{"alpha,beta", "alpha,gamma"}, wantDirective: noSpace},
+		{name: "a partial second name", toComplete: "alpha,be",
+			want: []string{"alpha,beta"}, wantDirective: noSpace},
+		{name: "a name already listed is not offered again; the last one left ends the list with a space", toComplete: "beta,alpha,",
+			want: []string{"beta,alpha,gamma"}, wantDirective: space},
+		{name: "a name already listed matches nothing", toComplete: "alpha,beta,a",
+			want: nil, wantDirective: space},
+		{name: "an unknown prefix", toComplete: "alpha,x",
+			want: nil, wantDirective: noSpace},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			root := NewCmdRoot(streams)
+			root.SetArgs([]string{"__complete", "--kubeconfig", kubeconfig, "--context", tc.toComplete})
+			root.SetOut(streams.Out)
+			root.SetErr(streams.ErrOut)
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			got, directive := lines[:len(lines)-1], lines[len(lines)-1]
+			if len(got) == 0 {
+				got = nil
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if want := fmt.Sprintf(":%d", tc.wantDirective); directive != want {
+				t.Errorf("directive %s, want %s", directive, want)
 			}
 		})
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -179,6 +182,93 @@ func TestKubectlPluginCompletion(t *testing.T) {
 	mustSucceed(t, "kubectl __complete idx", res)
 	comps, _ := parseCompletions(t, res)
 	checkCompletions(t, comps, nil, want, nil)
+}
+
+// TestCompletionContextList completes --context, a comma-separated list of
+// contexts, from a kubeconfig holding three contexts for the test server: from
+// the binary, then through kubectl's plugin completion, which hands the flag to
+// kubectl_complete-idx unparsed.
+func TestCompletionContextList(t *testing.T) {
+	cfg, err := clientcmd.LoadFromFile(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok {
+		t.Fatalf("%s: no current context", env.Kubeconfig)
+	}
+	cfg.Contexts = map[string]*clientcmdapi.Context{}
+	for _, name := range []string{"gamma", "alpha", "beta"} {
+		cfg.Contexts[name] = current.DeepCopy()
+	}
+	cfg.CurrentContext = "alpha"
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	r := runner{kubeconfig: kubeconfig}
+
+	tests := []struct {
+		name        string
+		args        []string
+		wantExactly []string
+		directive   string
+	}{
+		{
+			name:        "every context",
+			args:        []string{"--context", ""},
+			wantExactly: []string{"alpha", "beta", "gamma"},
+			directive:   ":4",
+		},
+		{
+			name:        "after a name and a comma, the others, with no space",
+			args:        []string{"--context", "alpha,"},
+			wantExactly: []string{"alpha,beta", "alpha,gamma"},
+			directive:   ":6",
+		},
+		{
+			name:        "a partial second name",
+			args:        []string{"-n", fixtures.Shop, "pods", "--context", "alpha,be"},
+			wantExactly: []string{"alpha,beta"},
+			directive:   ":6",
+		},
+		{
+			name:        "names already listed are not offered again; the last ends the list",
+			args:        []string{"--context", "beta,alpha,"},
+			wantExactly: []string{"beta,alpha,gamma"},
+			directive:   ":4",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := r.idx(t, append([]string{"__complete"}, tc.args...)...)
+			mustSucceed(t, "kubectl-idx __complete "+strings.Join(tc.args, " "), res)
+			comps, directive := parseCompletions(t, res)
+			checkCompletions(t, comps, nil, tc.wantExactly, nil)
+			if directive != tc.directive {
+				t.Errorf("directive %s, want %s\n%s", directive, tc.directive, res)
+			}
+		})
+	}
+
+	t.Run("through kubectl plugin completion", func(t *testing.T) {
+		script, err := filepath.Abs(completeScript)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := os.Symlink(script, filepath.Join(dir, "kubectl_complete-idx")); err != nil {
+			t.Fatal(err)
+		}
+		res := r.shell(t, "PATH="+dir+":$PATH "+testenv.KubectlPath()+" __complete idx --context alpha,")
+		mustSucceed(t, "kubectl __complete idx --context alpha,", res)
+		comps, directive := parseCompletions(t, res)
+		checkCompletions(t, comps, nil, []string{"alpha,beta", "alpha,gamma"}, nil)
+		if directive != ":6" {
+			t.Errorf("directive %s, want :6\n%s", directive, res)
+		}
+	})
 }
 
 // TestCompletionScripts checks each generated script is for the kubectl-idx
