@@ -53,6 +53,12 @@ func (o *OrphansOptions) Complete(cmd *cobra.Command, _ []string) error {
 
 // Run finds and prints the orphans.
 func (o *OrphansOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
+			doc, err := c.session().Orphans(ctx)
+			return printers.ContextDocument{List: doc}, err
+		})
+	}
 	doc, err := o.session().Orphans(ctx)
 	if err != nil {
 		return err

@@ -48,6 +48,15 @@ func (o *OwnersOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Run finds and prints the owner chain.
 func (o *OwnersOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
+			if err := c.resolveObject(); err != nil {
+				return printers.ContextDocument{}, err
+			}
+			doc, err := c.session().Owners(ctx, c.object)
+			return printers.ContextDocument{Tree: doc}, err
+		})
+	}
 	if err := o.resolveObject(); err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ type RelationOptions struct {
 	// graphs is true for the commands that draw their answer as a relation
 	// graph with -o dot and -o mermaid.
 	graphs bool
+	// contexts are the contexts asked, when more than one: each resolves
+	// its own clients when asked (forContext).
+	contexts []string
 
 	genericiooptions.IOStreams
 }
@@ -205,6 +208,22 @@ func (o *RelationOptions) complete(cmd *cobra.Command) error {
 		// Tests resolved everything else already.
 		return nil
 	}
+	if o.contexts, err = o.Flags.contextNames(); err != nil {
+		return err
+	}
+	if o.contexts != nil {
+		if printers.IsGraph(o.format) {
+			return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", o.format)
+		}
+		return nil
+	}
+	return o.resolveClients()
+}
+
+// resolveClients resolves the namespace, the clients and discovery of the
+// one context the flags name.
+func (o *RelationOptions) resolveClients() error {
+	var err error
 	if o.namespace, o.restConfig, o.mapper, _, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
@@ -347,4 +366,71 @@ func (o *RelationOptions) objectNamespace() string {
 		return o.defaultNamespace
 	}
 	return metav1.NamespaceDefault
+}
+
+// forContext returns a copy of o that asks the one context name, with its
+// own clients.
+func (o *RelationOptions) forContext(name string) (*RelationOptions, error) {
+	c := *o
+	c.Flags = o.Flags.forContext(name)
+	c.contexts = nil
+	c.progress = false
+	if err := c.resolveClients(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// runDocuments asks every context concurrently for its document, answer
+// running on a copy of o resolved for that context, and prints them
+// together (printers.PrintContextDocuments). A failed context is a warning
+// line naming it; the exit code says whether the answer is partial.
+func (o *RelationOptions) runDocuments(ctx context.Context, answer func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error)) error {
+	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (printers.ContextDocument, error) {
+		c, err := o.forContext(name)
+		if err != nil {
+			return printers.ContextDocument{}, err
+		}
+		d, err := answer(ctx, c)
+		if err != nil {
+			return d, err
+		}
+		if d.Tree != nil {
+			d.Tree.Context = name
+		} else {
+			d.List.Context = name
+		}
+		return d, nil
+	})
+	var docs []printers.ContextDocument
+	var warnings []string
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
+			continue
+		}
+		docs = append(docs, r.Answer)
+		var docWarnings []string
+		if r.Answer.Tree != nil {
+			docWarnings = r.Answer.Tree.Warnings
+		} else {
+			docWarnings = r.Answer.List.Warnings
+		}
+		for _, w := range docWarnings {
+			warnings = append(warnings, prefixContext(r.Context, w))
+		}
+	}
+	o.printWarnings(warnings)
+	outcome := contextsOutcome(failed, len(results))
+	if failed == len(results) {
+		return outcome
+	}
+	opts := o.treePrintOptions()
+	opts.Warnings = warnings
+	if err := printers.PrintContextDocuments(o.Out, docs, o.printer, opts); err != nil {
+		return err
+	}
+	return outcome
 }

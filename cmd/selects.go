@@ -104,50 +104,71 @@ func (o *SelectsOptions) checkKind() error {
 	return nil
 }
 
-// Run answers and prints.
-func (o *SelectsOptions) Run(ctx context.Context) error {
-	if err := o.resolveObject(); err != nil {
-		return err
+// selectsAnswer is one context's answer to selects or selected-by.
+type selectsAnswer struct {
+	members  []v1alpha1.Members
+	tables   map[schema.GroupKind]*metav1.Table
+	warnings []string
+}
+
+// answer asks c's context; c is o's options or a copy for one context.
+func (o *SelectsOptions) answer(ctx context.Context, c *RelationOptions) (*selectsAnswer, error) {
+	if err := c.resolveObject(); err != nil {
+		return nil, err
 	}
-	if err := o.checkKind(); err != nil {
-		return err
+	if err := (&SelectsOptions{RelationOptions: c, inverse: o.inverse}).checkKind(); err != nil {
+		return nil, err
 	}
-	s := o.session()
-	var members []v1alpha1.Members
+	s := c.session()
+	a := &selectsAnswer{}
 	var err error
 	if o.inverse {
-		members, err = s.SelectedBy(ctx, o.object)
+		a.members, err = s.SelectedBy(ctx, c.object)
 	} else {
-		members, err = s.Selects(ctx, o.object)
+		a.members, err = s.Selects(ctx, c.object)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	warnings := s.Warnings()
-	if printers.IsGraph(o.format) {
-		o.printWarnings(warnings)
-		return printers.PrintSelectionGraph(o.Out, o.subjectItem(), members, o.inverse, o.format)
-	}
-	var tables map[schema.GroupKind]*metav1.Table
 	if printers.IsHuman(o.format) {
-		tables = s.Tables(ctx, members, nil)
-		warnings = s.Warnings()
+		a.tables = s.Tables(ctx, a.members, nil)
 	}
-	o.printWarnings(warnings)
-	groups := make([]printers.Group, len(members))
-	for i, m := range members {
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: tables[m.GVK.GroupKind()]}
-	}
-	n, err := printers.Print(o.Out, groups, o.printer, printers.Options{
+	a.warnings = s.Warnings()
+	return a, nil
+}
+
+// printOptions are the printing flags of the selection.
+func (o *SelectsOptions) printOptions(kinds int, warnings []string) printers.Options {
+	return printers.Options{
 		Format:       o.format,
 		NoHeaders:    *o.PrintFlags.NoHeaders,
 		ShowLabels:   *o.PrintFlags.HumanReadableFlags.ShowLabels,
-		ShowKind:     len(groups) > 1,
+		ShowKind:     kinds > 1,
 		ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
 		Now:          time.Now(),
 		Warnings:     warnings,
 		SortBy:       o.sortBy(),
-	})
+	}
+}
+
+// Run answers and prints.
+func (o *SelectsOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runContexts(ctx)
+	}
+	a, err := o.answer(ctx, o.RelationOptions)
+	if err != nil {
+		return err
+	}
+	o.printWarnings(a.warnings)
+	if printers.IsGraph(o.format) {
+		return printers.PrintSelectionGraph(o.Out, o.subjectItem(), a.members, o.inverse, o.format)
+	}
+	groups := make([]printers.Group, len(a.members))
+	for i, m := range a.members {
+		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()]}
+	}
+	n, err := printers.Print(o.Out, groups, o.printer, o.printOptions(len(groups), a.warnings))
 	if err != nil {
 		return err
 	}
@@ -155,4 +176,51 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.objectNamespace())
 	}
 	return nil
+}
+
+// runContexts asks every context concurrently and prints the selections
+// together, each object with its context.
+func (o *SelectsOptions) runContexts(ctx context.Context) error {
+	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (*selectsAnswer, error) {
+		c, err := o.forContext(name)
+		if err != nil {
+			return nil, err
+		}
+		return o.answer(ctx, c)
+	})
+	var infos []printers.ContextInfo
+	var groups []printers.Group
+	var warnings []string
+	failed := 0
+	kinds := map[schema.GroupKind]bool{}
+	for _, r := range results {
+		info := printers.ContextInfo{Name: r.Context}
+		if r.Err != nil {
+			failed++
+			info.Error = warningText(r.Err)
+			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
+		}
+		if a := r.Answer; a != nil {
+			info.Warnings = a.warnings
+			for _, w := range a.warnings {
+				warnings = append(warnings, prefixContext(r.Context, w))
+			}
+			for _, m := range a.members {
+				kinds[m.GVK.GroupKind()] = true
+				groups = append(groups, printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()], Context: r.Context})
+			}
+		}
+		infos = append(infos, info)
+	}
+	o.printWarnings(warnings)
+	outcome := contextsOutcome(failed, len(results))
+	if failed == len(results) {
+		return outcome
+	}
+	opts := o.printOptions(len(kinds), warnings)
+	opts.Contexts = infos
+	if _, err := printers.Print(o.Out, groups, o.printer, opts); err != nil {
+		return err
+	}
+	return outcome
 }

@@ -56,6 +56,15 @@ func (o *TreeOptions) Complete(cmd *cobra.Command, args []string) error {
 
 // Run builds and prints the tree.
 func (o *TreeOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
+			if err := c.resolveObject(); err != nil {
+				return printers.ContextDocument{}, err
+			}
+			doc, err := c.session().Tree(ctx, c.object)
+			return printers.ContextDocument{Tree: doc}, err
+		})
+	}
 	if err := o.resolveObject(); err != nil {
 		return err
 	}

@@ -66,6 +66,18 @@ func (o *UsesOptions) checkKind() error {
 
 // Run answers and prints.
 func (o *UsesOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
+			if err := c.resolveObject(); err != nil {
+				return printers.ContextDocument{}, err
+			}
+			if err := (&UsesOptions{RelationOptions: c}).checkKind(); err != nil {
+				return printers.ContextDocument{}, err
+			}
+			doc, err := c.session().Uses(ctx, c.object)
+			return printers.ContextDocument{List: doc}, err
+		})
+	}
 	if err := o.resolveObject(); err != nil {
 		return err
 	}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
@@ -166,6 +170,11 @@ type WatchOptions struct {
 	getMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
 	// closed, when non-nil, is closed when stdout's reader has gone away.
 	closed <-chan struct{}
+	// contexts are the contexts asked, when more than one (runContexts).
+	contexts []string
+	// context names the one context of a copy made by forContext, for its
+	// warnings.
+	context string
 
 	// stderr serializes warnings, which informer goroutines write.
 	stderr sync.Mutex
@@ -235,6 +244,9 @@ func (o *WatchOptions) Complete(cmd *cobra.Command, args []string) error {
 		// Tests resolved the clients already.
 		return nil
 	}
+	if o.contexts, err = o.Flags.contextNames(); err != nil || o.contexts != nil {
+		return err
+	}
 	if o.namespace, o.restConfig, o.mapper, o.expander, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
@@ -300,12 +312,43 @@ func (o *WatchOptions) validateFlags() error {
 // Run asks the query engine for the feed and prints events until ctx ends or
 // stdout closes.
 func (o *WatchOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runContexts(ctx)
+	}
 	if err := o.resolve(); err != nil {
 		return err
 	}
 	format := o.PrintFlags.format()
-	human := printers.IsHuman(format)
+	reqs, sources := o.feedRequests(format)
 
+	// Stop when stdout's reader has gone: with nothing to print, a feed would
+	// otherwise only notice at its next write, and `| head` would hang until then.
+	ctx, cancel := o.untilStdoutCloses(ctx)
+	defer cancel()
+
+	s := o.session()
+	out := bufio.NewWriterSize(o.Out, 64<<10)
+	popts := o.printOptions(format, sources)
+	if o.ShowOwner && printers.IsHuman(format) {
+		owners, stop := s.TopOwners(ctx)
+		defer stop()
+		popts.Owner = owners.Of
+	}
+	p := printers.NewEventPrinter(popts, o.printer)
+	return s.Watch(ctx, reqs, o.watchOptions(),
+		func(ev *feed.Event) error { return p.Print(out, ev) },
+		func() error {
+			if err := p.Flush(out); err != nil {
+				return err
+			}
+			return out.Flush()
+		})
+}
+
+// feedRequests are the types to watch, each read as much as format needs,
+// and the printer's sources, one per type.
+func (o *WatchOptions) feedRequests(format string) ([]query.Request, []printers.WatchSource) {
+	human := printers.IsHuman(format)
 	sources := make([]printers.WatchSource, len(o.requests))
 	reqs := make([]query.Request, len(o.requests))
 	for i, r := range o.requests {
@@ -324,11 +367,12 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			reqs[i].Mode = informer.MetadataOnly
 		}
 	}
+	return reqs, sources
+}
 
-	// Stop when stdout's reader has gone: with nothing to print, a feed would
-	// otherwise only notice at its next write, and `| head` would hang until then.
+// untilStdoutCloses returns ctx ended when stdout's reader goes away.
+func (o *WatchOptions) untilStdoutCloses(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if o.closed != nil {
 		go func() {
 			select {
@@ -338,8 +382,12 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	return ctx, cancel
+}
 
-	s := query.NewSession(query.Config{
+// session is the query engine over the resolved clients.
+func (o *WatchOptions) session() *query.Session {
+	return query.NewSession(query.Config{
 		RESTConfig:        o.restConfig,
 		Mapper:            o.mapper,
 		Namespace:         o.namespace,
@@ -351,8 +399,11 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		NewFactory:        o.newFactory,
 		GetMetadata:       o.getMetadata,
 	})
-	out := bufio.NewWriterSize(o.Out, 64<<10)
-	popts := printers.WatchOptions{
+}
+
+// printOptions are the printer's options for format.
+func (o *WatchOptions) printOptions(format string, sources []printers.WatchSource) printers.WatchOptions {
+	return printers.WatchOptions{
 		Format:       format,
 		NoHeaders:    *o.PrintFlags.NoHeaders,
 		ShowLabels:   *o.PrintFlags.ShowLabels,
@@ -360,12 +411,10 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Diff:         o.Diff,
 		Sources:      sources,
 	}
-	if o.ShowOwner && human {
-		owners, stop := s.TopOwners(ctx)
-		defer stop()
-		popts.Owner = owners.Of
-	}
-	p := printers.NewEventPrinter(popts, o.printer)
+}
+
+// watchOptions are the feed's options, its warnings written by o.
+func (o *WatchOptions) watchOptions() query.WatchOptions {
 	opts := query.WatchOptions{
 		WatchOnly:       o.WatchOnly,
 		Diff:            o.Diff,
@@ -376,14 +425,167 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	if o.owner != nil {
 		opts.Owner = &query.ObjectRef{Resource: o.owner.Resource, Name: o.owner.Names[0]}
 	}
-	return s.Watch(ctx, reqs, opts,
-		func(ev *feed.Event) error { return p.Print(out, ev) },
-		func() error {
-			if err := p.Flush(out); err != nil {
-				return err
+	return opts
+}
+
+// forContext returns options that watch the one context name, with its own
+// clients and types, whose warnings name the context and are written under
+// o's lock.
+func (o *WatchOptions) forContext(name string) (*WatchOptions, error) {
+	c := &WatchOptions{
+		Flags:         o.Flags.forContext(name),
+		PrintFlags:    o.PrintFlags,
+		LabelSelector: o.LabelSelector,
+		FieldSelector: o.FieldSelector,
+		Owner:         o.Owner,
+		WatchOnly:     o.WatchOnly,
+		Diff:          o.Diff,
+		SyncTimeout:   o.SyncTimeout,
+		ShowOwner:     o.ShowOwner,
+		args:          o.args,
+		printer:       o.printer,
+		context:       name,
+		IOStreams:     genericiooptions.IOStreams{In: o.In, Out: o.Out, ErrOut: &lockedWriter{mu: &o.stderr, w: o.ErrOut}},
+	}
+	var err error
+	if c.namespace, c.restConfig, c.mapper, c.expander, err = resolveClients(c.ConfigFlags, c.AllNamespaces); err != nil {
+		return nil, err
+	}
+	if err := c.resolve(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// lockedWriter writes to w under mu: the warnings of several contexts' feeds
+// never interleave.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// runContexts follows the feeds of several contexts in one stream: every
+// event names its context, each context reconnects on its own, and one that
+// cannot start or fails for good is a warning naming it while the others go
+// on. It ends when ctx ends or stdout closes; the exit code says whether a
+// context failed.
+func (o *WatchOptions) runContexts(ctx context.Context) error {
+	format := o.PrintFlags.format()
+	ctx, cancel := o.untilStdoutCloses(ctx)
+	defer cancel()
+
+	// Each context's types are resolved first: the printer knows every kind
+	// before the first row.
+	resolved := fanOut(ctx, o.contexts, func(_ context.Context, name string) (*WatchOptions, error) {
+		return o.forContext(name)
+	})
+	var failed atomic.Int32
+	var sources []printers.WatchSource
+	at := map[schema.GroupVersionKind]int{}
+	sourceOf := make([][]int, len(resolved))
+	for i, r := range resolved {
+		if r.Err != nil {
+			failed.Add(1)
+			for _, w := range contextWarnings(r.Context, r.Err) {
+				o.warnf("%s", w)
 			}
-			return out.Flush()
-		})
+			continue
+		}
+		for _, req := range r.Answer.requests {
+			gvk := req.Resource.GVK
+			if _, ok := at[gvk]; !ok {
+				at[gvk] = len(sources)
+				sources = append(sources, printers.WatchSource{GVK: gvk})
+			}
+			sourceOf[i] = append(sourceOf[i], at[gvk])
+		}
+	}
+	if int(failed.Load()) == len(resolved) {
+		return contextsOutcome(len(resolved), len(resolved))
+	}
+
+	popts := o.printOptions(format, sources)
+	popts.Contexts = true
+	p := printers.NewEventPrinter(popts, o.printer)
+	out := bufio.NewWriterSize(o.Out, 64<<10)
+	var mu sync.Mutex
+	var printErr error
+	var wg sync.WaitGroup
+	sessions := make([]*query.Session, len(resolved))
+	owners := map[string]func(runtime.Object) string{}
+	for i, r := range resolved {
+		if r.Answer == nil {
+			continue
+		}
+		sessions[i] = r.Answer.session()
+		if o.ShowOwner && printers.IsHuman(format) {
+			top, stop := sessions[i].TopOwners(ctx)
+			defer stop()
+			owners[r.Context] = top.Of
+		}
+	}
+	if len(owners) > 0 {
+		p.SetContextOwners(owners)
+	}
+	for i, r := range resolved {
+		c, s := r.Answer, sessions[i]
+		if c == nil {
+			continue
+		}
+		reqs, _ := c.feedRequests(format)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Watch(ctx, reqs, c.watchOptions(),
+				func(ev *feed.Event) error {
+					ev.Source = sourceOf[i][ev.Source]
+					ev.Context = r.Context
+					mu.Lock()
+					defer mu.Unlock()
+					if err := p.Print(out, ev); err != nil {
+						printErr = err
+						cancel()
+						return err
+					}
+					return nil
+				},
+				func() error {
+					mu.Lock()
+					defer mu.Unlock()
+					if err := p.Flush(out); err != nil {
+						printErr = err
+						cancel()
+						return err
+					}
+					if err := out.Flush(); err != nil {
+						printErr = err
+						cancel()
+						return err
+					}
+					return nil
+				})
+			if err != nil && ctx.Err() == nil {
+				failed.Add(1)
+				for _, w := range contextWarnings(r.Context, err) {
+					o.warnf("%s", w)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if printErr != nil {
+		return printErr
+	}
+	if err := contextsOutcome(int(failed.Load()), len(resolved)); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // watchLost says on stderr that a watch is down.
@@ -415,7 +617,11 @@ func (o *WatchOptions) watchRestored(r informer.Reconnect) {
 func (o *WatchOptions) warnf(format string, args ...any) {
 	o.stderr.Lock()
 	defer o.stderr.Unlock()
-	fmt.Fprintf(o.ErrOut, "warning: "+format+"\n", args...)
+	msg := fmt.Sprintf(format, args...)
+	if o.context != "" {
+		msg = prefixContext(o.context, msg)
+	}
+	fmt.Fprintf(o.ErrOut, "warning: %s\n", msg)
 }
 
 // roundDuration keeps two or three significant digits: 15ms, 2.3s, 1m5s.

@@ -53,6 +53,9 @@ type Event struct {
 	LeftScope bool
 	// Changes are, for MODIFIED with Config.Diff, the fields that changed.
 	Changes []Change
+	// Context is the kubeconfig context of the event in a feed over several
+	// clusters; the feed leaves it empty, the caller that merges feeds sets it.
+	Context string
 }
 
 // Scope decides which objects belong to the feed, beyond what the server-side

@@ -16,6 +16,8 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
 // ContextInfo is one context of an answer over several: its name, in the
@@ -390,4 +392,121 @@ func (iw *indentWriter) Write(p []byte) (int, error) {
 		}
 		p = p[i+1:]
 	}
+}
+
+// ContextDocument is one context's answer to a relation question: a Tree or
+// a RelationList, whose Context names the context.
+type ContextDocument struct {
+	Tree *v1alpha1.Tree
+	List *v1alpha1.RelationList
+}
+
+// context is the document's context.
+func (d ContextDocument) context() string {
+	if d.Tree != nil {
+		return d.Tree.Context
+	}
+	return d.List.Context
+}
+
+// print prints the document alone, as one context's answer prints.
+func (d ContextDocument) print(w io.Writer, delegate printers.ResourcePrinter, opts Options) error {
+	if d.Tree != nil {
+		return PrintTree(w, d.Tree, delegate, opts)
+	}
+	return PrintRelationList(w, d.List, delegate, opts)
+}
+
+// table is the document's table for human output.
+func (d ContextDocument) table(opts Options) *metav1.Table {
+	if d.Tree != nil {
+		return treeTable(d.Tree, opts)
+	}
+	return relationTable(d.List, opts)
+}
+
+// PrintContextDocuments prints the documents of several contexts: one table
+// with a CONTEXT column first, names after their context and a slash,
+// custom columns after a CONTEXT column, and otherwise a v1 List of the
+// documents (each with its "context"), with opts.Warnings as the List's
+// "warnings". Graphs draw one cluster: they are an error here.
+func PrintContextDocuments(w io.Writer, docs []ContextDocument, delegate printers.ResourcePrinter, opts Options) error {
+	switch {
+	case IsGraph(opts.Format):
+		return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", opts.Format)
+	case IsHuman(opts.Format):
+		names := make([]string, len(docs))
+		tables := make([]*metav1.Table, len(docs))
+		for i, d := range docs {
+			names[i], tables[i] = d.context(), d.table(opts)
+		}
+		table := ContextTable(names, tables, false)
+		if len(table.Rows) == 0 {
+			return nil
+		}
+		p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
+		return p.PrintObj(table, w)
+	case opts.Format == "name", strings.HasPrefix(opts.Format, "custom-columns"):
+		return printContextLines(w, docs, delegate, opts)
+	}
+	list := &unstructured.UnstructuredList{Object: map[string]any{
+		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
+	}}
+	if len(opts.Warnings) > 0 {
+		ws := make([]any, len(opts.Warnings))
+		for i, w := range opts.Warnings {
+			ws[i] = w
+		}
+		list.Object["warnings"] = ws
+	}
+	for _, d := range docs {
+		var buf bytes.Buffer
+		if err := d.print(&buf, nil, Options{Format: "json"}); err != nil {
+			return err
+		}
+		u := unstructured.Unstructured{}
+		if err := json.Unmarshal(buf.Bytes(), &u.Object); err != nil {
+			return fmt.Errorf("decoding the %s document: %w", d.context(), err)
+		}
+		list.Items = append(list.Items, u)
+	}
+	return delegate.PrintObj(list, w)
+}
+
+// printContextLines prints each document's lines (-o name, custom columns)
+// after its context: "ctx/kind/name", or a CONTEXT column.
+func printContextLines(w io.Writer, docs []ContextDocument, delegate printers.ResourcePrinter, opts Options) error {
+	name := opts.Format == "name"
+	width := len("CONTEXT")
+	for _, d := range docs {
+		width = max(width, len(d.context()))
+	}
+	header := false
+	bw := bufio.NewWriter(w)
+	for _, d := range docs {
+		var buf bytes.Buffer
+		if err := d.print(&buf, delegate, opts); err != nil {
+			return err
+		}
+		if buf.Len() == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if !name && !opts.NoHeaders {
+			// Each document's columns come with a header: keep the first.
+			if !header {
+				fmt.Fprintf(bw, "%-*s   %s\n", width, "CONTEXT", lines[0])
+				header = true
+			}
+			lines = lines[1:]
+		}
+		for _, line := range lines {
+			if name {
+				fmt.Fprintf(bw, "%s/%s\n", d.context(), line)
+			} else {
+				fmt.Fprintf(bw, "%-*s   %s\n", width, d.context(), line)
+			}
+		}
+	}
+	return bw.Flush()
 }

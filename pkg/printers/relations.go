@@ -85,6 +85,21 @@ func PrintRelationList(w io.Writer, doc *v1alpha1.RelationList, delegate printer
 }
 
 func printRelationTable(w io.Writer, doc *v1alpha1.RelationList, opts Options) error {
+	table := relationTable(doc, opts)
+	if len(table.Rows) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
+	if err := p.PrintObj(table, &buf); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// relationTable is the table of a relation list.
+func relationTable(doc *v1alpha1.RelationList, opts Options) *metav1.Table {
 	table := &metav1.Table{}
 	col := func(name string, priority int32) {
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{Name: name, Type: "string", Priority: priority})
@@ -135,14 +150,5 @@ func printRelationTable(w io.Writer, doc *v1alpha1.RelationList, opts Options) e
 		}
 		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells})
 	}
-	if len(table.Rows) == 0 {
-		return nil
-	}
-	var buf bytes.Buffer
-	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
-	if err := p.PrintObj(table, &buf); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return table
 }

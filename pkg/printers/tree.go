@@ -118,6 +118,17 @@ var treeColumns = []metav1.TableColumnDefinition{
 }
 
 func printTreeTable(w io.Writer, doc *v1alpha1.Tree, opts Options) error {
+	var buf bytes.Buffer
+	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
+	if err := p.PrintObj(treeTable(doc, opts), &buf); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// treeTable is the indented table of a tree document.
+func treeTable(doc *v1alpha1.Tree, opts Options) *metav1.Table {
 	table := &metav1.Table{ColumnDefinitions: treeColumns}
 	walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, prefix string) {
 		age := ""
@@ -135,11 +146,5 @@ func printTreeTable(w io.Writer, doc *v1alpha1.Tree, opts Options) error {
 		}
 		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{t.Namespace, prefix + label(t), t.Ready, status, age, t.UID}})
 	})
-	var buf bytes.Buffer
-	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
-	if err := p.PrintObj(table, &buf); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return table
 }

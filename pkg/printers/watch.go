@@ -43,9 +43,16 @@ type WatchOptions struct {
 	Diff bool
 	// Sources are the feed's resources.
 	Sources []WatchSource
+	// Contexts marks a feed over several kubeconfig contexts: every event
+	// names its own (feed.Event.Context), tables start with a CONTEXT
+	// column, -o name lines with the context and a slash, and JSON events
+	// have a "context" field.
+	Contexts bool
 	// Owner, when set, adds an OWNER column after each kind's own columns:
 	// the object's top-level controller when the event was printed.
 	Owner func(runtime.Object) string
+	// contextOwners are the Owner of each context, in a feed over several.
+	contextOwners map[string]func(runtime.Object) string
 	// Now is the reference time for AGE-like columns; nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone of the TIME column; nil means time.Local.
@@ -64,6 +71,7 @@ type EventPrinter struct {
 	pending []pendingRow
 	// prefixWidths are the widths of TIME EVENT KIND NAMESPACE NAME, shared by
 	// every kind so the rows of different kinds line up.
+	prefix       []string
 	prefixWidths []int
 	// kindWidths are the widths of each source's own columns.
 	kindWidths map[int][]int
@@ -93,15 +101,20 @@ func NewEventPrinter(opts WatchOptions, delegate printers.ResourcePrinter) *Even
 		opts.Location = time.Local
 	}
 	p := &EventPrinter{opts: opts, delegate: delegate, kindWidths: map[int][]int{}, headed: map[int]bool{}}
-	p.prefixWidths = make([]int, len(watchPrefix))
-	for i, h := range watchPrefix {
+	p.prefix = watchPrefix
+	if opts.Contexts {
+		p.prefix = append([]string{"CONTEXT"}, watchPrefix...)
+	}
+	p.prefixWidths = make([]int, len(p.prefix))
+	for i, h := range p.prefix {
 		p.prefixWidths[i] = len(h)
 	}
 	// TIME, EVENT and KIND have known widths: rows line up from the first one.
-	p.prefixWidths[0] = len("15:04:05")
-	p.prefixWidths[1] = len(feed.Modified)
+	at := len(p.prefix) - len(watchPrefix)
+	p.prefixWidths[at] = len("15:04:05")
+	p.prefixWidths[at+1] = len(feed.Modified)
 	for _, src := range opts.Sources {
-		p.prefixWidths[2] = max(p.prefixWidths[2], len(src.GVK.Kind))
+		p.prefixWidths[at+2] = max(p.prefixWidths[at+2], len(src.GVK.Kind))
 	}
 	return p
 }
@@ -141,6 +154,11 @@ func (p *EventPrinter) Print(w io.Writer, ev *feed.Event) error {
 		_, err = w.Write(y)
 		return err
 	case "name":
+		if p.opts.Contexts {
+			if _, err := io.WriteString(w, ev.Context+"/"); err != nil {
+				return err
+			}
+		}
 		return p.delegate.PrintObj(Printable(ev.Object, src.GVK), w)
 	}
 	// jsonpath and templates apply to the event, so they can read its type.
@@ -170,6 +188,7 @@ func (p *EventPrinter) source(ev *feed.Event) (WatchSource, error) {
 // eventJSON encodes ev as one line of JSON.
 func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error) {
 	doc := v1alpha1.WatchEvent{
+		Context:          ev.Context,
 		Type:             string(ev.Type),
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
 		DetectedOnRelist: ev.DetectedOnRelist,
@@ -214,9 +233,9 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	if err != nil {
 		return err
 	}
-	if p.opts.Owner != nil {
+	if owner := p.ownerOf(ev); owner != nil {
 		table.Rows[0].Object.Object = ev.Object
-		addOwnerColumn(table, p.opts.Owner)
+		addOwnerColumn(table, owner)
 	}
 	wide := p.opts.Format == "wide"
 	// The name is in NAME already: the kind's own name column (format
@@ -225,7 +244,7 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	if !p.headed[ev.Source] {
 		p.headed[ev.Source] = true
 		if !p.opts.NoHeaders {
-			header := append([]string(nil), watchPrefix...)
+			header := append([]string(nil), p.prefix...)
 			for i, col := range table.ColumnDefinitions {
 				if i == nameCol || col.Priority != 0 && !wide {
 					continue
@@ -242,13 +261,17 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 			p.pending = append(p.pending, pendingRow{source: ev.Source, cells: header, blank: len(p.headed) > 1})
 		}
 	}
-	cells := []string{
+	var cells []string
+	if p.opts.Contexts {
+		cells = append(cells, ev.Context)
+	}
+	cells = append(cells,
 		ev.Time.In(p.opts.Location).Format("15:04:05"),
 		string(ev.Type),
 		src.GVK.Kind,
 		m.GetNamespace(),
 		m.GetName(),
-	}
+	)
 	if len(table.Rows) == 1 {
 		// A server may send more cells than columns (IPAddress does);
 		// kubectl prints one per column, as here.
@@ -394,4 +417,18 @@ func (p *EventPrinter) Flush(w io.Writer) error {
 	clear(p.pending)
 	p.pending = p.pending[:0]
 	return nil
+}
+
+// SetContextOwners sets the OWNER column's lookup of each context, in a
+// feed over several; call it before the first event.
+func (p *EventPrinter) SetContextOwners(owners map[string]func(runtime.Object) string) {
+	p.opts.contextOwners = owners
+}
+
+// ownerOf is the OWNER column's lookup for ev, nil without the column.
+func (p *EventPrinter) ownerOf(ev *feed.Event) func(runtime.Object) string {
+	if p.opts.contextOwners != nil {
+		return p.opts.contextOwners[ev.Context]
+	}
+	return p.opts.Owner
 }

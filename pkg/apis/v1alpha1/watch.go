@@ -13,6 +13,9 @@ import (
 // MODIFIED put the object by UID, DELETED removes it) gives the objects the
 // server holds in the feed's scope.
 type WatchEvent struct {
+	// Context is the kubeconfig context the event came from, in a feed over
+	// several contexts (--context a,b or --all-contexts).
+	Context string `json:"context,omitempty"`
 	// Type is ADDED, MODIFIED or DELETED.
 	Type string `json:"type"`
 	// Time is when the change reached the feed, RFC 3339 with nanoseconds.
