@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -189,6 +190,9 @@ func containsKind(kinds []schema.GroupKind, gk schema.GroupKind) bool {
 
 // Run finds and prints the events, oldest first, or with -w follows them.
 func (o *EventsOptions) Run(ctx context.Context) error {
+	if o.contexts != nil {
+		return o.runContexts(ctx)
+	}
 	if err := o.resolveObject(); err != nil {
 		return err
 	}
@@ -287,4 +291,119 @@ func (o *EventsOptions) warnf(format string, args ...any) {
 	o.stderr.Lock()
 	defer o.stderr.Unlock()
 	fmt.Fprintf(o.ErrOut, "warning: "+format+"\n", args...)
+}
+
+// contextEvents is one context's events of the object.
+type contextEvents struct {
+	events   []*corev1.Event
+	warnings []string
+	// namespaced is the object's scope, as the context's server maps it.
+	namespaced bool
+}
+
+// runContexts asks every context for the object's events and prints them
+// together: kubectl's events table with a CONTEXT column first, or a List of
+// one List per context.
+func (o *EventsOptions) runContexts(ctx context.Context) error {
+	if o.Watch {
+		return errors.New("kubectl idx events --watch follows one cluster: name one context, or follow several with kubectl idx watch events --context a,b")
+	}
+	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (*contextEvents, error) {
+		c, err := o.forContext(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.resolveObject(); err != nil {
+			return nil, err
+		}
+		e := &EventsOptions{RelationOptions: c, Types: o.Types, Since: o.Since, Until: o.Until, ForKinds: o.ForKinds, now: o.now}
+		opts, err := e.eventsOptions()
+		if err != nil {
+			return nil, err
+		}
+		s := c.session()
+		evs, err := s.Events(ctx, c.object, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &contextEvents{events: evs, warnings: s.Warnings(), namespaced: c.object.Resource.Namespaced}, nil
+	})
+	var infos []printers.ContextInfo
+	var groups []printers.Group
+	var warnings []string
+	failed := 0
+	namespaced := true
+	for _, r := range results {
+		info := printers.ContextInfo{Name: r.Context}
+		if r.Err != nil {
+			failed++
+			info.Error = warningText(r.Err)
+			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
+		}
+		if a := r.Answer; a != nil {
+			namespaced = a.namespaced
+			info.Warnings = a.warnings
+			for _, w := range a.warnings {
+				warnings = append(warnings, prefixContext(r.Context, w))
+			}
+			objs := make([]runtime.Object, len(a.events))
+			for i, e := range a.events {
+				objs[i] = e
+			}
+			groups = append(groups, printers.Group{GVK: query.EventsGVK, Namespaced: true, Objects: objs, Context: r.Context})
+		}
+		infos = append(infos, info)
+	}
+	o.printWarnings(warnings)
+	outcome := contextsOutcome(failed, len(results))
+	if failed == len(results) {
+		return outcome
+	}
+	if !printers.IsHuman(o.format) {
+		if _, err := printers.Print(o.Out, groups, o.printer, printers.Options{Format: o.format, Now: time.Now(), Warnings: warnings, Contexts: infos}); err != nil {
+			return err
+		}
+		return outcome
+	}
+	// kubectl's events printer, each context's rows after its name.
+	tw := cliprinters.GetNewTabWriter(o.Out)
+	headed := *o.PrintFlags.NoHeaders
+	for _, g := range groups {
+		if len(g.Objects) == 0 {
+			continue
+		}
+		list := &corev1.EventList{Items: make([]corev1.Event, len(g.Objects))}
+		for i, e := range g.Objects {
+			list.Items[i] = *e.(*corev1.Event)
+		}
+		var buf bytes.Buffer
+		p := &events.EventPrinter{NoHeaders: headed, AllNamespaces: o.AllNamespaces || !namespaced}
+		if err := p.PrintObj(list, &buf); err != nil {
+			return err
+		}
+		for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			cell := g.Context
+			if i == 0 && !headed {
+				cell = "CONTEXT"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", cell, line)
+		}
+		headed = true
+	}
+	if !headed || total(groups) == 0 {
+		fmt.Fprintln(o.ErrOut, "No events found.")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return outcome
+}
+
+// total counts the objects of groups.
+func total(groups []printers.Group) int {
+	n := 0
+	for _, g := range groups {
+		n += len(g.Objects)
+	}
+	return n
 }
