@@ -43,15 +43,27 @@ var namespaceColumn = metav1.TableColumnDefinition{Name: "Namespace", Type: "str
 func printContexts(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
 	switch {
 	case IsHuman(opts.Format):
+		// One table per kind, sorted as a whole.
 		return printContextTables(w, groups, opts)
+	case strings.HasPrefix(opts.Format, "custom-columns"):
+		// One table, sorted as a whole.
+		return printContextCustomColumns(w, groups, delegate, opts)
+	}
+	if opts.SortBy != "" {
+		// Each context's List sorted as kubectl sorts one.
+		sorted, err := sortContextGroups(groups, opts)
+		if err != nil {
+			return 0, err
+		}
+		groups, opts.SortBy = sorted, ""
+	}
+	switch {
 	case opts.Format == "name":
 		return printContextNames(w, groups, delegate)
 	case opts.Format == "json":
 		return total(groups), writeContextListJSON(w, groups, opts)
 	case opts.Format == "yaml":
 		return total(groups), writeContextListYAML(w, groups, opts)
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		return printContextCustomColumns(w, groups, delegate, opts)
 	}
 	doc, err := contextListObject(groups, opts)
 	if err != nil {
@@ -163,6 +175,10 @@ func contextTableOf(gs []Group, opts Options) (*metav1.Table, error) {
 	names := make([]string, 0, len(gs))
 	tables := make([]*metav1.Table, 0, len(gs))
 	for _, g := range gs {
+		if len(g.Objects) == 0 {
+			// No rows, and no server table: its columns would be NAME and AGE.
+			continue
+		}
 		t, err := tableOf(g, opts.Now)
 		if err != nil {
 			return nil, err
@@ -213,6 +229,13 @@ func printContextNames(w io.Writer, groups []Group, delegate printers.ResourcePr
 // printContextCustomColumns prints the custom columns of every object in one
 // table, as kubectl's printer aligns them, with a CONTEXT column before them.
 func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
+	if opts.SortBy != "" {
+		sorted, err := sortAcrossContexts(groups, opts.SortBy)
+		if err != nil {
+			return 0, err
+		}
+		groups, opts.SortBy = sorted, ""
+	}
 	var buf bytes.Buffer
 	o := opts
 	o.Contexts = nil
@@ -248,6 +271,80 @@ func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.Re
 		fmt.Fprintf(bw, "%-*s   %s\n", width, ctxs[i], line)
 	}
 	return n, bw.Flush()
+}
+
+// sortContextGroups sorts each context's objects by opts.SortBy, as Print
+// sorts one List: every kind together, as unstructured copies. Each context
+// becomes one Group whose objects carry their own kinds.
+func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
+	field, err := get.RelaxedJSONPathExpression(opts.SortBy)
+	if err != nil {
+		return nil, err
+	}
+	var order []string
+	byContext := map[string][]runtime.Object{}
+	namespaced := map[string]bool{}
+	for _, g := range groups {
+		if _, ok := byContext[g.Context]; !ok {
+			order = append(order, g.Context)
+		}
+		for _, o := range g.Objects {
+			u, err := ToUnstructured(o, g.GVK)
+			if err != nil {
+				return nil, err
+			}
+			byContext[g.Context] = append(byContext[g.Context], u)
+		}
+		namespaced[g.Context] = namespaced[g.Context] || g.Namespaced
+	}
+	out := make([]Group, 0, len(order))
+	for _, c := range order {
+		objs := byContext[c]
+		if len(objs) > 1 {
+			if err := sortObjectsBy(objs, field); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Group{Context: c, Namespaced: namespaced[c], Objects: objs})
+	}
+	return out, nil
+}
+
+// sortAcrossContexts sorts the objects of every context together by
+// sortBy, one Group per object, each keeping its context and kind.
+func sortAcrossContexts(groups []Group, sortBy string) ([]Group, error) {
+	field, err := get.RelaxedJSONPathExpression(sortBy)
+	if err != nil {
+		return nil, err
+	}
+	var one []Group
+	var objs []runtime.Object
+	for _, g := range groups {
+		for _, o := range g.Objects {
+			u, err := ToUnstructured(o, g.GVK)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, u)
+			one = append(one, Group{GVK: g.GVK, Namespaced: g.Namespaced, Context: g.Context, ServerTable: g.ServerTable, Objects: []runtime.Object{u}})
+		}
+	}
+	if len(objs) < 2 {
+		return one, nil
+	}
+	keys, err := sortKeys(len(objs), func(i int) runtime.Object { return objs[i] }, field)
+	if err != nil {
+		return nil, err
+	}
+	order, err := sortOrder(keys, field)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Group, len(order))
+	for i, k := range order {
+		out[i] = one[k]
+	}
+	return out, nil
 }
 
 // contextGroups returns the groups of each context of opts, in its order.

@@ -131,9 +131,14 @@ func addNode(dst, src *v1alpha1.NodeSummary) *v1alpha1.NodeSummary {
 	dst.Exists = dst.Exists || src.Exists
 	dst.Ready = dst.Ready && src.Ready
 	dst.Unschedulable = dst.Unschedulable || src.Unschedulable
-	if !slices.Contains(strings.Split(dst.Status, ","), src.Status) {
-		dst.Status += "," + src.Status
+	// A cordoned node is "Ready,SchedulingDisabled": each part once.
+	parts := strings.Split(dst.Status, ",")
+	for _, part := range strings.Split(src.Status, ",") {
+		if !slices.Contains(parts, part) {
+			parts = append(parts, part)
+		}
 	}
+	dst.Status = strings.Join(parts, ",")
 	for _, r := range src.Roles {
 		if !slices.Contains(dst.Roles, r) {
 			dst.Roles = append(dst.Roles, r)
