@@ -220,7 +220,7 @@ func (c *completer) typeAndName(cmd *cobra.Command, args []string, toComplete st
 // resourceTypes returns the types starting with prefix (query.TypeNames).
 func (c *completer) resourceTypes(prefix string) []string {
 	c.defaultTimeout()
-	dc, err := c.getter.ToDiscoveryClient()
+	dc, err := c.cluster().ToDiscoveryClient()
 	if err != nil {
 		return nil
 	}
@@ -231,7 +231,7 @@ func (c *completer) resourceTypes(prefix string) []string {
 // the namespace of the command line, or in all namespaces with -A.
 func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
 	c.defaultTimeout()
-	mapper, err := c.getter.ToRESTMapper()
+	mapper, err := c.cluster().ToRESTMapper()
 	if err != nil {
 		return nil
 	}
@@ -239,13 +239,13 @@ func (c *completer) names(cmd *cobra.Command, typ, prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	cfg, err := c.getter.ToRESTConfig()
+	cfg, err := c.cluster().ToRESTConfig()
 	if err != nil {
 		return nil
 	}
 	ns := metav1.NamespaceAll
 	if c.flags == nil || !c.flags.AllNamespaces {
-		if ns, _, err = c.getter.ToRawKubeConfigLoader().Namespace(); err != nil {
+		if ns, _, err = c.cluster().ToRawKubeConfigLoader().Namespace(); err != nil {
 			return nil
 		}
 	}
@@ -323,4 +323,17 @@ func (c *completer) defaultTimeout() {
 // command line.
 func without(comps, given []string) []string {
 	return slices.DeleteFunc(comps, func(s string) bool { return slices.Contains(given, s) })
+}
+
+// cluster is what completions that ask a server connect with: after
+// --context a,b the first context named (a list is no context kubectl
+// knows), otherwise the flags as given.
+func (c *completer) cluster() genericclioptions.RESTClientGetter {
+	if c.flags == nil || c.flags.ConfigFlags == nil || c.flags.Context == nil {
+		return c.getter
+	}
+	if first, _, ok := strings.Cut(*c.flags.Context, ","); ok {
+		return c.flags.forContext(first).ConfigFlags
+	}
+	return c.getter
 }

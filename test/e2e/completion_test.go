@@ -238,6 +238,13 @@ func TestCompletionContextList(t *testing.T) {
 			wantExactly: []string{"beta,alpha,gamma"},
 			directive:   ":4",
 		},
+		{
+			// A list is no context a server knows: names come from the first.
+			name:        "object names after a list of contexts",
+			args:        []string{"--context", "alpha,beta", "-n", fixtures.Shop, "statefulsets", ""},
+			wantExactly: []string{"postgres"},
+			directive:   ":4",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
