@@ -57,6 +57,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	code := m.Run()
+	code = stopContextsWorld(code)
 	if err := stopControllerCluster(code != 0); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
 		if code == 0 {
