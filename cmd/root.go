@@ -68,6 +68,8 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 
 	flags := root.PersistentFlags()
 	configFlags.AddFlags(flags)
+	// kubectl's --context, which here also takes a list.
+	flags.Lookup("context").Usage = "The name of the kubeconfig context to use, or several, comma-separated (a,b,c), to ask each cluster at once."
 	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
 	flags.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, concurrently, and say which context each object came from (a CONTEXT column, a context/ prefix with -o name, a \"context\" field in JSON). --context also takes several names: --context a,b,c.")
 	addKlogVerbosity(root)
