@@ -43,6 +43,13 @@ func newFlags(f *Flags) *Flags {
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
 // resources (see get.go); other verbs are subcommands.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
+	root, _ := newCmdRoot(streams)
+	return root
+}
+
+// newCmdRoot is NewCmdRoot with the --profile it was given, which Execute
+// writes once the command is done.
+func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *profiling) {
 	configFlags := genericclioptions.NewConfigFlags(true)
 	f := &Flags{ConfigFlags: configFlags}
 	o := NewGetOptions(f, streams)
@@ -52,7 +59,8 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	root.SetFlagErrorFunc(flagError)
-	root.PersistentPreRun = func(*cobra.Command, []string) {
+	prof := &profiling{}
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		// client-go logs some failures it also returns ("Unexpected error when
 		// reading response body") at any verbosity; the one-line error we print
 		// says it already. Keep klog for those who ask for it with -v.
@@ -63,6 +71,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 			// out, that its TLS transport cannot cancel requests.
 			klog.SetLogger(logr.Discard())
 		}
+		return prof.start()
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 
@@ -73,6 +82,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
 	flags.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, concurrently, and say which context each object came from (a CONTEXT column, a context/ prefix with -o name, a \"context\" field in JSON). --context also takes several names: --context a,b,c.")
 	addKlogVerbosity(root)
+	prof.addFlags(flags)
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
 	root.AddCommand(NewCmdWatch(f, streams))
@@ -84,7 +94,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
 	addCompletion(root, f, streams)
-	return root
+	return root, prof
 }
 
 // addKlogVerbosity exposes klog's -v and nothing else of klog's flag set.
@@ -115,7 +125,7 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	root := NewCmdRoot(streams)
+	root, prof := newCmdRoot(streams)
 	if listsEvents(args) {
 		// `kubectl idx events` with no object is the list of Event objects,
 		// as `kubectl get events` prints it (and as it was before the events
@@ -131,6 +141,9 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	err := root.ExecuteContext(ctx)
+	if perr := prof.stop(); perr != nil && err == nil {
+		err = perr
+	}
 	klog.Flush()
 	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return 0

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+
+	"github.com/spf13/pflag"
+)
+
+// profiling is kubectl's --profile and --profile-output: a Go profile of
+// one invocation, for finding where a slow or large query spends its time
+// and memory (`go tool pprof profile.pprof`).
+type profiling struct {
+	name, output string
+	file         *os.File
+}
+
+func (p *profiling) addFlags(flags *pflag.FlagSet) {
+	flags.StringVar(&p.name, "profile", "none", "Name of profile to capture. One of (none|cpu|heap|allocs|goroutine|threadcreate|block|mutex|trace)")
+	flags.StringVar(&p.output, "profile-output", "profile.pprof", "Name of the file to write the profile to")
+}
+
+// start begins the profile; stop writes it.
+func (p *profiling) start() error {
+	var err error
+	switch p.name {
+	case "none", "":
+		return nil
+	case "cpu":
+		if p.file, err = os.Create(p.output); err == nil {
+			err = pprof.StartCPUProfile(p.file)
+		}
+	case "trace":
+		if p.file, err = os.Create(p.output); err == nil {
+			err = trace.Start(p.file)
+		}
+	case "block":
+		runtime.SetBlockProfileRate(1)
+	case "mutex":
+		runtime.SetMutexProfileFraction(1)
+	default:
+		if pprof.Lookup(p.name) == nil {
+			return fmt.Errorf("unknown profile '%s'", p.name)
+		}
+	}
+	if err != nil && p.file != nil {
+		_ = p.file.Close()
+		p.file = nil
+	}
+	return err
+}
+
+// stop writes the profile started by start, if any.
+func (p *profiling) stop() error {
+	switch p.name {
+	case "none", "":
+		return nil
+	case "cpu":
+		pprof.StopCPUProfile()
+	case "trace":
+		trace.Stop()
+	default:
+		if p.name == "heap" {
+			runtime.GC()
+		}
+		f, err := os.Create(p.output)
+		if err != nil {
+			return err
+		}
+		p.file = f
+		if err := pprof.Lookup(p.name).WriteTo(f, 0); err != nil {
+			return errors.Join(err, f.Close())
+		}
+	}
+	if p.file == nil {
+		return nil
+	}
+	err := p.file.Close()
+	p.file = nil
+	return err
+}
