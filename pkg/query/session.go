@@ -95,17 +95,20 @@ type Session struct {
 
 // NewSession returns a Session for cfg.
 func NewSession(cfg Config) *Session {
+	if cfg.RESTConfig != nil && cfg.RESTConfig.QPS == 0 && cfg.RESTConfig.RateLimiter == nil {
+		// client-go's default of 5 requests a second, in bursts of 10, would
+		// spend seconds throttling a query that lists and watches fifty types
+		// once, or one big list read in pages: the eleventh page of 100,000
+		// pods waited 200 ms for nothing, and so did every page after it.
+		cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
+		cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = 50, 300
+	}
 	s := &Session{cfg: cfg, clientsReady: make(chan struct{})}
 	if cfg.RESTConfig != nil {
 		wide := rest.CopyConfig(cfg.RESTConfig)
 		// A query over every type would repeat the server's deprecation
 		// notices for types nobody asked about (v1 Endpoints) on every run.
 		wide.WarningHandler = rest.NoWarnings{}
-		if wide.QPS == 0 {
-			// client-go's default of 5 requests a second would spend seconds
-			// throttling a query that lists and watches fifty types once.
-			wide.QPS, wide.Burst = 50, 300
-		}
 		s.wideConfig = wide
 	}
 	return s
