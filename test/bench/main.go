@@ -12,7 +12,7 @@
 //
 // -scale measures memory at scale instead, for the question a laptop user asks: how much does
 // a query over every pod of a big cluster take? It runs the commands that exercise each kind
-// of pod informer, metadata-only (-o name) and full (human output, -o json), --by-owner
+// of pod informer, metadata-only (-o name, the table) and full (-o json), --by-owner
 // included, next to kubectl get, and reports peak RSS per 1,000 pods:
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -scale -pods 100000 -namespaces 50
@@ -150,6 +150,9 @@ type measurement struct {
 	ref string
 	// informer is the kind of pod informer a kubectl idx command starts, for the table.
 	informer string
+	// floor is the label of the raw LIST that bounds a kubectl idx command: the
+	// server's own cost of what the command reads (see floorOf).
+	floor string
 	// failed says why a run did not complete (killed by the memory guard, an exit code);
 	// walls and rssKB then hold that run's figures up to its end.
 	failed string
@@ -235,7 +238,7 @@ func run(ctx context.Context, o options) error {
 			{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, "", metadataOnly + " + server table"},
 			{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, "", ""},
 			{"kubectl idx pods -A --by-owner -o json", o.binary, []string{"pods", "-A", "--by-owner", "-o", "json"}, "kubectl get pods,rs -A -o json | jq (by owner)", full},
-			{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, "raw LIST pods, metadata protobuf", metadataOnly},
+			{"kubectl idx pods -A --by-owner -o name", o.binary, []string{"pods", "-A", "--by-owner", "-o", "name"}, rawMetadata, metadataOnly},
 		}
 		// kubectl-tree finds a tree by listing every namespaced type of the
 		// namespace in full; its stand-in is one kubectl get of all of them.
@@ -247,7 +250,7 @@ func run(ctx context.Context, o options) error {
 		children = append(children,
 			child{"kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", o.kubectl, []string{"get", types, "-n", treeNS, "-o", "json"}, "", ""},
 			child{"kubectl idx tree deployment/X -n NS", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS}, "kubectl get <every namespaced type> -n NS -o json (kubectl-tree's work)", ""},
-			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, "raw LIST pods, metadata protobuf", ""},
+			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, rawMetadata, ""},
 		)
 	}
 	if o.baseline != "" {
@@ -278,9 +281,9 @@ func run(ctx context.Context, o options) error {
 	}
 	var results []*measurement
 	for _, c := range children {
-		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer})
+		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer, floor: floorOf(c)})
 	}
-	raws := rawLists(env.Config, o.scale)
+	raws := rawLists(env.Config)
 	for _, r := range raws {
 		results = append(results, &measurement{label: r.label, command: r.command, inProcess: true})
 	}
@@ -491,8 +494,11 @@ func scaleChildren(o options) []child {
 		{"kubectl get pods -A -o name", o.kubectl, []string{"get", "pods", "-A", "-o", "name"}, "", ""},
 		{"kubectl idx pods -A -o name", o.binary, idx("pods", "-A", "-o", "name"), "", metadataOnly},
 		{"kubectl idx pods -A --by-owner -o name", o.binary, idx("pods", "-A", "--by-owner", "-o", "name"), "kubectl get pods -A -o name", metadataOnly},
+		// A request timeout far shorter than the list takes: each request is
+		// bounded, a list still receiving data is not.
+		{"kubectl idx pods -A -o name --request-timeout=5s", o.binary, idx("pods", "-A", "-o", "name", "--request-timeout=5s"), "kubectl get pods -A -o name", metadataOnly},
 		{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, "", ""},
-		{"kubectl idx pods -A", o.binary, idx("pods", "-A"), "", full},
+		{"kubectl idx pods -A", o.binary, idx("pods", "-A"), "", metadataOnly + " + server table"},
 		{"kubectl idx pods -A --by-owner", o.binary, idx("pods", "-A", "--by-owner"), "kubectl get pods -A", full},
 	}
 	if o.kubectlJSON {
@@ -526,9 +532,39 @@ type rawList struct {
 	do             func(context.Context) (time.Duration, int64, error)
 }
 
-// rawLists returns the reference LISTs; at scale the JSON one is left out: the bench
-// would hold the whole body, and it bounds no command of the -scale set.
-func rawLists(cfg *rest.Config, scale bool) []rawList {
+// Labels of the raw LISTs that are floors (floorOf).
+const (
+	rawJSON          = "raw LIST pods, JSON"
+	rawProtobuf      = "raw LIST pods, protobuf"
+	rawMetadata      = "raw LIST pods, metadata protobuf"
+	rawTableMetadata = "raw LIST pods, Table with metadata"
+)
+
+// floorOf returns the label of the raw LIST that bounds c, a kubectl idx command:
+// what it reads from the server, in the form the server sends it at least cost.
+// JSON output can be no faster than the server's JSON (which is also what kubectl
+// reads); other full-object commands read protobuf, metadata-only ones metadata
+// protobuf, and human output of metadata-only pods the server's table. Commands
+// of other informers (tree) have none.
+func floorOf(c child) string {
+	if !strings.HasPrefix(c.label, "kubectl idx pods ") {
+		return ""
+	}
+	switch {
+	case slices.Contains(c.args, "json"):
+		return rawJSON
+	case c.informer == full:
+		return rawProtobuf
+	case c.informer == metadataOnly:
+		return rawMetadata
+	case strings.HasPrefix(c.informer, metadataOnly):
+		return rawTableMetadata
+	}
+	return ""
+}
+
+// rawLists returns the reference LISTs.
+func rawLists(cfg *rest.Config) []rawList {
 	c := rest.CopyConfig(cfg)
 	c.Timeout = 10 * time.Minute
 	cs := kubernetes.NewForConfigOrDie(c)
@@ -552,19 +588,15 @@ func rawLists(cfg *rest.Config, scale bool) []rawList {
 			return time.Since(start), int64(len(data)), err
 		}
 	}
-	raws := []rawList{
-		{"raw LIST pods, JSON", "GET /api/v1/pods  Accept: " + jsonType, list(jsonType)},
-		{"raw LIST pods, protobuf", "GET /api/v1/pods  Accept: " + protoType, list(protoType)},
-		{"raw LIST pods, metadata protobuf", "GET /api/v1/pods  Accept: " + metaType, list(metaType)},
+	return []rawList{
+		{rawJSON, "GET /api/v1/pods  Accept: " + jsonType, list(jsonType)},
+		{rawProtobuf, "GET /api/v1/pods  Accept: " + protoType, list(protoType)},
+		{rawMetadata, "GET /api/v1/pods  Accept: " + metaType, list(metaType)},
 		// The server's table, as human output reads it (rows with their
 		// objects' metadata) and bare.
-		{"raw LIST pods, Table with metadata", "GET /api/v1/pods?includeObject=Metadata  Accept: " + tableType, table("Metadata")},
+		{rawTableMetadata, "GET /api/v1/pods?includeObject=Metadata  Accept: " + tableType, table("Metadata")},
 		{"raw LIST pods, Table without objects", "GET /api/v1/pods?includeObject=None  Accept: " + tableType, table("None")},
 	}
-	if scale {
-		raws = raws[1:3]
-	}
-	return raws
 }
 
 func report(w io.Writer, o options, nodes int, created time.Duration, results []*measurement) {
@@ -584,11 +616,11 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 		byLabel[m.label] = m
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "command\tpod informer\twall s\tpeak RSS MB\tRSS MB per 1k pods\tstdout MB\tidx/reference wall\tidx/reference RSS\t")
+	fmt.Fprintln(tw, "command\tpod informer\twall s\tpeak RSS MB\tRSS MB per 1k pods\tstdout MB\tidx/reference wall\tidx/reference RSS\tidx/floor wall\tfloor\t")
 	perK := float64(o.pods) / 1000
 	var failed []*measurement
 	for _, m := range results {
-		rss, rssPerK, ratioWall, ratioRSS := "-", "-", "", ""
+		rss, rssPerK, ratioWall, ratioRSS, ratioFloor := "-", "-", "", "", ""
 		if !m.inProcess {
 			rss = fmt.Sprintf("%.1f", float64(median(m.rssKB))/1024)
 			rssPerK = fmt.Sprintf("%.2f", float64(median(m.rssKB))/1024/perK)
@@ -601,6 +633,9 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 			if ref := byLabel[refLabel]; ref != nil {
 				ratioWall, ratioRSS = ratios(m, ref)
 			}
+			if floor := byLabel[m.floor]; floor != nil {
+				ratioFloor, _ = ratios(m, floor)
+			}
 		}
 		label := m.label
 		if m.failed != "" {
@@ -611,7 +646,7 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 			// The figures are those of the run up to the kill: lower bounds.
 			rss, rssPerK = ">="+rss, ">="+rssPerK
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t\n", label, m.informer, median(m.walls).Seconds(), rss, rssPerK, float64(m.bytes)/(1<<20), ratioWall, ratioRSS)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", label, m.informer, median(m.walls).Seconds(), rss, rssPerK, float64(m.bytes)/(1<<20), ratioWall, ratioRSS, ratioFloor, strings.TrimPrefix(m.floor, "raw LIST pods, "))
 	}
 	_ = tw.Flush()
 	for _, m := range failed {
