@@ -142,6 +142,9 @@ const DefaultPageSize = 5000
 type Factory struct {
 	cfg     Config
 	clients Clients
+	// requestTimeout is --request-timeout, which the clients apply as a
+	// progress deadline; zero when there is none or the clients are not ours.
+	requestTimeout time.Duration
 
 	mu        sync.Mutex
 	informers map[informerKey]*entry
@@ -169,6 +172,9 @@ type entry struct {
 	informer cache.SharedIndexInformer
 	// received counts objects delivered by LIST pages, for progress reports.
 	received atomic.Int64
+	// bodyBytes counts the bytes of LIST answers as they arrive, pages not yet
+	// complete included; only NewFactory's clients count them.
+	bodyBytes atomic.Int64
 	// listFailures counts consecutive failed lists before the first sync.
 	listFailures atomic.Int32
 	// conn follows outages when Config asks for OnWatchLost or OnWatchRestored.
@@ -194,8 +200,19 @@ func (e *entry) failed() error {
 }
 
 // NewFactory returns a Factory talking to the server described by restConfig.
+//
+// restConfig.Timeout (--request-timeout) bounds each request by its progress
+// rather than overall, see progressDeadline: the clients are built without an
+// overall deadline, so no timeout= parameter goes to the server either (which
+// then applies its own default to a LIST, 60s unless configured otherwise), and
+// a LIST answer may take as long as it keeps arriving.
 func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	restConfig = rest.CopyConfig(restConfig)
+	timeout := restConfig.Timeout
+	if timeout > 0 {
+		restConfig.Timeout = 0
+		restConfig.Wrap(progressDeadline(timeout))
+	}
 	dyn, err := dynamic.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -204,12 +221,14 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	return NewFactoryWithClients(Clients{
+	f := NewFactoryWithClients(Clients{
 		Typed:     CachedClients(restConfig, runtime.ContentTypeProtobuf),
 		TypedJSON: CachedClients(restConfig, runtime.ContentTypeJSON),
 		Dynamic:   dyn,
 		Metadata:  md,
-	}, cfg), nil
+	}, cfg)
+	f.requestTimeout = timeout
+	return f, nil
 }
 
 // Clients returns the clients the factory lists and watches with.
@@ -425,7 +444,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				}
 				defer func() { <-f.listSlots }()
 			}
-			obj, err := list(ctx, o)
+			// One page is one request, however many times the REST client
+			// tries it; its bytes count as the list's progress.
+			obj, err := list(withRequest(ctx, &e.bodyBytes), o)
 			if err == nil {
 				e.received.Add(int64(meta.LenList(obj)))
 			}

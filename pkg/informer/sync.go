@@ -112,7 +112,9 @@ func (e *ListError) Unwrap() error { return e.Err }
 // until one request timeout has passed since the first failure, whichever comes
 // first: a --request-timeout of 2s against a server that does not answer costs
 // about 4s, not three times 2s plus backoff. A try still running when the window
-// closes is abandoned, unless pages are still arriving.
+// closes is abandoned, unless its answer is still arriving: pages completed or
+// bytes of a page received since the window opened keep it open for another
+// timeout, as a request's progress deadline keeps a slow page going.
 func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext {
 	var (
 		mu       sync.Mutex
@@ -143,7 +145,7 @@ func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext
 		mu.Lock()
 		defer mu.Unlock()
 		lastErr = err
-		received = e.received.Load()
+		received = e.progress()
 		if window != nil {
 			return
 		}
@@ -153,7 +155,7 @@ func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if got := e.received.Load(); got > received {
+			if got := e.progress(); got > received {
 				// A slow list that is getting somewhere is not cut off.
 				received = got
 				window.Reset(timeout)
@@ -165,6 +167,10 @@ func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext
 		context.AfterFunc(ctx, func() { window.Stop() })
 	}
 }
+
+// progress is a number that grows whenever e's list gets somewhere: objects of
+// completed pages plus bytes of answers.
+func (e *entry) progress() int64 { return e.received.Load() + e.bodyBytes.Load() }
 
 // giveUp records err as e's failure and wakes WaitForSync.
 func (f *Factory) giveUp(e *entry, err error) {
@@ -184,9 +190,11 @@ func transportError(e *entry, err error, tries int, retried time.Duration, serve
 		return err
 	}
 	// The reflector's "failed to list pods: " wrapping adds nothing the resource
-	// name does not say.
+	// name does not say. The REST client's note of an earlier try's error around
+	// the last one's does: a try that found the request's time used up by the
+	// tries before it, whose connections were reset, is reported as a reset.
 	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
+	if errors.As(err, &urlErr) && !strings.Contains(err.Error(), previousAttempt) {
 		err = urlErr
 	} else if inner := errors.Unwrap(err); inner != nil && strings.HasPrefix(err.Error(), "failed to list ") {
 		err = inner
@@ -194,27 +202,29 @@ func transportError(e *entry, err error, tries int, retried time.Duration, serve
 	return &ListError{Resource: e.res, Tries: tries, Retried: retried, Server: server, RequestTimeout: timeout, Err: err}
 }
 
+// previousAttempt is how client-go's REST client joins the error of an earlier
+// try to the last one's.
+const previousAttempt = " - error from a previous attempt: "
+
 // clientSettings returns the API server's host:port and the clients' per-request
 // timeout (--request-timeout, zero if none). NewFactory builds every client from
-// one REST config, so the typed core client has what all of them have; clients
-// that are not REST clients (fakes) have neither.
+// one REST config, so the typed core client has the server all of them talk to;
+// clients that are not REST clients (fakes) have none. The timeout is the one
+// NewFactory took from the config: the clients apply it in their transport, and
+// their own overall timeout is zero.
 func (f *Factory) clientSettings() (server string, timeout time.Duration) {
+	timeout = f.requestTimeout
 	if f.clients.Typed == nil {
-		return "", 0
+		return "", timeout
 	}
 	c, err := f.clients.Typed(schema.GroupVersion{Version: "v1"})
 	if err != nil {
-		return "", 0
+		return "", timeout
 	}
-	rc, ok := c.(*rest.RESTClient)
-	if !ok {
-		return "", 0
-	}
-	if u := rc.Get().URL(); u != nil {
-		server = u.Host
-	}
-	if rc.Client != nil {
-		timeout = rc.Client.Timeout
+	if rc, ok := c.(*rest.RESTClient); ok {
+		if u := rc.Get().URL(); u != nil {
+			server = u.Host
+		}
 	}
 	return server, timeout
 }

@@ -2,13 +2,17 @@ package informer_test
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -243,5 +247,160 @@ func TestWaitForSyncRecoversWithinWindow(t *testing.T) {
 	}
 	if got := storeKeys(inf); len(got) != 1 {
 		t.Errorf("store keys = %q, want [shop/web-0]", got)
+	}
+}
+
+// trickledServer starts a TLS server speaking HTTP/2, as the API server does, and a
+// factory with real clients and a --request-timeout of timeout talking to it. list
+// answers every LIST: with the status and the body it returns, the body of a 200
+// sent in chunks pieces, gap apart, or with nothing at all when the status is 0. Watches
+// get headers and then nothing. The server records the URL of every request.
+func trickledServer(t *testing.T, timeout time.Duration, chunks int, gap time.Duration, list func(r *http.Request) (int, []byte)) (*informer.Factory, *httptest.Server, func() []*url.URL) {
+	t.Helper()
+	var mu sync.Mutex
+	var urls []*url.URL
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		urls = append(urls, r.URL)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "true" {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		status, body := list(r)
+		if status == 0 {
+			<-r.Context().Done()
+			return
+		}
+		w.WriteHeader(status)
+		if status != http.StatusOK {
+			_, _ = w.Write(body)
+			return
+		}
+		size := (len(body) + chunks - 1) / chunks
+		for i := 0; len(body) > 0; i++ {
+			if i > 0 {
+				select {
+				case <-time.After(gap):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			n := min(size, len(body))
+			if _, err := w.Write(body[:n]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			body = body[n:]
+		}
+	}))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	f, err := informer.NewFactory(&rest.Config{Host: s.URL, Timeout: timeout, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+		informer.Config{SyncTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	return f, s, func() []*url.URL {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(urls)
+	}
+}
+
+// podListOf renders a list page of n pods in JSON, padded with labels to some
+// size, continuing to next when it is not empty.
+func podListOf(n int, next string) []byte {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"metadata":{"name":"web-%d","namespace":"shop","resourceVersion":"7","labels":{"pad":%q}}}`, i, strings.Repeat("x", 60))
+	}
+	return fmt.Appendf(nil, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":%q},"items":[%s]}`,
+		next, strings.Join(items, ","))
+}
+
+// TestFactoryListSlowerThanRequestTimeout: a LIST answer that takes three times
+// --request-timeout to arrive, with gaps shorter than it, is received whole, in one
+// request; no timeout= parameter goes to the server.
+func TestFactoryListSlowerThanRequestTimeout(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	f, _, urls := trickledServer(t, timeout, 16, timeout/5, func(*http.Request) (int, []byte) { return http.StatusOK, podListOf(50, "") })
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	err, took := syncFor(t, f)
+	if err != nil {
+		t.Fatalf("WaitForSync after %s: %v", took, err)
+	}
+	if took < 3*timeout {
+		t.Errorf("the list took %s, want at least %s: the test does not test a slow answer", took, 3*timeout)
+	}
+	if n := len(storeKeys(inf)); n != 50 {
+		t.Errorf("%d pods in the store, want 50", n)
+	}
+	var lists int
+	for _, u := range urls() {
+		if u.Query().Has("timeout") {
+			t.Errorf("request %s sends a timeout: the server would end the answer itself", u)
+		}
+		if u.Query().Get("watch") != "true" {
+			lists++
+		}
+	}
+	if lists != 1 {
+		t.Errorf("%d LIST requests, want 1", lists)
+	}
+}
+
+// TestFactoryListStalledMidAnswer: a LIST answer that stops for a whole
+// --request-timeout fails as a timeout, in the words of one that never started.
+func TestFactoryListStalledMidAnswer(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	var lists atomic.Int32
+	f, s, _ := trickledServer(t, timeout, 2, time.Hour, func(*http.Request) (int, []byte) {
+		lists.Add(1)
+		return http.StatusOK, podListOf(50, "")
+	})
+	mustInformer(t, f, podsRes, informer.Full)
+	err, took := syncFor(t, f)
+	want := `listing pods: the server ` + regexp.QuoteMeta(strings.TrimPrefix(s.URL, "https://")) +
+		` did not answer within --request-timeout=500ms \((retried for 500ms|tried [23] times)\)`
+	if err == nil || !regexp.MustCompile("^"+want+"$").MatchString(err.Error()) {
+		t.Errorf("WaitForSync after %s: %v\nwant an error matching %s", took, err, want)
+	}
+	if took > 3*time.Second {
+		t.Errorf("WaitForSync took %s, want about two timeouts", took)
+	}
+}
+
+// TestWaitForSyncSlowPageAfterFailure: a list that failed once is retried, and a
+// retry whose one page is still arriving when the retry window closes is not cut
+// off: its bytes count as progress, not only the pages it completed.
+func TestWaitForSyncSlowPageAfterFailure(t *testing.T) {
+	const timeout = 2 * time.Second
+	var lists atomic.Int32
+	// The retry starts 0.8-1.6s after the failure and takes about 3s: the window
+	// closes at 2s and again at 4s with the page under way.
+	f, _, _ := trickledServer(t, timeout, 11, 300*time.Millisecond, func(r *http.Request) (int, []byte) {
+		if lists.Add(1) == 1 {
+			// An error the reflector retries, and the REST client does not
+			// without Retry-After.
+			return http.StatusServiceUnavailable, []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503}`)
+		}
+		return http.StatusOK, podListOf(50, "")
+	})
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	if err, took := syncFor(t, f); err != nil {
+		t.Fatalf("WaitForSync after %s: %v", took, err)
+	}
+	if n := len(storeKeys(inf)); n != 50 {
+		t.Errorf("%d pods in the store, want 50", n)
+	}
+	if n := lists.Load(); n != 2 {
+		t.Errorf("%d lists, want 2", n)
 	}
 }

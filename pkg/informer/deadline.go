@@ -1,0 +1,266 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// kubectl reads --request-timeout as an overall deadline per request: client-go
+// sets it as http.Client.Timeout, as a context deadline around the request and its
+// retries, and as a timeout= parameter the API server enforces too. A LIST answer
+// that takes longer than that to arrive is cut off while bytes are still flowing,
+// and the reflector lists again from the start: on a slow link, or with 100,000
+// pods, it never gets through.
+//
+// NewFactory builds the informers' clients without that deadline and wraps their
+// transport in progressDeadline instead, which bounds every request by the timeout
+// the way a user means it: an answer must start within the timeout, and then never
+// stop for a whole timeout. Watches keep kubectl's overall deadline: their streams
+// are quiet for minutes by nature, and the reflector watches again when one ends.
+
+// progressDeadline returns a transport wrapper (for rest.Config.Wrap) that fails a
+// request whose response headers have not arrived within timeout, or whose body
+// then delivers no byte for a whole timeout. Every read that returns data restarts
+// the timer. Watch requests (watch=true) end after timeout, whatever they receive.
+//
+// A request that runs out of time fails with an error that errors.Is
+// context.DeadlineExceeded and is a net.Error whose Timeout is true, like the one
+// of an overall deadline, from RoundTrip or from a read of the body. Each request
+// costs a timer and a context, released by the body's Close or by the error; there
+// is no goroutine per request.
+func progressDeadline(timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return &deadlineTransport{next: rt, timeout: timeout}
+	}
+}
+
+// deadlineTransport is the RoundTripper progressDeadline installs.
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+// WrappedRoundTripper lets client-go find the transport underneath, for instance
+// to close its idle connections.
+func (t *deadlineTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// RoundTrip implements http.RoundTripper.
+func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	d := &deadline{timeout: t.timeout, watch: isWatch(req.URL)}
+	wait := t.timeout
+	if !d.watch {
+		if r := requestFrom(req.Context()); r != nil {
+			d.received = r.received
+			// client-go's REST client tries a GET again, a second later or
+			// when the server says, when its connection was reset before an
+			// answer or the server asked it to retry, with the same context.
+			// The tries share the time until an answer starts, as they shared
+			// kubectl's overall deadline, instead of each having its own.
+			if wait = r.left(t.timeout); wait <= 0 {
+				return nil, d.timeoutError()
+			}
+		}
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	d.cancel = cancel
+	d.mu.Lock()
+	d.timer = time.AfterFunc(wait, d.expire)
+	d.mu.Unlock()
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		d.release()
+		return nil, d.explain(err)
+	}
+	// The answer has started: its body has a whole timeout for its first byte.
+	d.last.Store(monotonicNow())
+	d.headers.Store(true)
+	resp.Body = &deadlineBody{ReadCloser: resp.Body, d: d}
+	return resp, nil
+}
+
+// isWatch reports whether u asks for a watch, as client-go's clients do with
+// watch=true; the API server takes 1 too.
+func isWatch(u *url.URL) bool {
+	w := u.Query().Get("watch")
+	return w == "true" || w == "1"
+}
+
+// deadline is the timer of one try of a request.
+type deadline struct {
+	timeout time.Duration
+	// watch makes the deadline overall: timeout after the try started.
+	watch bool
+	// received, when not nil, counts the bytes of body received.
+	received *atomic.Int64
+	cancel   context.CancelCauseFunc
+	// headers is set once the response headers have arrived, and last is when
+	// the answer last made progress (its headers or a byte of its body), on
+	// monotonicNow's scale.
+	headers atomic.Bool
+	last    atomic.Int64
+	// err is set when the deadline has passed, before the try is cancelled.
+	err atomic.Pointer[deadlineError]
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+// expire runs when the timer fires: it cancels the try unless its answer made
+// progress meanwhile, in which case it waits for the rest of the new deadline.
+// Reading the time of the last byte here rather than resetting the timer on
+// every read keeps reads cheap.
+func (d *deadline) expire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return
+	}
+	if !d.watch && d.headers.Load() {
+		if left := d.timeout - time.Duration(monotonicNow()-d.last.Load()); left > 0 {
+			d.timer.Reset(left)
+			return
+		}
+	}
+	err := d.timeoutError()
+	d.err.Store(err)
+	d.cancel(err)
+}
+
+// timeoutError describes the deadline that passed, at the stage the try is at.
+func (d *deadline) timeoutError() *deadlineError {
+	switch {
+	case d.watch:
+		return &deadlineError{timeout: d.timeout, what: "the watch reached the request timeout of %s"}
+	case d.headers.Load():
+		return &deadlineError{timeout: d.timeout, what: "no data from the response body for %s"}
+	}
+	return &deadlineError{timeout: d.timeout, what: "no response headers within %s"}
+}
+
+// explain returns err, or the deadline's error when the deadline caused it: the
+// transports return what the cancelled context says (x/net/http2 its Err,
+// context.Canceled; net/http its cause), which would not read as a timeout.
+func (d *deadline) explain(err error) error {
+	if e := d.err.Load(); e != nil {
+		return e
+	}
+	return err
+}
+
+// stop stops the timer for good; the try goes on without a deadline.
+func (d *deadline) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+// release stops the timer and cancels the try's context. It may be called more
+// than once.
+func (d *deadline) release() {
+	d.stop()
+	d.cancel(nil)
+}
+
+// deadlineBody counts the body's progress and releases the deadline on Close.
+type deadlineBody struct {
+	io.ReadCloser
+	d *deadline
+}
+
+// Read reads from the body; data restarts the timer.
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 && !b.d.watch {
+		b.d.last.Store(monotonicNow())
+		if b.d.received != nil {
+			b.d.received.Add(int64(n))
+		}
+	}
+	switch {
+	case err == io.EOF:
+		// The whole answer is here; nothing can be late any more.
+		b.d.stop()
+	case err != nil:
+		err = b.d.explain(err)
+	}
+	return n, err
+}
+
+// Close closes the body and releases the deadline.
+func (b *deadlineBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.d.release()
+	return err
+}
+
+// deadlineError is the error of a request whose deadline passed. It reads as
+// a timeout to errors.Is(err, context.DeadlineExceeded) and to net.Error, as
+// kubectl's overall deadline does.
+type deadlineError struct {
+	timeout time.Duration
+	// what says what did not happen in time, with a %s for the timeout.
+	what string
+}
+
+func (e *deadlineError) Error() string {
+	return "context deadline exceeded (" + fmt.Sprintf(e.what, e.timeout) + ")"
+}
+
+// Timeout implements net.Error.
+func (e *deadlineError) Timeout() bool { return true }
+
+// Temporary implements net.Error, as context.DeadlineExceeded does.
+func (e *deadlineError) Temporary() bool { return true }
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *deadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// clockBase anchors monotonicNow.
+var clockBase = time.Now()
+
+// monotonicNow returns the nanoseconds since clockBase on the monotonic clock,
+// at least 1 so that zero can mean "not yet".
+func monotonicNow() int64 { return max(1, int64(time.Since(clockBase))) }
+
+// request is what the tries of one request share, carried in its context
+// (withRequest).
+type request struct {
+	// start is when the first try started, on monotonicNow's scale; zero
+	// before it.
+	start atomic.Int64
+	// received, when not nil, counts the bytes of body received.
+	received *atomic.Int64
+}
+
+// left starts the request's clock at its first try and returns how much of
+// timeout is left for a try to get an answer started.
+func (r *request) left(timeout time.Duration) time.Duration {
+	now := monotonicNow()
+	r.start.CompareAndSwap(0, now)
+	return timeout - time.Duration(now-r.start.Load())
+}
+
+type requestKey struct{}
+
+// withRequest returns ctx for one request: its tries share the time until an
+// answer starts, and add the bytes of body they receive to received unless it
+// is nil.
+func withRequest(ctx context.Context, received *atomic.Int64) context.Context {
+	return context.WithValue(ctx, requestKey{}, &request{received: received})
+}
+
+// requestFrom returns the request withRequest put in ctx, or nil.
+func requestFrom(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey{}).(*request)
+	return r
+}
