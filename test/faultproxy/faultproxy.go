@@ -15,6 +15,9 @@
 //     ECONNREFUSED), as when nothing listens on the port; open connections are left alone.
 //   - ResetAfter: a connection is reset once it has carried so many bytes toward the
 //     client, that is in the middle of an answer.
+//   - Throttle: the bytes toward the client are paced to so many a second, on open and
+//     new connections, in pieces of a twentieth of a second's worth: a slow link, over
+//     which an answer keeps arriving but takes long to arrive whole.
 //
 // Every method is safe for concurrent use.
 package faultproxy
@@ -25,6 +28,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards TCP connections from a loopback port to a target address.
@@ -43,6 +47,8 @@ type Proxy struct {
 	resetAt    int64
 	resetsLeft int
 	resets     int
+	// rate is Throttle's bytes per second toward the client; zero when off.
+	rate int64
 }
 
 // conn is one proxied connection: the client's side and the target's.
@@ -52,6 +58,9 @@ type conn struct {
 	once           sync.Once
 	// down counts the bytes forwarded to the client; only its pipe touches it.
 	down int64
+	// sendAt is when the next throttled piece toward the client may go; only the
+	// down pipe touches it.
+	sendAt time.Time
 }
 
 // close closes both sides; with reset, as an RST rather than a FIN.
@@ -152,21 +161,19 @@ func (p *Proxy) pipe(c *conn, dst, src *net.TCPConn, down bool) {
 		}
 		n, err := src.Read(buf)
 		if n > 0 {
-			// Bytes read just before a Stall are held, not sent.
-			if !p.waitFlowing(c) {
-				return
-			}
-			chunk, reset := buf[:n], false
 			if down {
-				chunk, reset = p.cutDown(c, chunk)
-			}
-			if _, werr := dst.Write(chunk); werr != nil {
-				c.close(false)
-				return
-			}
-			if reset {
-				c.close(true)
-				return
+				if !p.sendDown(c, buf[:n]) {
+					return
+				}
+			} else {
+				// Bytes read just before a Stall are held, not sent.
+				if !p.waitFlowing(c) {
+					return
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					c.close(false)
+					return
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -178,6 +185,72 @@ func (p *Proxy) pipe(c *conn, dst, src *net.TCPConn, down bool) {
 			return
 		}
 	}
+}
+
+// sendDown forwards data to the client, as Stall, ResetAfter and Throttle allow, piece
+// by piece when throttled; false means the connection is closed.
+func (p *Proxy) sendDown(c *conn, data []byte) bool {
+	for len(data) > 0 {
+		// Bytes read just before a Stall are held, not sent.
+		if !p.waitFlowing(c) {
+			return false
+		}
+		piece := data
+		if rate := p.throttle(); rate > 0 {
+			piece = data[:min(len(data), pieceSize(rate))]
+			if !c.pace(len(piece), rate) {
+				return false
+			}
+		} else {
+			c.sendAt = time.Time{}
+		}
+		data = data[len(piece):]
+		piece, reset := p.cutDown(c, piece)
+		if _, err := c.client.Write(piece); err != nil {
+			c.close(false)
+			return false
+		}
+		if reset {
+			c.close(true)
+			return false
+		}
+	}
+	return true
+}
+
+// pieceSize is how many bytes a throttled connection forwards at a time: a twentieth
+// of a second's worth, so that a slow answer arrives steadily, and at most 16 KiB.
+func pieceSize(rate int64) int {
+	return int(max(1, min(rate/20, 16<<10)))
+}
+
+// pace waits until n more bytes may go at rate bytes a second and books them; false
+// means the connection was closed meanwhile. The schedule is kept across pieces, so
+// that the rate holds on average however late the timers fire; a connection that was
+// idle gets no credit for it.
+func (c *conn) pace(n int, rate int64) bool {
+	now := time.Now()
+	if c.sendAt.Before(now) {
+		c.sendAt = now
+	}
+	if wait := c.sendAt.Sub(now); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-c.done:
+			return false
+		}
+	}
+	c.sendAt = c.sendAt.Add(time.Duration(int64(n) * int64(time.Second) / rate))
+	return true
+}
+
+// throttle returns Throttle's rate, zero when off.
+func (p *Proxy) throttle() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rate
 }
 
 // cutDown returns the part of chunk to forward to the client, and whether to reset the
@@ -303,6 +376,16 @@ func (p *Proxy) ResetAfter(n int64, times int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.resetAt, p.resetsLeft = n, times
+}
+
+// Throttle paces the bytes toward the client to bytesPerSecond on each connection, open
+// and new ones, forwarding them in pieces of a twentieth of a second's worth (at most
+// 16 KiB) so that data keeps flowing; the bytes toward the target are not slowed.
+// Throttle(0) turns it off. Every byte counts, TLS records included.
+func (p *Proxy) Throttle(bytesPerSecond int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rate = max(0, bytesPerSecond)
 }
 
 // Resets returns how many connections ResetAfter has reset.

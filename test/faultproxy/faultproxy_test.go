@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -315,6 +316,7 @@ func TestConcurrentControls(t *testing.T) {
 		p.Drop, p.Reset, p.Stall, p.Unstall,
 		func() { _ = p.Refuse(true) }, func() { _ = p.Refuse(false) },
 		func() { p.ResetAfter(3, -1) }, func() { p.ResetAfter(0, 0) },
+		func() { p.Throttle(1000) }, func() { p.Throttle(0) },
 		func() { _ = p.Conns() },
 	}
 	for _, f := range controls {
@@ -357,6 +359,7 @@ func TestConcurrentControls(t *testing.T) {
 	wg.Wait()
 	p.Unstall()
 	p.ResetAfter(0, 0)
+	p.Throttle(0)
 	if err := p.Refuse(false); err != nil {
 		t.Fatal(err)
 	}
@@ -402,5 +405,84 @@ func TestResetAfter(t *testing.T) {
 	dial(t, p).echo("after")
 	if n := p.Resets(); n != 4 {
 		t.Errorf("Resets() = %d, want 4", n)
+	}
+}
+
+// echoTimed sends a line of n bytes (newline included) through c and reads it back,
+// returning how long the first byte and the whole line took to come back.
+func (c *client) echoTimed(n int) (first, all time.Duration) {
+	c.t.Helper()
+	line := strings.Repeat("x", n-1)
+	start := time.Now()
+	c.send(line)
+	_ = c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.r.Peek(1); err != nil {
+		c.t.Fatalf("waiting for the first byte: %v", err)
+	}
+	first = time.Since(start)
+	got, err := c.recv(30 * time.Second)
+	all = time.Since(start)
+	if err != nil || got != line {
+		c.t.Fatalf("echo of %d bytes: got %d bytes, %v", n, len(got), err)
+	}
+	return first, all
+}
+
+func TestThrottle(t *testing.T) {
+	p := newProxy(t)
+	open := dial(t, p)
+	open.echo("before")
+	// 64 KiB at 32 KiB/s takes 2s, less the last piece's twentieth of a second;
+	// the bounds are loose for a loaded machine.
+	p.Throttle(32 << 10)
+	first, all := open.echoTimed(64 << 10)
+	if first > 500*time.Millisecond {
+		t.Errorf("the first byte came after %s: a throttled answer must start at once and keep flowing", first)
+	}
+	if all < 1500*time.Millisecond || all > 5*time.Second {
+		t.Errorf("64 KiB at 32 KiB/s took %s, want about 2s", all)
+	}
+	// New connections are throttled too, on their own.
+	fresh := dial(t, p)
+	if _, all := fresh.echoTimed(16 << 10); all < 300*time.Millisecond {
+		t.Errorf("16 KiB at 32 KiB/s on a new connection took %s, want about 0.5s", all)
+	}
+	// Idle time is no credit: the next answer is paced from its start.
+	time.Sleep(500 * time.Millisecond)
+	if _, all := open.echoTimed(16 << 10); all < 300*time.Millisecond {
+		t.Errorf("16 KiB at 32 KiB/s after a pause took %s, want about 0.5s", all)
+	}
+	p.Throttle(0)
+	if _, all := open.echoTimed(1 << 20); all > time.Second {
+		t.Errorf("1 MiB unthrottled took %s", all)
+	}
+}
+
+func TestThrottleWithStallAndResetAfter(t *testing.T) {
+	p := newProxy(t)
+	p.Throttle(8 << 10)
+	c := dial(t, p)
+	line := strings.Repeat("x", 4<<10-1)
+	c.send(line)
+	// A stall holds the rest of a throttled answer, and Unstall lets it go.
+	if _, err := c.r.Peek(1); err != nil {
+		t.Fatal(err)
+	}
+	p.Stall()
+	// Unthrottled, the rest would take half a second.
+	before, err := c.recv(time.Second)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || len(before) >= len(line) {
+		t.Fatalf("during the stall: got %d bytes, %v; want part of %d and nothing more", len(before), err, len(line))
+	}
+	p.Unstall()
+	if rest, err := c.recv(10 * time.Second); err != nil || before+rest != line {
+		t.Fatalf("after Unstall: got %d+%d bytes, %v; want %d", len(before), len(rest), err, len(line))
+	}
+	// ResetAfter cuts a throttled answer at the byte it names.
+	p.ResetAfter(4<<10+100, 1)
+	c.send(line)
+	got, err := c.recv(10 * time.Second)
+	if len(got) != 100 || !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("got %d bytes, %v; want 100 and ECONNRESET", len(got), err)
 	}
 }
