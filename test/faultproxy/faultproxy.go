@@ -49,6 +49,8 @@ type Proxy struct {
 	resets     int
 	// rate is Throttle's bytes per second toward the client; zero when off.
 	rate int64
+	// sentDown counts the bytes forwarded toward clients, over all connections.
+	sentDown int64
 }
 
 // conn is one proxied connection: the client's side and the target's.
@@ -254,16 +256,18 @@ func (p *Proxy) throttle() int64 {
 }
 
 // cutDown returns the part of chunk to forward to the client, and whether to reset the
-// connection after it, as ResetAfter asks.
+// connection after it, as ResetAfter asks; it counts that part as sent.
 func (p *Proxy) cutDown(c *conn, chunk []byte) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at := p.resetAt
 	if at <= 0 || p.resetsLeft == 0 || c.down+int64(len(chunk)) <= at {
 		c.down += int64(len(chunk))
+		p.sentDown += int64(len(chunk))
 		return chunk, false
 	}
 	chunk = chunk[:at-min(c.down, at)]
+	p.sentDown += int64(len(chunk))
 	c.down += int64(len(chunk))
 	if p.resetsLeft > 0 {
 		p.resetsLeft--
@@ -393,6 +397,15 @@ func (p *Proxy) Resets() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.resets
+}
+
+// BytesDown returns how many bytes the proxy has forwarded toward clients, over all
+// connections since it started, TLS records included: what a client received, for a
+// test to size a Throttle by.
+func (p *Proxy) BytesDown() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sentDown
 }
 
 // Conns returns the number of open proxied connections.

@@ -131,6 +131,9 @@ func TestForwards(t *testing.T) {
 	a.echo("hello")
 	b.echo("world")
 	a.echo("again")
+	if n := p.BytesDown(); n != 18 {
+		t.Errorf("BytesDown() = %d after three echoes of 6 bytes, want 18", n)
+	}
 	waitConns(t, p, 2)
 	_ = a.conn.Close()
 	waitConns(t, p, 1)
@@ -402,6 +405,11 @@ func TestResetAfter(t *testing.T) {
 		t.Errorf("an open connection past the limit: %v, want ECONNRESET", err)
 	}
 	p.ResetAfter(0, 0)
+	// What was cut off was not sent: 6+3 on the first connection, 3×6 on the next
+	// (its last answer cut off at nothing), 4 on each of two more.
+	if n := p.BytesDown(); n != 6+3+3*6+2*4 {
+		t.Errorf("BytesDown() = %d, want %d", n, 6+3+3*6+2*4)
+	}
 	dial(t, p).echo("after")
 	if n := p.Resets(); n != 4 {
 		t.Errorf("Resets() = %d, want 4", n)
