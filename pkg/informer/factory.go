@@ -184,6 +184,9 @@ type entry struct {
 	// failure holds the error that made the list fail for good before the
 	// first sync; the first one recorded wins.
 	failure atomic.Pointer[error]
+	// sink, when set, takes the list's pages in place of the store
+	// (StreamInformer).
+	sink PageSink
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -275,16 +278,25 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 // indexers are added to it; adding an index name twice with a different function
 // is an error. An informer requested after Start starts at once.
 func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
+	return f.informer(res, mode, indexers, nil)
+}
+
+// informer is Informer, with the list going to sink when it is set: the
+// informer is then never shared.
+func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	key := informerKey{gvr: res.GVR, mode: mode}
 	if e, ok := f.informers[key]; ok {
+		if sink != nil || e.sink != nil {
+			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
+		}
 		if err := addMissingIndexers(e.informer, indexers); err != nil {
 			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		return e.informer, nil
 	}
-	e := &entry{res: res, mode: mode}
+	e := &entry{res: res, mode: mode, sink: sink}
 	if f.cfg.OnWatchLost != nil || f.cfg.OnWatchRestored != nil {
 		e.conn = newConnTracker(res, f.cfg.OnWatchLost, f.cfg.OnWatchRestored)
 	}
@@ -447,10 +459,28 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			// One page is one request, however many times the REST client
 			// tries it; its bytes count as the list's progress.
 			obj, err := list(withRequest(ctx, &e.bodyBytes), o)
-			if err == nil {
-				e.received.Add(int64(meta.LenList(obj)))
+			if err != nil {
+				return nil, err
 			}
-			return obj, err
+			e.received.Add(int64(meta.LenList(obj)))
+			if !f.cfg.KeepManagedFields {
+				// The reflector transforms a list's objects only once every
+				// page has arrived. Dropping managedFields page by page keeps
+				// them (half of a pod's metadata) from piling up meanwhile; the
+				// informer's own transform then finds nothing left to drop.
+				if err := meta.EachListItem(obj, func(item runtime.Object) error {
+					_, err := DropManagedFields(item)
+					return err
+				}); err != nil {
+					return nil, err
+				}
+			}
+			if e.sink != nil {
+				if err := toSink(ctx, e.sink, obj, o.Continue == ""); err != nil {
+					return nil, err
+				}
+			}
+			return obj, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
