@@ -140,7 +140,7 @@ func writeMemberItems(bw *bufio.Writer, members []v1alpha1.Members, indent strin
 			items = append(items, item{o, m.GVK})
 		}
 	}
-	err := writeJSONItems(bw, len(items), indent, func(j int) (runtime.Object, schema.GroupVersionKind) {
+	err := writeJSONItems(bw, len(items), 0, indent, func(j int) (runtime.Object, schema.GroupVersionKind) {
 		return items[j].obj, items[j].gvk
 	})
 	if err != nil {

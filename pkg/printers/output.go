@@ -231,16 +231,27 @@ type listField struct {
 // with a newline when newline is set.
 func writeJSONListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField, newline bool) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if _, err := bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": ["); err != nil {
+	if _, err := bw.WriteString(jsonListHead); err != nil {
 		return err
 	}
-	err := writeJSONItems(bw, len(objs), "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
+	err := writeJSONItems(bw, len(objs), 0, "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
 		return objs[i], gvks[objs[i]]
 	})
 	if err != nil {
 		return err
 	}
-	if len(objs) > 0 {
+	if err := writeJSONListTail(bw, len(objs) > 0, fields, newline); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// jsonListHead opens a v1 List in kubectl's JSON layout, up to its items.
+const jsonListHead = "{\n    \"apiVersion\": \"v1\",\n    \"items\": ["
+
+// writeJSONListTail closes a v1 List opened by jsonListHead and its items.
+func writeJSONListTail(bw *bufio.Writer, items bool, fields []listField, newline bool) error {
+	if items {
 		if _, err := bw.WriteString("\n    "); err != nil {
 			return err
 		}
@@ -261,23 +272,22 @@ func writeJSONListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Ob
 	if newline {
 		end += "\n"
 	}
-	if _, err := bw.WriteString(end); err != nil {
-		return err
-	}
-	return bw.Flush()
+	_, err := bw.WriteString(end)
+	return err
 }
 
 // writeJSONItems writes n array items, each on a new line at indent prefix and
 // indented by four spaces as kubectl's JSON printer does, after the array's
-// opening bracket. Items are encoded on every core and written in order.
-func writeJSONItems(w io.Writer, n int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
+// opening bracket and the first items already written of it. Items are
+// encoded on every core and written in order.
+func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
 	return encodeOrdered(n, func(i int, buf *bytes.Buffer) error {
 		obj, gvk := item(i)
 		data, err := json.Marshal(Printable(obj, gvk))
 		if err != nil {
 			return fmt.Errorf("encoding %s: %w", describe(obj), err)
 		}
-		if i > 0 {
+		if written+i > 0 {
 			buf.WriteString(",")
 		}
 		buf.WriteString("\n" + prefix)
@@ -305,34 +315,54 @@ func writeYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 // writeYAMLListFields writes a v1 List with fields after kubectl's.
 func writeYAMLListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	header := "apiVersion: v1\nitems:\n"
-	if len(objs) == 0 {
-		header = "apiVersion: v1\nitems: []\n"
-	}
-	if _, err := bw.WriteString(header); err != nil {
+	if _, err := bw.WriteString(yamlListHead(len(objs) > 0)); err != nil {
 		return err
 	}
 	for _, o := range objs {
-		data, err := yaml.Marshal(Printable(o, gvks[o]))
-		if err != nil {
-			return fmt.Errorf("encoding %s: %w", describe(o), err)
-		}
-		// A list item is the object's mapping indented by two, its first line
-		// opened with "- ". Empty lines stay empty so block scalars keep their
-		// content.
-		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-			prefix := "  "
-			switch {
-			case i == 0:
-				prefix = "- "
-			case line == "":
-				prefix = ""
-			}
-			if _, err := bw.WriteString(prefix + line + "\n"); err != nil {
-				return err
-			}
+		if err := writeYAMLItem(bw, o, gvks[o]); err != nil {
+			return err
 		}
 	}
+	if err := writeYAMLListTail(bw, fields); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// yamlListHead opens a v1 List in kubectl's YAML layout, up to its items.
+func yamlListHead(items bool) string {
+	if items {
+		return "apiVersion: v1\nitems:\n"
+	}
+	return "apiVersion: v1\nitems: []\n"
+}
+
+// writeYAMLItem writes one item of a List opened by yamlListHead.
+func writeYAMLItem(bw *bufio.Writer, o runtime.Object, gvk schema.GroupVersionKind) error {
+	data, err := yaml.Marshal(Printable(o, gvk))
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", describe(o), err)
+	}
+	// A list item is the object's mapping indented by two, its first line
+	// opened with "- ". Empty lines stay empty so block scalars keep their
+	// content.
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		prefix := "  "
+		switch {
+		case i == 0:
+			prefix = "- "
+		case line == "":
+			prefix = ""
+		}
+		if _, err := bw.WriteString(prefix + line + "\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeYAMLListTail closes a v1 List opened by yamlListHead and its items.
+func writeYAMLListTail(bw *bufio.Writer, fields []listField) error {
 	if _, err := bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n"); err != nil {
 		return err
 	}
@@ -345,7 +375,7 @@ func writeYAMLListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Ob
 			return err
 		}
 	}
-	return bw.Flush()
+	return nil
 }
 
 func describe(o runtime.Object) string {

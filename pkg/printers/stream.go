@@ -1,0 +1,106 @@
+package printers
+
+import (
+	"bufio"
+	"io"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// Streams reports whether a listing in format can be printed while it is
+// listed, a batch of objects at a time (ListStream): -o json, -o yaml and -o
+// name print each object on its own. Tables align columns over every row,
+// and JSONPath and templates read the whole List.
+func Streams(format string) bool {
+	return format == "json" || format == "yaml" || format == "name"
+}
+
+// ListStream prints a listing of one kind whose objects arrive a batch at a
+// time, byte for byte as Print prints the whole listing. Each batch is
+// written out before Write returns.
+type ListStream struct {
+	w        *bufio.Writer
+	format   string
+	delegate printers.ResourcePrinter
+	gvk      schema.GroupVersionKind
+	n        int
+}
+
+// NewListStream returns a ListStream of objects of kind gvk in format (one
+// for which Streams is true); delegate is the printer cli-runtime's flags
+// chose, which prints names.
+func NewListStream(w io.Writer, format string, delegate printers.ResourcePrinter, gvk schema.GroupVersionKind) *ListStream {
+	return &ListStream{w: bufio.NewWriterSize(w, 256<<10), format: format, delegate: delegate, gvk: gvk}
+}
+
+// Write prints objs after those printed so far.
+func (s *ListStream) Write(objs []runtime.Object) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	switch s.format {
+	case "json":
+		if s.n == 0 {
+			if _, err := s.w.WriteString(jsonListHead); err != nil {
+				return err
+			}
+		}
+		err := writeJSONItems(s.w, len(objs), s.n, "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
+			return objs[i], s.gvk
+		})
+		if err != nil {
+			return err
+		}
+	case "yaml":
+		if s.n == 0 {
+			if _, err := s.w.WriteString(yamlListHead(true)); err != nil {
+				return err
+			}
+		}
+		for _, o := range objs {
+			if err := writeYAMLItem(s.w, o, s.gvk); err != nil {
+				return err
+			}
+		}
+	default:
+		for _, o := range objs {
+			if err := s.delegate.PrintObj(Printable(o, s.gvk), s.w); err != nil {
+				return err
+			}
+		}
+	}
+	s.n += len(objs)
+	return s.w.Flush()
+}
+
+// Close ends the listing, with warnings in the List as Options.Warnings, and
+// returns the number of objects printed.
+func (s *ListStream) Close(warnings []string) (int, error) {
+	var fields []listField
+	if len(warnings) > 0 {
+		fields = append(fields, listField{"warnings", warnings})
+	}
+	switch s.format {
+	case "json":
+		if s.n == 0 {
+			if _, err := s.w.WriteString(jsonListHead); err != nil {
+				return 0, err
+			}
+		}
+		if err := writeJSONListTail(s.w, s.n > 0, fields, true); err != nil {
+			return 0, err
+		}
+	case "yaml":
+		if s.n == 0 {
+			if _, err := s.w.WriteString(yamlListHead(false)); err != nil {
+				return 0, err
+			}
+		}
+		if err := writeYAMLListTail(s.w, fields); err != nil {
+			return 0, err
+		}
+	}
+	return s.n, s.w.Flush()
+}

@@ -1,0 +1,77 @@
+package printers_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+)
+
+// TestListStreamMatchesPrint checks that a listing printed a batch at a
+// time is byte for byte the listing Print prints whole, for every batching,
+// with and without warnings, and empty.
+func TestListStreamMatchesPrint(t *testing.T) {
+	var pods []runtime.Object
+	for i := range 7 {
+		pods = append(pods, outPod(fmt.Sprintf("web-%d", i), "worker-1"))
+	}
+	pods = append(pods, outTrickyPod())
+	for _, format := range []string{"json", "yaml", "name"} {
+		if !printers.Streams(format) {
+			t.Errorf("Streams(%q) = false", format)
+		}
+		for _, warnings := range [][]string{nil, {"cannot list pods in ops: forbidden"}} {
+			for _, n := range []int{0, 1, len(pods)} {
+				objs := pods[:n]
+				var whole bytes.Buffer
+				group := printers.Group{GVK: outPodGVK, Namespaced: true, Objects: objs}
+				if _, err := printers.Print(&whole, []printers.Group{group}, outPrinter(t, format, ""), printers.Options{Format: format, Warnings: warnings}); err != nil {
+					t.Fatal(err)
+				}
+				for _, batch := range []int{1, 3, 100} {
+					var streamed bytes.Buffer
+					s := printers.NewListStream(&streamed, format, outPrinter(t, format, ""), outPodGVK)
+					for i := 0; i < len(objs); i += batch {
+						if err := s.Write(objs[i:min(i+batch, len(objs))]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := s.Write(nil); err != nil {
+						t.Fatal(err)
+					}
+					got, err := s.Close(warnings)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != n {
+						t.Errorf("%s, %d objects in batches of %d: Close = %d", format, n, batch, got)
+					}
+					if streamed.String() != whole.String() {
+						t.Errorf("%s, %d objects in batches of %d, warnings %q: streamed differs from Print:\n%s", format, n, batch, warnings, lineDiff(streamed.String(), whole.String()))
+					}
+				}
+			}
+		}
+	}
+	for _, format := range []string{"", "wide", "jsonpath", "go-template", "custom-columns"} {
+		if printers.Streams(format) {
+			t.Errorf("Streams(%q) = true, want false: it prints the whole listing at once", format)
+		}
+	}
+}
+
+// TestListStreamWritesEachBatch checks that each batch reaches the writer
+// before Write returns: the output flows while the list is read.
+func TestListStreamWritesEachBatch(t *testing.T) {
+	var out bytes.Buffer
+	s := printers.NewListStream(&out, "name", outPrinter(t, "name", ""), outPodGVK)
+	if err := s.Write([]runtime.Object{outPod("web-0", "worker-1")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "pod/web-0\n"; got != want {
+		t.Errorf("after the first batch the writer has %q, want %q", got, want)
+	}
+}
