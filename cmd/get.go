@@ -293,6 +293,12 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return o.runContexts(ctx)
 	}
 	format := o.outputFormat()
+	if err := o.resolve(); err != nil {
+		return err
+	}
+	if o.streams(format) {
+		return o.runStream(ctx, format)
+	}
 	a, err := o.answer(ctx, format)
 	if err != nil {
 		return err
@@ -387,6 +393,41 @@ func (o *GetOptions) answer(ctx context.Context, format string) (*getAnswer, err
 		a.owner, a.stop = owners.Of, stop
 	}
 	return a, nil
+}
+
+// streams reports whether the answer can be printed as it is listed
+// (query.Session.Stream): a whole type, neither grouped nor sorted by a
+// field, in an output that prints each object on its own. Names are fetched
+// by key, not listed.
+func (o *GetOptions) streams(format string) bool {
+	mode, err := o.Group.mode()
+	return err == nil && mode == "" && printers.Streams(format) && o.sortBy() == "" && !o.ShowOwner &&
+		len(o.requests) == 1 && query.Streamable(o.requests[0])
+}
+
+// runStream prints a listing page by page as the server sends it, byte for
+// byte as Run prints it whole.
+func (o *GetOptions) runStream(ctx context.Context, format string) error {
+	r := o.requests[0]
+	r.Mode = o.informerMode("", format, r.Resource.GVK.GroupKind())
+	cfg := o.sessionConfig()
+	if f, ok := o.Out.(interface{ Fd() uintptr }); ok && term.IsTerminal(int(f.Fd())) {
+		// The objects printed as they arrive say how far the list has got;
+		// a progress line would be rewritten in their midst.
+		cfg.Progress = nil
+	}
+	s := query.NewSession(cfg)
+	out := printers.NewListStream(o.Out, format, o.printer, r.Resource.GVK)
+	if err := s.Stream(ctx, r, out.Write); err != nil {
+		return err
+	}
+	// Warnings are known once the list is; they follow the objects.
+	warnings := s.Warnings()
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	_, err := out.Close(warnings)
+	return err
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata
