@@ -12,6 +12,10 @@
 //     failed, expired (410 Gone) or was cut, until it watches again or has listed
 //     again. Config.OnWatchLost and Config.OnWatchRestored report outages to
 //     long-running commands; one-shot queries leave them nil and pay nothing.
+//   - Progress deadline: how the clients of NewFactory apply --request-timeout. A
+//     request fails when its answer has not started within it or then stops for a
+//     whole timeout; every byte received restarts the clock, so a LIST that is still
+//     arriving is never cut off. Watches keep kubectl's overall deadline.
 //   - Factory: one per invocation. It de-duplicates informers by resource and mode,
 //     registers indexers before start, installs the managedFields transform, and
 //     owns start, sync and shutdown.
