@@ -440,7 +440,9 @@ func (o *GetOptions) informerMode(groupMode, format string, gk schema.GroupKind)
 	case groupMode == query.GroupByNode || groupMode == query.GroupByJSONPath:
 		// Node names, requests and arbitrary paths live beyond metadata.
 	case groupMode != "" && human && gk == (schema.GroupKind{Kind: "Pod"}):
-		// Group summaries count ready pods.
+		// Group summaries count ready pods and add up their requests; the
+		// server's table has every cell.
+		return informer.Summary
 	case format == "name":
 		return informer.MetadataOnly
 	case human:

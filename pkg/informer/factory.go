@@ -13,6 +13,7 @@ import (
 
 	"reflect"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,6 +46,10 @@ const (
 	// (includeObject=Object), for a feed that also reports changes field by
 	// field.
 	FullRows
+	// Summary keeps objects as Full does, pods stripped to what group
+	// summaries read (index.KeepSummaryFields): grouped tables, whose cells
+	// are the server's, need nothing else of them.
+	Summary
 )
 
 func (m Mode) String() string {
@@ -55,6 +60,8 @@ func (m Mode) String() string {
 		return "rows"
 	case FullRows:
 		return "full rows"
+	case Summary:
+		return "summary"
 	}
 	return "full"
 }
@@ -308,11 +315,8 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 		Indexers:          indexers,
 		ObjectDescription: res.Name(),
 	})
-	if !f.cfg.KeepManagedFields {
-		// managedFields is often a third of an object's metadata and no output
-		// needs it unless --show-managed-fields; dropping it before the object
-		// enters the store is the single biggest memory saving we have.
-		if err := inf.SetTransform(DropManagedFields); err != nil {
+	if transform := f.transform(mode); transform != nil {
+		if err := inf.SetTransform(transform); err != nil {
 			return nil, fmt.Errorf("setting transform on the %s informer: %w", res.Name(), err)
 		}
 	}
@@ -350,6 +354,26 @@ func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) 
 		return nil
 	}
 	return inf.AddIndexers(missing)
+}
+
+// transform is what an informer in mode drops of each object before it is
+// kept, nil for nothing. managedFields is often a third of an object's
+// metadata and no output needs it unless --show-managed-fields; dropping it
+// before the object enters the store is the single biggest memory saving we
+// have.
+func (f *Factory) transform(mode Mode) cache.TransformFunc {
+	switch {
+	case mode == Summary:
+		return func(obj any) (any, error) {
+			if !f.cfg.KeepManagedFields {
+				obj, _ = DropManagedFields(obj)
+			}
+			return index.KeepSummaryFields(obj)
+		}
+	case !f.cfg.KeepManagedFields:
+		return DropManagedFields
+	}
+	return nil
 }
 
 // DropManagedFields is the informer transform that clears metadata.managedFields.
@@ -463,13 +487,14 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				return nil, err
 			}
 			e.received.Add(int64(meta.LenList(obj)))
-			if !f.cfg.KeepManagedFields {
+			if transform := f.transform(e.mode); transform != nil {
 				// The reflector transforms a list's objects only once every
-				// page has arrived. Dropping managedFields page by page keeps
-				// them (half of a pod's metadata) from piling up meanwhile; the
-				// informer's own transform then finds nothing left to drop.
+				// page has arrived. Transforming page by page keeps what is
+				// dropped (managedFields: half of a pod's metadata) from piling
+				// up meanwhile; the informer's own transform then finds
+				// nothing left to drop.
 				if err := meta.EachListItem(obj, func(item runtime.Object) error {
-					_, err := DropManagedFields(item)
+					_, err := transform(item)
 					return err
 				}); err != nil {
 					return nil, err
