@@ -29,7 +29,7 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 	}
 
 	type result struct {
-		buf bytes.Buffer
+		buf *bytes.Buffer
 		err error
 	}
 	// Each chunk gets a channel, created in order, so the writer can wait for
@@ -59,9 +59,9 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 				return
 			}
 			jobs <- func() {
-				r := &result{}
+				r := &result{buf: getBuffer()}
 				for i := start; i < end && r.err == nil; i++ {
-					r.err = encode(i, &r.buf)
+					r.err = encode(i, r.buf)
 				}
 				out <- r
 			}
@@ -77,6 +77,7 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 		if err == nil {
 			err = write(r.buf.Bytes())
 		}
+		putBuffer(r.buf)
 		if err != nil {
 			select {
 			case <-stop:
@@ -87,4 +88,19 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 	}
 	wg.Wait()
 	return err
+}
+
+// buffers holds encoding buffers for use again: growing a fresh buffer per
+// chunk and per object allocated more than twice the size of the output.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+// putBuffer returns b to the pool, unless it grew too large to keep.
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > 4<<20 {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -123,7 +125,7 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 		// cli-runtime's name printer refuses typed lists; it prints one object
 		// at a time anyway.
 		for _, o := range objs {
-			if err := delegate.PrintObj(Printable(o, gvks[o]), w); err != nil {
+			if err := delegate.PrintObj(readOnlyPrintable(o, gvks[o]), w); err != nil {
 				return 0, err
 			}
 		}
@@ -205,6 +207,35 @@ func Printable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 	return c
 }
 
+// readOnlyPrintable is Printable for encoders that only read the object
+// (json.Marshal, yaml.Marshal, the name printer): a copy of the object's top
+// level, sharing everything below it with the cache object, which is left
+// untouched. A deep copy of every object was a third of what -o json
+// allocated.
+func readOnlyPrintable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		c := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
+		if !gvk.Empty() {
+			c.SetGroupVersionKind(gvk)
+		}
+		return c
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return Printable(obj, gvk)
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	out, ok := c.Interface().(runtime.Object)
+	if !ok {
+		return Printable(obj, gvk)
+	}
+	if !gvk.Empty() {
+		out.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return out
+}
+
 // WriteJSONList writes objs as a v1 List, byte for byte in the layout of kubectl's
 // JSON printer (four-space indent), one item at a time: the whole document is
 // never held in memory, which matters at tens of thousands of objects.
@@ -283,15 +314,18 @@ func writeJSONListTail(bw *bufio.Writer, items bool, fields []listField, newline
 func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
 	return encodeOrdered(n, func(i int, buf *bytes.Buffer) error {
 		obj, gvk := item(i)
-		data, err := json.Marshal(Printable(obj, gvk))
-		if err != nil {
+		scratch := getBuffer()
+		defer putBuffer(scratch)
+		// json.Marshal's bytes, into a buffer used again: the Encoder adds
+		// only a newline.
+		if err := json.NewEncoder(scratch).Encode(readOnlyPrintable(obj, gvk)); err != nil {
 			return fmt.Errorf("encoding %s: %w", describe(obj), err)
 		}
 		if written+i > 0 {
 			buf.WriteString(",")
 		}
 		buf.WriteString("\n" + prefix)
-		return json.Indent(buf, data, prefix, "    ")
+		return json.Indent(buf, bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), prefix, "    ")
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err
@@ -339,7 +373,7 @@ func yamlListHead(items bool) string {
 
 // writeYAMLItem writes one item of a List opened by yamlListHead.
 func writeYAMLItem(bw *bufio.Writer, o runtime.Object, gvk schema.GroupVersionKind) error {
-	data, err := yaml.Marshal(Printable(o, gvk))
+	data, err := yaml.Marshal(readOnlyPrintable(o, gvk))
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", describe(o), err)
 	}

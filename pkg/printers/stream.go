@@ -66,7 +66,7 @@ func (s *ListStream) Write(objs []runtime.Object) error {
 		}
 	default:
 		for _, o := range objs {
-			if err := s.delegate.PrintObj(Printable(o, s.gvk), s.w); err != nil {
+			if err := s.delegate.PrintObj(readOnlyPrintable(o, s.gvk), s.w); err != nil {
 				return err
 			}
 		}
