@@ -43,6 +43,10 @@ type OwnerResolver struct {
 	kinds     map[schema.GroupKind]*ownerKind
 	factories []*Factory
 	onChange  []func(index.OwnerChange)
+	// stopPrefetch ends the informers Prefetch started; prefetching counts
+	// the goroutines starting them.
+	stopPrefetch context.CancelFunc
+	prefetching  sync.WaitGroup
 }
 
 // ownerKind is the informer of one owner kind, or why there is none.
@@ -52,6 +56,8 @@ type ownerKind struct {
 	store    cache.Indexer
 	err      error
 	ready    chan struct{}
+	// warned is set once Warn heard of err.
+	warned bool
 }
 
 // NewOwnerResolver returns a resolver whose informers come from newFactory
@@ -70,7 +76,7 @@ func (r *OwnerResolver) Prepare(ctx context.Context, kinds []schema.GroupVersion
 	eg.SetLimit(ownerPrepareParallelism)
 	for _, gvk := range kinds {
 		eg.Go(func() error {
-			r.kind(ctx, gvk)
+			r.kind(ctx, gvk, true)
 			return nil
 		})
 	}
@@ -84,6 +90,29 @@ func (r *OwnerResolver) Prepare(ctx context.Context, kinds []schema.GroupVersion
 		}
 	}
 	return errs
+}
+
+// Prefetch starts the informers of kinds in the background, before anything
+// asks for them: a question that will walk up from objects to their owners
+// lists the likely owner kinds while it lists the objects, instead of one
+// kind after the other once they are in. A kind that cannot be read is
+// reported only if it is asked for (Prepare). Shutdown stops them.
+func (r *OwnerResolver) Prefetch(ctx context.Context, kinds []schema.GroupVersionKind) {
+	r.mu.Lock()
+	ctx, cancel := context.WithCancel(ctx)
+	if stop := r.stopPrefetch; stop != nil {
+		r.stopPrefetch = func() { stop(); cancel() }
+	} else {
+		r.stopPrefetch = cancel
+	}
+	r.mu.Unlock()
+	for _, gvk := range kinds {
+		r.prefetching.Add(1)
+		go func() {
+			defer r.prefetching.Done()
+			r.kind(ctx, gvk, false)
+		}()
+	}
 }
 
 // Get implements index.OwnerLookup: the owner of kind gk with uid, nil when
@@ -115,7 +144,7 @@ func (r *OwnerResolver) Namespaced(gk schema.GroupKind) bool {
 // wait, an object not yet known is waited for briefly: an owner is created
 // before what it owns, but its informer may deliver it a moment later.
 func (r *OwnerResolver) OwnerReferences(ctx context.Context, gvk schema.GroupVersionKind, uid types.UID, wait bool) ([]metav1.OwnerReference, bool) {
-	k := r.kind(ctx, gvk)
+	k := r.kind(ctx, gvk, true)
 	if k.err != nil {
 		return nil, false
 	}
@@ -196,27 +225,34 @@ func (r *OwnerResolver) known(gk schema.GroupKind) *ownerKind {
 }
 
 // kind returns the informer of gvk's kind, starting and syncing it on first
-// use; concurrent callers for the same kind wait for the one start.
-func (r *OwnerResolver) kind(ctx context.Context, gvk schema.GroupVersionKind) *ownerKind {
+// use; concurrent callers for the same kind wait for the one start. warn
+// says the kind is asked for: Warn hears, once, why it cannot be read.
+func (r *OwnerResolver) kind(ctx context.Context, gvk schema.GroupVersionKind, warn bool) *ownerKind {
 	gk := gvk.GroupKind()
 	r.mu.Lock()
-	if k, ok := r.kinds[gk]; ok {
-		r.mu.Unlock()
+	k, ok := r.kinds[gk]
+	if !ok {
+		k = &ownerKind{ready: make(chan struct{})}
+		r.kinds[gk] = k
+	}
+	r.mu.Unlock()
+	if ok {
 		<-k.ready
-		return k
+	} else {
+		res, inf, err := r.start(ctx, gvk, k)
+		r.mu.Lock()
+		k.res, k.err = res, err
+		if err == nil {
+			k.store = inf.GetIndexer()
+		}
+		r.mu.Unlock()
+		close(k.ready)
 	}
-	k := &ownerKind{ready: make(chan struct{})}
-	r.kinds[gk] = k
-	r.mu.Unlock()
-	defer close(k.ready)
-	res, inf, err := r.start(ctx, gvk, k)
 	r.mu.Lock()
-	k.res, k.err = res, err
-	if err == nil {
-		k.store = inf.GetIndexer()
-	}
+	warn = warn && k.err != nil && !k.warned
+	k.warned = k.warned || warn
 	r.mu.Unlock()
-	if k.err != nil && r.Warn != nil {
+	if warn && r.Warn != nil {
 		r.Warn(fmt.Errorf("owners of kind %s cannot be followed: %w", kindName(gk), k.err))
 	}
 	return k
@@ -271,6 +307,13 @@ func (r *OwnerResolver) register(f *Factory, res Resource, k *ownerKind) (cache.
 
 // Shutdown stops the informers started so far; their stores stay readable.
 func (r *OwnerResolver) Shutdown() {
+	r.mu.Lock()
+	stop := r.stopPrefetch
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	r.prefetching.Wait()
 	r.mu.Lock()
 	factories := r.factories
 	r.factories = nil

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,6 +72,21 @@ func (g GroupBy) Indexers() (indexName string, indexers cache.Indexers, err erro
 	return "", nil, fmt.Errorf("unknown grouping %q", g.Mode)
 }
 
+// podKind is the kind of pods.
+var podKind = schema.GroupKind{Kind: "Pod"}
+
+// podOwnerKinds are the kinds that own pods in most clusters, whose
+// informers --by-owner starts while the pods are listed: walking up from the
+// pods would otherwise list ReplicaSets once the pods are in, then
+// Deployments once the ReplicaSets are.
+var podOwnerKinds = []schema.GroupVersionKind{
+	{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
+	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+	{Group: "batch", Version: "v1", Kind: "Job"},
+}
+
 // Group answers a group-by question (--by-owner, --by-node, --by-label,
 // --by-namespace, --by): the objects of reqs grouped through an informer index,
 // with each group's summary. Names on a request narrow its members to those
@@ -80,6 +96,14 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 	indexName, indexers, err := by.Indexers()
 	if err != nil {
 		return nil, nil, err
+	}
+	var owners *informer.OwnerResolver
+	if by.Mode == GroupByOwner {
+		owners = s.newOwnerResolver(s.cfg.Namespace)
+		defer owners.Shutdown()
+		if slices.ContainsFunc(reqs, func(r Request) bool { return r.Resource.GVK.GroupKind() == podKind }) {
+			owners.Prefetch(ctx, podOwnerKinds)
+		}
 	}
 	idxs, shutdown, err := s.load(ctx, reqs, indexers)
 	if err != nil {
@@ -110,7 +134,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 	b := newGroupBuilder(len(members), by.Mode == GroupByNode && by.IncludeCompleted)
 	switch by.Mode {
 	case GroupByOwner:
-		err = s.groupByOwner(ctx, b, doc, members)
+		err = s.groupByOwner(ctx, owners, b, doc, members)
 	case GroupByNode:
 		err = s.groupByNode(ctx, b, members, by.IncludeCompleted)
 	default:
@@ -285,7 +309,7 @@ func groupByKey(b *groupBuilder, mode, indexName, expr string, members []*member
 // GroupByOwner groups members under their top-level controller. Direct owners
 // come from the controller index (one key per owner, however many members), and
 // only their kinds are looked up, metadata only.
-func (s *Session) groupByOwner(ctx context.Context, b *groupBuilder, doc *v1alpha1.GroupList, members []*member) error {
+func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolver, b *groupBuilder, doc *v1alpha1.GroupList, members []*member) error {
 	type direct struct {
 		t    int
 		m    *member
@@ -325,8 +349,6 @@ func (s *Session) groupByOwner(ctx context.Context, b *groupBuilder, doc *v1alph
 	if len(refs) == 0 {
 		return nil
 	}
-	lookup := s.newOwnerResolver(s.cfg.Namespace)
-	defer lookup.Shutdown()
 	res, err := index.ResolveOwners(ctx, lookup, refs)
 	if err != nil {
 		return err
