@@ -167,11 +167,14 @@ func addResources(sum, add corev1.ResourceList) corev1.ResourceList {
 }
 
 // KeepSummaryFields is an informer transform that strips a pod to what the
-// group summaries read (PodCounts, ResourceTotals): its metadata, the
-// resources of its containers, init containers (with their restart policy)
-// and of the pod, its overhead, its phase and conditions. A realistic pod
-// keeps about a quarter of its memory. Other objects pass untouched.
-// Transforms run on freshly decoded objects, so changing them is allowed.
+// group summaries read (PodCounts, ResourceTotals): its metadata, its phase
+// and conditions, and what it requests and is limited to. Those are worked
+// out here, by PodResources, and kept as the resources of one container
+// named "totals", which PodResources then reads back unchanged: a realistic
+// pod's per-container resource lists were the largest part of what was left
+// of it. The pod's containers are otherwise gone, so only summaries may read
+// a pod this transform has seen. Other objects pass untouched. Transforms run
+// on freshly decoded objects, so changing them is allowed.
 func KeepSummaryFields(obj any) (any, error) {
 	inner := obj
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -181,14 +184,22 @@ func KeepSummaryFields(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	spec := corev1.PodSpec{Overhead: pod.Spec.Overhead, Resources: pod.Spec.Resources}
-	for _, c := range pod.Spec.Containers {
-		spec.Containers = append(spec.Containers, corev1.Container{Name: c.Name, Resources: c.Resources})
+	if len(pod.Spec.Containers) == 1 && pod.Spec.Containers[0].Name == totalsContainer && pod.Spec.InitContainers == nil {
+		// Stripped already: page by page as the list arrived.
+		return obj, nil
 	}
-	for _, c := range pod.Spec.InitContainers {
-		spec.InitContainers = append(spec.InitContainers, corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy})
+	requests, limits := PodResources(pod)
+	totals := corev1.Container{Name: totalsContainer}
+	if len(requests) > 0 {
+		totals.Resources.Requests = requests
 	}
-	pod.Spec = spec
+	if len(limits) > 0 {
+		totals.Resources.Limits = limits
+	}
+	pod.Spec = corev1.PodSpec{Containers: []corev1.Container{totals}}
 	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Conditions: pod.Status.Conditions}
 	return obj, nil
 }
+
+// totalsContainer names the one container KeepSummaryFields leaves a pod.
+const totalsContainer = "totals"

@@ -42,10 +42,15 @@ func summaryPod(phase corev1.PodPhase, ready corev1.ConditionStatus) *corev1.Pod
 // loses what summaries never read.
 func TestKeepSummaryFieldsKeepsTheSummary(t *testing.T) {
 	for _, tc := range []struct {
-		phase corev1.PodPhase
-		ready corev1.ConditionStatus
-	}{{corev1.PodRunning, corev1.ConditionTrue}, {corev1.PodRunning, corev1.ConditionFalse}, {corev1.PodPending, corev1.ConditionFalse}, {corev1.PodSucceeded, corev1.ConditionTrue}, {corev1.PodFailed, corev1.ConditionFalse}} {
+		phase    corev1.PodPhase
+		ready    corev1.ConditionStatus
+		podLevel bool
+	}{{corev1.PodRunning, corev1.ConditionTrue, false}, {corev1.PodRunning, corev1.ConditionFalse, false}, {corev1.PodPending, corev1.ConditionFalse, false}, {corev1.PodSucceeded, corev1.ConditionTrue, false}, {corev1.PodFailed, corev1.ConditionFalse, false}, {corev1.PodRunning, corev1.ConditionTrue, true}} {
 		whole := summaryPod(tc.phase, tc.ready)
+		if tc.podLevel {
+			// Pod-level resources replace the containers' cpu and memory.
+			whole.Spec.Resources = &corev1.ResourceRequirements{Requests: rl("cpu=4", "memory=8Gi"), Limits: rl("cpu=8")}
+		}
 		stripped := whole.DeepCopy()
 		if _, err := KeepSummaryFields(stripped); err != nil {
 			t.Fatal(err)
@@ -65,9 +70,18 @@ func TestKeepSummaryFieldsKeepsTheSummary(t *testing.T) {
 		if !apiequality.Semantic.DeepEqual(whole.ObjectMeta, stripped.ObjectMeta) {
 			t.Errorf("metadata changed: %+v", stripped.ObjectMeta)
 		}
-		if stripped.Spec.NodeName != "" || stripped.Spec.Volumes != nil || stripped.Spec.Containers[0].Image != "" ||
-			stripped.Spec.Containers[0].ReadinessProbe != nil || stripped.Status.ContainerStatuses != nil || stripped.Status.HostIP != "" {
+		if stripped.Spec.NodeName != "" || stripped.Spec.Volumes != nil || len(stripped.Spec.Containers) != 1 || stripped.Spec.InitContainers != nil ||
+			stripped.Spec.Containers[0].Image != "" || stripped.Status.ContainerStatuses != nil || stripped.Status.HostIP != "" {
 			t.Errorf("fields no summary reads are kept: %+v", stripped)
+		}
+		// Stripping again changes nothing: the informer strips each page,
+		// then the store's transform sees the same pods.
+		again := stripped.DeepCopy()
+		if _, err := KeepSummaryFields(again); err != nil {
+			t.Fatal(err)
+		}
+		if !apiequality.Semantic.DeepEqual(again, stripped) {
+			t.Errorf("a second strip changed the pod: %+v", again)
 		}
 	}
 	// A deleted pod whose final state is unknown is stripped too; other
