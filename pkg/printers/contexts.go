@@ -385,15 +385,8 @@ func writeContextListYAML(w io.Writer, groups []Group, opts Options) error {
 		if err := writeYAMLListFields(&buf, objs, gvks, contextFields(opts.Contexts[i])); err != nil {
 			return err
 		}
-		for j, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
-			prefix := "  "
-			switch {
-			case j == 0:
-				prefix = "- "
-			case line == "":
-				prefix = ""
-			}
-			bw.WriteString(prefix + line + "\n")
+		if err := writeYAMLListEntry(bw, buf.String()); err != nil {
+			return err
 		}
 	}
 	bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")

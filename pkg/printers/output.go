@@ -377,10 +377,14 @@ func writeYAMLItem(bw *bufio.Writer, o runtime.Object, gvk schema.GroupVersionKi
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", describe(o), err)
 	}
-	// A list item is the object's mapping indented by two, its first line
-	// opened with "- ". Empty lines stay empty so block scalars keep their
-	// content.
-	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+	return writeYAMLListEntry(bw, string(data))
+}
+
+// writeYAMLListEntry writes the YAML mapping doc as an item of a list: indented
+// by two, its first line opened with "- ". Empty lines stay empty so block
+// scalars keep their content.
+func writeYAMLListEntry(bw *bufio.Writer, doc string) error {
+	for i, line := range strings.Split(strings.TrimSuffix(doc, "\n"), "\n") {
 		prefix := "  "
 		switch {
 		case i == 0:
