@@ -7,7 +7,12 @@
 //   - Mode: how much of each object is fetched. Full objects come from typed,
 //     protobuf-speaking informers for types compiled into client-go and from
 //     dynamic (unstructured JSON) informers for everything else; MetadataOnly
-//     objects are *metav1.PartialObjectMetadata fetched as protobuf.
+//     objects are *metav1.PartialObjectMetadata fetched as protobuf; Summary
+//     objects are Full ones with pods stripped to what group summaries read.
+//     Transforms run on each LIST page as it arrives, so what they drop never
+//     piles up.
+//   - PageSink: where a StreamInformer's list goes, page by page, in place of
+//     its store: a listing printed as it arrives keeps no object.
 //   - Outage: the time a synced informer cannot see changes because its watch
 //     failed, expired (410 Gone) or was cut, until it watches again or has listed
 //     again. Config.OnWatchLost and Config.OnWatchRestored report outages to
