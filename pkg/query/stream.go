@@ -65,6 +65,8 @@ func (s *Session) Stream(ctx context.Context, r Request, emit func([]runtime.Obj
 	}
 	sink := &orderedSink{
 		emit: send,
+		// Objects of one namespace arrive in List's order.
+		oneNamespace: s.cfg.Namespace != "" || !r.Resource.Namespaced,
 		probe: func(ctx context.Context, namespace, resourceVersion string) (bool, error) {
 			return factory.HasObjects(ctx, r.Resource, namespace, resourceVersion)
 		},
@@ -113,6 +115,10 @@ type orderedSink struct {
 	// probe reports whether namespace has objects in the list's snapshot at
 	// resourceVersion.
 	probe func(ctx context.Context, namespace, resourceVersion string) (bool, error)
+
+	// oneNamespace says every object is of one namespace, or of none: the
+	// server's order is then List's.
+	oneNamespace bool
 
 	mu sync.Mutex
 	// closed is set once the answer is complete: pages of later relists are
@@ -205,6 +211,9 @@ func (s *orderedSink) Page(ctx context.Context, items []runtime.Object, first bo
 // whose name namespace continues with "-" can (see Stream); each is either
 // passed already, or probed once.
 func (s *orderedSink) releasable(ctx context.Context, namespace string) bool {
+	if s.oneNamespace {
+		return true
+	}
 	for i := strings.IndexByte(namespace, '-'); i > 0; i = nextDash(namespace, i) {
 		shorter := namespace[:i]
 		prefix := shorter + "/"

@@ -181,3 +181,15 @@ func TestOrderedSinkClusterScoped(t *testing.T) {
 		t.Errorf("probed %q for cluster-scoped objects", r.probed)
 	}
 }
+
+func TestOrderedSinkOneNamespaceNeverProbes(t *testing.T) {
+	r := newSinkRecorder(nil, errors.New("forbidden"))
+	r.sink.oneNamespace = true
+	r.page(t, true, "kube-system/a", "kube-system/b")
+	if got, want := r.emitted(), []string{"kube-system/a", "kube-system/b"}; !slices.Equal(got, want) {
+		t.Errorf("emitted %q, want %q at once: a list of one namespace is in List's order", got, want)
+	}
+	if len(r.probed) != 0 {
+		t.Errorf("probed %q for a list of one namespace", r.probed)
+	}
+}
