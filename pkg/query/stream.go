@@ -201,7 +201,9 @@ func (s *orderedSink) Page(ctx context.Context, items []runtime.Object, first bo
 	}
 	n := 0
 	for !s.unordered && n < len(s.held) && s.releasable(ctx, s.held[n].namespace) {
-		n++
+		// The objects of one namespace are held side by side: asked once.
+		for ns := s.held[n].namespace; n < len(s.held) && s.held[n].namespace == ns; n++ {
+		}
 	}
 	return s.release(n)
 }
