@@ -188,8 +188,12 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	switch {
 	case err == io.EOF:
-		// The whole answer is here; nothing can be late any more.
+		// The answer ended. Once the timer is stopped it cannot fire any more,
+		// so the deadline's error is final: when it fired before, the end came
+		// from the cancelled try (an HTTP/1.1 connection closed under a
+		// chunked body can read as a clean end) and the answer is not whole.
 		b.d.stop()
+		err = b.d.explain(err)
 	case err != nil:
 		err = b.d.explain(err)
 	}
