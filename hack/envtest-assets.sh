@@ -11,14 +11,14 @@
 # etcd is built at the version kubernetes' own go.mod pins. kwok builds inside its
 # own module, as hack/tools.sh builds krew.
 #
-# Each binary is built once, in one sequence sharing the go build cache (the
+# Each binary is built once, all in one go build invocation (the
 # Kubernetes commands share most of their packages), and reused while it reports
 # the version it was built for.
 set -euo pipefail
 
-KUBE_VERSION=${KUBE_VERSION:-v1.36.3}
+KUBE_VERSION=${KUBE_VERSION:-v1.37.2}
 STAGING_VERSION="v0.${KUBE_VERSION#v1.}"
-# kwok v0.8.0 builds with Go 1.26 and drives 1.34 and 1.36 control planes alike (it
+# kwok v0.8.0 builds with Go 1.26 and drives 1.34 and 1.37 control planes alike (it
 # only reads and writes nodes and pods through the API).
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_ROOT=${KUBECTL_IDX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-idx}
@@ -53,18 +53,6 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$OUT"
-
-# build NAME PACKAGE LDFLAGS builds PACKAGE of the throwaway module under a temporary
-# name and moves it into place, so an interrupted build never leaves a binary that
-# current would take as complete.
-build() {
-  local name=$1 pkg=$2 ldflags=$3 start=$SECONDS
-  log "building $name (minutes on first run)"
-  (cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$OUT/$name.tmp" "$pkg") >&2 ||
-    { rm -f "$OUT/$name.tmp"; log "building $name failed"; return 1; }
-  mv "$OUT/$name.tmp" "$OUT/$name"
-  log "built $name in $((SECONDS - start))s"
-}
 
 if ((${#kube_missing[@]} > 0)); then
   gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
@@ -103,12 +91,29 @@ if ((${#kube_missing[@]} > 0)); then
     ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
     ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
+  # One go build for every missing binary: the commands share most of their packages,
+  # so one invocation compiles each package once and links the binaries in parallel.
+  # The version stamps are ignored where a binary does not link those packages (etcd).
+  pkgs=()
   for bin in "${kube_missing[@]}"; do
     case $bin in
-    etcd) build etcd go.etcd.io/etcd/server/v3 -s ;;
-    *) build "$bin" "k8s.io/kubernetes/cmd/$bin" "$ldflags" ;;
+    etcd) pkgs+=(go.etcd.io/etcd/server/v3) ;;
+    *) pkgs+=("k8s.io/kubernetes/cmd/$bin") ;;
     esac
   done
+  start=$SECONDS
+  log "building ${kube_missing[*]} $KUBE_VERSION in one go build (about 10 minutes on 2 cores on first run)"
+  mkdir -p "$work/bin"
+  (cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$work/bin/" "${pkgs[@]}") >&2 ||
+    { log "building ${kube_missing[*]} failed"; exit 1; }
+  # go build names etcd's binary after its module path without the major version.
+  [[ -x "$work/bin/server" ]] && mv "$work/bin/server" "$work/bin/etcd"
+  # Moved into place only once all are built, so an interrupted build never leaves a
+  # binary that current would take as complete.
+  for bin in "${kube_missing[@]}"; do
+    mv "$work/bin/$bin" "$OUT/$bin"
+  done
+  log "built ${kube_missing[*]} in $((SECONDS - start))s"
 fi
 
 if [[ -n $kwok_missing ]]; then
