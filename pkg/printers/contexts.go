@@ -490,8 +490,7 @@ func PrintContextDocuments(w io.Writer, docs []ContextDocument, delegate printer
 		if len(table.Rows) == 0 {
 			return nil
 		}
-		p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
-		return p.PrintObj(table, w)
+		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
 	case opts.Format == "name", strings.HasPrefix(opts.Format, "custom-columns"):
 		return printContextLines(w, docs, delegate, opts)
 	}

@@ -90,8 +90,7 @@ func printRelationTable(w io.Writer, doc *v1alpha1.RelationList, opts Options) e
 		return nil
 	}
 	var buf bytes.Buffer
-	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
-	if err := p.PrintObj(table, &buf); err != nil {
+	if err := printOwnTable(&buf, table, opts.NoHeaders, opts.Format == "wide"); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())

@@ -119,8 +119,7 @@ var treeColumns = []metav1.TableColumnDefinition{
 
 func printTreeTable(w io.Writer, doc *v1alpha1.Tree, opts Options) error {
 	var buf bytes.Buffer
-	p := printers.NewTablePrinter(printers.PrintOptions{NoHeaders: opts.NoHeaders, Wide: opts.Format == "wide"})
-	if err := p.PrintObj(treeTable(doc, opts), &buf); err != nil {
+	if err := printOwnTable(&buf, treeTable(doc, opts), opts.NoHeaders, opts.Format == "wide"); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())

@@ -27,7 +27,7 @@ const BinaryEnv = "KUBECTL_IDX_BINARY"
 
 // serverVersion is the version of the kube-apiserver in KUBEBUILDER_ASSETS, the one every
 // test runs against (hack/envtest-assets.sh's default, the Makefile's KUBE_VERSION).
-const serverVersion = "v1.36.3"
+const serverVersion = "v1.37.2"
 
 // PreviousAssetsEnv names the variable holding a second control plane's assets, of the
 // Makefile's KUBE_PREVIOUS version: the comparison of every listable type's table and JSON

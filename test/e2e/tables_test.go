@@ -79,7 +79,7 @@ func TestTablesEveryType(t *testing.T) {
 	})
 }
 
-// minorVersion turns v1.36.3 into v1.36, the subtest's name.
+// minorVersion turns v1.37.2 into v1.37, the subtest's name.
 func minorVersion(v string) string {
 	if i := strings.LastIndex(v, "."); strings.Count(v, ".") == 2 {
 		return v[:i]
@@ -214,7 +214,7 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 	slices.Sort(empty)
 	t.Logf("compared %d types in %s: %s", len(compared), time.Since(compareStart).Round(time.Millisecond), strings.Join(compared, " "))
 	t.Logf("skipped %d types without objects: %s", len(empty), strings.Join(empty, " "))
-	// A -run filter on the types (TestTablesEveryType/v1.36/pods) leaves the others out.
+	// A -run filter on the types (TestTablesEveryType/v1.37/pods) leaves the others out.
 	if ran == len(types) && len(compared) < tablesMinTypes {
 		t.Errorf("only %d of %d listable types had objects, want at least %d: the setup or the listing is broken", len(compared), len(types), tablesMinTypes)
 	}
