@@ -235,6 +235,40 @@ func parseTables(out string) []table {
 	return tables
 }
 
+// headerWithoutTimeWidths returns tb's header with the padding of each column in
+// timeCols shortened to three spaces, after checking that the padding is what the
+// column's own widest cell asks for: printers pad a column to its widest cell (or
+// its name) plus three spaces. Two reads of the same objects a second apart may
+// print AGE cells of different widths; with this, their headers compare exactly in
+// every other column and each is still checked against its own rows.
+func headerWithoutTimeWidths(tb table, timeCols []string) (string, error) {
+	idx := headerCell.FindAllStringIndex(tb.header, -1)
+	var b strings.Builder
+	for i, span := range idx {
+		name := tb.header[span[0]:span[1]]
+		if i+1 == len(idx) {
+			b.WriteString(tb.header[span[0]:])
+			break
+		}
+		end := idx[i+1][0]
+		if !slices.Contains(timeCols, name) {
+			b.WriteString(tb.header[span[0]:end])
+			continue
+		}
+		width := len(name)
+		for _, row := range tb.rows {
+			if i < len(row) {
+				width = max(width, len(row[i]))
+			}
+		}
+		if got := end - span[0]; got != width+3 {
+			return "", fmt.Errorf("column %s is %d wide in header %q, want %d: its widest cell or its name and three spaces", name, got, tb.header, width+3)
+		}
+		b.WriteString(name + "   ")
+	}
+	return b.String(), nil
+}
+
 var wideGap = regexp.MustCompile(`\s{3,}`)
 
 // parseHeaderless splits --no-headers output on the three-space tabwriter padding; fine for
