@@ -37,26 +37,35 @@ lint: ## gofmt, go vet and go mod tidy with no diff.
 test-unit: ## Unit tests with the cache mutation detector on.
 	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 ./cmd/... ./pkg/... ./internal/...
 
-# FUZZTIME bounds each fuzz target. go test -fuzz takes one target per run and
-# links an instrumented test binary every time (20s and more for cmd/), so the
-# binary is built once per package and run once per target, in the package
-# directory as go test runs it. Each run starts from the seeds and testdata/fuzz,
-# not go test's growing corpus cache: the fuzzer counts replaying a corpus
-# against FUZZTIME and fails when that alone outlasts it. Minimizing an input
-# (60s by default) is bounded too, so a crasher is reported in seconds.
-FUZZTIME ?= 10s
+# Each fuzz target runs for a number of executions, not a duration: with a
+# duration, Go 1.26's fuzzing coordinator can fail a run that found nothing with
+# "context deadline exceeded" at the end of -fuzztime (golang/go#75804, fixed in
+# Go 1.27). hack/fuzz-budgets gives each target's count, sized to what about ten
+# seconds explore on 2 cores (a target not listed gets FUZZ_DEFAULT_BUDGET);
+# FUZZTIME=... overrides every target, with a count (50000x) or, for a long run
+# by hand, a duration. go test -fuzz takes one target per run and links an
+# instrumented test binary every time (20s and more for cmd/), so the binary is
+# built once per package and run once per target, in the package directory as go
+# test runs it. Each run starts from the seeds and testdata/fuzz, not go test's
+# growing corpus cache. Minimizing an input (60s by default) is bounded too, so a
+# crasher is reported in seconds; a crasher fails the run and is written to the
+# package's testdata/fuzz.
+FUZZTIME ?=
+FUZZ_DEFAULT_BUDGET ?= 10000x
 FUZZMINIMIZETIME ?= 5s
 FUZZ_DIRS := cmd pkg
 
-fuzz: ## Run every fuzz target for $(FUZZTIME); a crasher fails it and lands in the package's testdata/fuzz.
+fuzz: ## Run every fuzz target for its budget of executions (hack/fuzz-budgets); a crasher fails it and lands in the package's testdata/fuzz.
 	@set -e; rm -rf $(BIN_DIR)/fuzz; mkdir -p $(BIN_DIR)/fuzz; \
 	dirs=$$(grep -rl --include='*_test.go' '^func Fuzz' $(FUZZ_DIRS) | xargs -r -n1 dirname | sort -u); \
 	for dir in $$dirs; do \
 		bin=$(BIN_DIR)/fuzz/$$(echo $$dir | tr / _).test; \
 		$(GO) test -c -fuzz=. -o $$bin ./$$dir; \
 		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' $$dir/*_test.go); do \
-			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
-			(cd $$dir && $$bin -test.run '^$$' -test.fuzz "^$$target\$$" -test.fuzztime $(FUZZTIME) -test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir $(BIN_DIR)/fuzz/cache/$$dir); \
+			budget=$$(awk -v t="$$target" '$$1 == t {print $$2}' hack/fuzz-budgets); \
+			budget=$${FUZZTIME:-$${budget:-$(FUZZ_DEFAULT_BUDGET)}}; \
+			echo "fuzz ./$$dir $$target ($$budget)"; \
+			(cd $$dir && $$bin -test.run '^$$' -test.fuzz "^$$target\$$" -test.fuzztime $$budget -test.fuzzminimizetime $(FUZZMINIMIZETIME) -test.fuzzcachedir $(BIN_DIR)/fuzz/cache/$$dir); \
 		done; \
 	done
 
