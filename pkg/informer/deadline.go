@@ -35,8 +35,14 @@ import (
 // costs a timer and a context, released by the body's Close or by the error; there
 // is no goroutine per request.
 func progressDeadline(timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
+	return progressDeadlineOn(realClock{}, timeout)
+}
+
+// progressDeadlineOn is progressDeadline on clock c: tests drive a fake clock,
+// so that what they assert about time holds however busy the machine is.
+func progressDeadlineOn(c clock, timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
-		return &deadlineTransport{next: rt, timeout: timeout}
+		return &deadlineTransport{next: rt, timeout: timeout, clock: c}
 	}
 }
 
@@ -44,6 +50,7 @@ func progressDeadline(timeout time.Duration) func(http.RoundTripper) http.RoundT
 type deadlineTransport struct {
 	next    http.RoundTripper
 	timeout time.Duration
+	clock   clock
 }
 
 // WrappedRoundTripper lets client-go find the transport underneath, for instance
@@ -52,7 +59,7 @@ func (t *deadlineTransport) WrappedRoundTripper() http.RoundTripper { return t.n
 
 // RoundTrip implements http.RoundTripper.
 func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	d := &deadline{timeout: t.timeout, watch: isWatch(req.URL)}
+	d := &deadline{timeout: t.timeout, watch: isWatch(req.URL), clock: t.clock}
 	wait := t.timeout
 	if !d.watch {
 		if r := requestFrom(req.Context()); r != nil {
@@ -62,7 +69,7 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			// answer or the server asked it to retry, with the same context.
 			// The tries share the time until an answer starts, as they shared
 			// kubectl's overall deadline, instead of each having its own.
-			if wait = r.left(t.timeout); wait <= 0 {
+			if wait = r.left(t.clock.now(), t.timeout); wait <= 0 {
 				return nil, d.timeoutError()
 			}
 		}
@@ -70,7 +77,7 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	ctx, cancel := context.WithCancelCause(req.Context())
 	d.cancel = cancel
 	d.mu.Lock()
-	d.timer = time.AfterFunc(wait, d.expire)
+	d.timer = t.clock.afterFunc(wait, d.expire)
 	d.mu.Unlock()
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
@@ -78,7 +85,7 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, d.explain(err)
 	}
 	// The answer has started: its body has a whole timeout for its first byte.
-	d.last.Store(monotonicNow())
+	d.last.Store(t.clock.now())
 	d.headers.Store(true)
 	resp.Body = &deadlineBody{ReadCloser: resp.Body, d: d}
 	return resp, nil
@@ -98,17 +105,18 @@ type deadline struct {
 	watch bool
 	// received, when not nil, counts the bytes of body received.
 	received *atomic.Int64
+	clock    clock
 	cancel   context.CancelCauseFunc
 	// headers is set once the response headers have arrived, and last is when
 	// the answer last made progress (its headers or a byte of its body), on
-	// monotonicNow's scale.
+	// the clock's scale.
 	headers atomic.Bool
 	last    atomic.Int64
 	// err is set when the deadline has passed, before the try is cancelled.
 	err atomic.Pointer[deadlineError]
 
 	mu      sync.Mutex
-	timer   *time.Timer
+	timer   timer
 	stopped bool
 }
 
@@ -123,7 +131,7 @@ func (d *deadline) expire() {
 		return
 	}
 	if !d.watch && d.headers.Load() {
-		if left := d.timeout - time.Duration(monotonicNow()-d.last.Load()); left > 0 {
+		if left := d.timeout - time.Duration(d.clock.now()-d.last.Load()); left > 0 {
 			d.timer.Reset(left)
 			return
 		}
@@ -181,7 +189,7 @@ type deadlineBody struct {
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 && !b.d.watch {
-		b.d.last.Store(monotonicNow())
+		b.d.last.Store(b.d.clock.now())
 		if b.d.received != nil {
 			b.d.received.Add(int64(n))
 		}
@@ -229,27 +237,44 @@ func (e *deadlineError) Temporary() bool { return true }
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
 func (e *deadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
 
-// clockBase anchors monotonicNow.
+// clock is the time of the progress deadline.
+type clock interface {
+	// now returns nanoseconds on a monotonic scale, at least 1 so that zero
+	// can mean "not yet".
+	now() int64
+	// afterFunc calls f in its own goroutine once d has passed.
+	afterFunc(d time.Duration, f func()) timer
+}
+
+// timer is a pending call of clock.afterFunc.
+type timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// clockBase anchors realClock's scale.
 var clockBase = time.Now()
 
-// monotonicNow returns the nanoseconds since clockBase on the monotonic clock,
-// at least 1 so that zero can mean "not yet".
-func monotonicNow() int64 { return max(1, int64(time.Since(clockBase))) }
+// realClock is the machine's monotonic clock.
+type realClock struct{}
+
+func (realClock) now() int64 { return max(1, int64(time.Since(clockBase))) }
+
+func (realClock) afterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 
 // request is what the tries of one request share, carried in its context
 // (withRequest).
 type request struct {
-	// start is when the first try started, on monotonicNow's scale; zero
+	// start is when the first try started, on the clock's scale; zero
 	// before it.
 	start atomic.Int64
 	// received, when not nil, counts the bytes of body received.
 	received *atomic.Int64
 }
 
-// left starts the request's clock at its first try and returns how much of
-// timeout is left for a try to get an answer started.
-func (r *request) left(timeout time.Duration) time.Duration {
-	now := monotonicNow()
+// left starts the request's clock at its first try, now, and returns how much
+// of timeout is left for a try to get an answer started.
+func (r *request) left(now int64, timeout time.Duration) time.Duration {
 	r.start.CompareAndSwap(0, now)
 	return timeout - time.Duration(now-r.start.Load())
 }
