@@ -1,0 +1,69 @@
+//go:build linux || darwin
+
+package warm
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// supported says this GOOS has unix sockets with peer credentials.
+const supported = true
+
+// fileOwner returns the uid that owns the file fi describes.
+func fileOwner(fi os.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+// umaskMu serializes withUmask: the umask belongs to the process, not to a
+// goroutine.
+var umaskMu sync.Mutex
+
+// withUmask runs f with the process umask set to mask, then restores it. Files
+// other goroutines create meanwhile get at most the permissions of mask: never
+// wider, at worst narrower. A server calls it before it starts anything else.
+func withUmask(mask int, f func() error) error {
+	umaskMu.Lock()
+	defer umaskMu.Unlock()
+	old := unix.Umask(mask)
+	defer unix.Umask(old)
+	return f()
+}
+
+// tryLock takes an exclusive flock on f without waiting; false means another
+// open file holds it. The lock goes with the open file: closing it releases
+// it, and a started server does not inherit it (Go opens files close-on-exec).
+func tryLock(f *os.File) (bool, error) {
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// detach makes cmd start in a session of its own: no controlling terminal, so
+// closing the terminal or ^C in it does not reach the server.
+func detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
+// processAlive reports whether a process with this pid exists.
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// openNoFollow opens or creates path for a lock, mode 0600, refusing to
+// follow a symbolic link in its place.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+}
