@@ -1,0 +1,184 @@
+package where
+
+import (
+	"github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+)
+
+// Uses says what expressions read. A command decides from it which informers
+// to start and in which mode.
+type Uses struct {
+	// Object is set when an expression names object at all.
+	Object bool
+	// ObjectBeyondMetadata is set when some use of object may read more than
+	// its apiVersion, kind and metadata: object.spec, object alone, object
+	// passed to a function or a macro, object indexed by a computed key. When
+	// it is false a metadata-only informer holds everything the expressions
+	// read.
+	ObjectBeyondMetadata bool
+	// Owner, Node and Now are set when an expression names that variable.
+	Owner bool
+	Node  bool
+	Now   bool
+}
+
+// MetadataOnly reports whether the expressions read nothing of the object
+// beyond what a metadata-only informer keeps (apiVersion, kind, metadata).
+func (u Uses) MetadataOnly() bool {
+	return !u.ObjectBeyondMetadata
+}
+
+func (u Uses) or(v Uses) Uses {
+	return Uses{
+		Object:               u.Object || v.Object,
+		ObjectBeyondMetadata: u.ObjectBeyondMetadata || v.ObjectBeyondMetadata,
+		Owner:                u.Owner || v.Owner,
+		Node:                 u.Node || v.Node,
+		Now:                  u.Now || v.Now,
+	}
+}
+
+// metadataFields are the fields of object a metadata-only informer serves:
+// apiVersion and kind come from the type being listed, metadata from the
+// server's PartialObjectMetadata.
+var metadataFields = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
+
+// analyze reports which variables a parsed expression names, and whether
+// every use of object selects one of metadataFields first. It walks the
+// parsed, unchecked tree, so that it needs no schema: macros are already
+// expanded into comprehensions there, and a comprehension variable that shadows
+// a variable's name is tracked by scope.
+func analyze(e ast.Expr) Uses {
+	a := analyzer{}
+	a.visit(e)
+	return a.uses
+}
+
+type analyzer struct {
+	uses Uses
+	// shadowed counts, per name, the enclosing comprehensions that bind it.
+	shadowed map[string]int
+}
+
+// variable returns the variable an expression is, if it is an identifier
+// naming one and no comprehension binds that name around it.
+func (a *analyzer) variable(e ast.Expr) string {
+	if e.Kind() != ast.IdentKind {
+		return ""
+	}
+	name := e.AsIdent()
+	if a.shadowed[name] > 0 {
+		return ""
+	}
+	switch name {
+	case ObjectVar, OwnerVar, NodeVar, NowVar:
+		return name
+	}
+	return ""
+}
+
+func (a *analyzer) mark(name string, beyondMetadata bool) {
+	switch name {
+	case ObjectVar:
+		a.uses.Object = true
+		if beyondMetadata {
+			a.uses.ObjectBeyondMetadata = true
+		}
+	case OwnerVar:
+		a.uses.Owner = true
+	case NodeVar:
+		a.uses.Node = true
+	case NowVar:
+		a.uses.Now = true
+	}
+}
+
+// selectsMetadata reports whether operand.field, where operand is object,
+// reads only what a metadata-only informer has.
+func selectsMetadata(field string) bool { return metadataFields[field] }
+
+// constantKey returns the string constant an index or optional selection
+// uses as its key, if it is one.
+func constantKey(e ast.Expr) (string, bool) {
+	if e.Kind() != ast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+func (a *analyzer) visit(e ast.Expr) {
+	switch e.Kind() {
+	case ast.IdentKind:
+		// A variable on its own, not the operand of a selection handled
+		// below: all of it may be read.
+		if v := a.variable(e); v != "" {
+			a.mark(v, true)
+		}
+	case ast.SelectKind:
+		sel := e.AsSelect()
+		if v := a.variable(sel.Operand()); v != "" {
+			a.mark(v, v == ObjectVar && !selectsMetadata(sel.FieldName()))
+			return
+		}
+		a.visit(sel.Operand())
+	case ast.CallKind:
+		call := e.AsCall()
+		args := call.Args()
+		switch call.FunctionName() {
+		case operators.Index, operators.OptIndex, operators.OptSelect:
+			// object['metadata'], object[?'metadata'] and object.?metadata
+			// read what object.metadata reads; a computed key may read
+			// anything.
+			if len(args) == 2 {
+				if v := a.variable(args[0]); v != "" {
+					key, ok := constantKey(args[1])
+					a.mark(v, v == ObjectVar && !(ok && selectsMetadata(key)))
+					a.visit(args[1])
+					return
+				}
+			}
+		}
+		if call.IsMemberFunction() {
+			a.visit(call.Target())
+		}
+		for _, arg := range args {
+			a.visit(arg)
+		}
+	case ast.ComprehensionKind:
+		c := e.AsComprehension()
+		a.visit(c.IterRange())
+		a.visit(c.AccuInit())
+		bound := []string{c.IterVar(), c.AccuVar()}
+		if c.HasIterVar2() {
+			bound = append(bound, c.IterVar2())
+		}
+		if a.shadowed == nil {
+			a.shadowed = map[string]int{}
+		}
+		for _, name := range bound {
+			a.shadowed[name]++
+		}
+		a.visit(c.LoopCondition())
+		a.visit(c.LoopStep())
+		a.visit(c.Result())
+		for _, name := range bound {
+			a.shadowed[name]--
+		}
+	case ast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			a.visit(el)
+		}
+	case ast.MapKind:
+		for _, entry := range e.AsMap().Entries() {
+			me := entry.AsMapEntry()
+			a.visit(me.Key())
+			a.visit(me.Value())
+		}
+	case ast.StructKind:
+		for _, field := range e.AsStruct().Fields() {
+			a.visit(field.AsStructField().Value())
+		}
+	}
+}

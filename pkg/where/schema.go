@@ -1,0 +1,340 @@
+package where
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/cel/openapi"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+	clientopenapi "k8s.io/client-go/openapi"
+	"k8s.io/klog/v2"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// Schemas types expressions against the server's OpenAPI v3 documents. It
+// resolves each kind once and keeps the answer, failures included, so several
+// types listed together share one document read per group version at most
+// once per kind. It is safe for concurrent use.
+//
+// A nil *Schemas types every expression dynamically.
+type Schemas struct {
+	resolver resolver.SchemaResolver
+
+	mu    sync.Mutex
+	kinds map[schema.GroupVersionKind]*resolved
+}
+
+type resolved struct {
+	once   sync.Once
+	schema *spec.Schema
+	err    error
+}
+
+// NewSchemas returns Schemas that read the server's OpenAPI v3 documents
+// through client: kubectl's cached discovery client's OpenAPIV3() keeps them
+// on disk by ETag, so a warm cache asks the server only whether the list of
+// documents changed. The resolution itself is the API server's own
+// (k8s.io/apiserver/pkg/cel/openapi/resolver), as it types
+// ValidatingAdmissionPolicy expressions.
+func NewSchemas(client clientopenapi.Client) *Schemas {
+	return NewSchemasFromResolver(&resolver.ClientDiscoveryResolver{Discovery: openAPIOnly{client: client}})
+}
+
+// NewSchemasFromResolver returns Schemas that resolve kinds with r.
+func NewSchemasFromResolver(r resolver.SchemaResolver) *Schemas {
+	return &Schemas{resolver: r, kinds: map[schema.GroupVersionKind]*resolved{}}
+}
+
+// openAPIOnly is the part of a discovery client that the API server's
+// resolver calls: OpenAPIV3 and nothing else. Taking an openapi.Client
+// instead of a whole discovery client lets the caller pass the cached one and
+// tests pass client-go's embedded documents.
+type openAPIOnly struct {
+	discovery.DiscoveryInterface // nil: never called
+	client                       clientopenapi.Client
+}
+
+func (d openAPIOnly) OpenAPIV3() clientopenapi.Client { return d.client }
+
+// resolve returns the kind's schema with its references inlined.
+func (s *Schemas) resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	s.mu.Lock()
+	r, ok := s.kinds[gvk]
+	if !ok {
+		r = &resolved{}
+		s.kinds[gvk] = r
+	}
+	s.mu.Unlock()
+	r.once.Do(func() {
+		start := time.Now()
+		r.schema, r.err = s.resolver.ResolveSchema(gvk)
+		klog.V(4).InfoS("resolved OpenAPI schema for --where", "kind", gvk, "took", time.Since(start), "err", r.err)
+	})
+	return r.schema, r.err
+}
+
+var nodeGVK = schema.GroupVersionKind{Version: "v1", Kind: "Node"}
+
+// podGK is the kind whose objects have a node.
+var podGK = schema.GroupKind{Kind: "Pod"}
+
+// types returns the declared types of the variables an expression set uses
+// for objects of kind gvk. A variable whose schema cannot be found is dyn: a
+// custom resource without a structural schema, an aggregated API that
+// publishes none, a server that does not answer /openapi/v3.
+func (s *Schemas) types(gvk schema.GroupVersionKind, uses Uses) varTypes {
+	var vt varTypes
+	if s == nil {
+		return vt
+	}
+	var objectSchema *spec.Schema
+	if uses.Object || uses.Owner {
+		sch, err := s.resolve(gvk)
+		if err != nil {
+			logDynamic(ObjectVar, gvk, err)
+		}
+		objectSchema = sch
+	}
+	// The types are named after kinds, so that messages read
+	// "Pod.spec.containers"; named after the variables they would hide them:
+	// the checker takes object.spec for a type's name if one is so named.
+	if uses.Object && objectSchema != nil {
+		vt.object = declType(objectSchema, gvk.Kind)
+	}
+	if uses.Node {
+		if sch, err := s.resolve(nodeGVK); err != nil {
+			logDynamic(NodeVar, nodeGVK, err)
+		} else {
+			vt.node = declType(sch, nodeGVK.Kind)
+		}
+	}
+	if uses.Owner {
+		name := "Owner"
+		if gvk.Kind == name {
+			name = "OwnerMeta"
+		}
+		vt.owner = s.ownerType(objectSchema, name)
+	}
+	return vt
+}
+
+// ownerType is an object of apiVersion, kind and ObjectMeta. ObjectMeta's
+// schema is taken from the object's own schema when it has the full one (every
+// built-in kind and every custom resource on a current server), else from
+// Nodes'.
+func (s *Schemas) ownerType(objectSchema *spec.Schema, name string) *apiservercel.DeclType {
+	meta := objectMeta(objectSchema)
+	if meta == nil {
+		sch, err := s.resolve(nodeGVK)
+		if err != nil {
+			logDynamic(OwnerVar, nodeGVK, err)
+			return nil
+		}
+		if meta = objectMeta(sch); meta == nil {
+			return nil
+		}
+	}
+	metaType := common.SchemaDeclType(&jsonSchema{Schema: openapi.Schema{Schema: meta}}, false)
+	if metaType == nil || !metaType.IsObject() {
+		return nil
+	}
+	field := func(name string, t *apiservercel.DeclType) *apiservercel.DeclField {
+		return apiservercel.NewDeclField(name, t, false, nil, nil)
+	}
+	owner := apiservercel.NewObjectType("object", map[string]*apiservercel.DeclField{
+		"apiVersion": field("apiVersion", apiservercel.StringType),
+		"kind":       field("kind", apiservercel.StringType),
+		"metadata":   field("metadata", metaType),
+	})
+	return owner.MaybeAssignTypeName(name)
+}
+
+// objectMeta returns the metadata property of a kind's schema if it is the
+// whole ObjectMeta, recognized by its uid and ownerReferences.
+func objectMeta(s *spec.Schema) *spec.Schema {
+	if s == nil {
+		return nil
+	}
+	meta, ok := s.Properties["metadata"]
+	if !ok {
+		return nil
+	}
+	if _, ok := meta.Properties["uid"]; !ok {
+		return nil
+	}
+	if _, ok := meta.Properties["ownerReferences"]; !ok {
+		return nil
+	}
+	return &meta
+}
+
+func logDynamic(variable string, gvk schema.GroupVersionKind, err error) {
+	level := klog.Level(2)
+	if errors.Is(err, resolver.ErrSchemaNotFound) {
+		level = 4
+	}
+	klog.V(level).InfoS("typing --where variable dynamically: no OpenAPI schema", "variable", variable, "kind", gvk, "err", err)
+}
+
+// declType converts a kind's schema to the CEL type of a variable, or nil
+// (dyn) when the schema types nothing.
+func declType(s *spec.Schema, name string) *apiservercel.DeclType {
+	t := common.SchemaDeclType(&jsonSchema{Schema: openapi.Schema{Schema: s}}, true)
+	if t == nil || !t.IsObject() {
+		return nil
+	}
+	return t.MaybeAssignTypeName(name)
+}
+
+// jsonSchema presents an OpenAPI schema to the API server's schema-to-CEL
+// conversion (common.SchemaDeclType) as the JSON that -o json prints, which
+// is what expressions read here in every mode, rather than as the typed values
+// CRD validation rules read:
+//
+//   - date, date-time, duration and byte strings stay strings: -o json prints
+//     metadata.creationTimestamp as "2024-05-01T10:00:00Z", so an expression
+//     writes timestamp(object.metadata.creationTimestamp), as a
+//     ValidatingAdmissionPolicy does over the same JSON;
+//   - a resource.Quantity (built-in kinds publish it as oneOf string or
+//     number, with no type) is the string the server prints;
+//   - what the schema cannot describe is dyn rather than absent: an object
+//     with x-kubernetes-preserve-unknown-fields or additionalProperties: true,
+//     an object with neither properties nor additionalProperties (FieldsV1,
+//     RawExtension), a property whose name is not a CEL identifier (the
+//     expression indexes it: object.spec['x-y']), any other schema without a
+//     type.
+//
+// common.SchemaDeclType makes a schema dyn when it is
+// x-kubernetes-int-or-string, so that is what IsXIntOrString answers for all
+// of these.
+type jsonSchema struct {
+	openapi.Schema
+}
+
+var _ common.Schema = (*jsonSchema)(nil)
+
+func wrap(s *spec.Schema) *jsonSchema {
+	if s == nil {
+		return nil
+	}
+	return &jsonSchema{Schema: openapi.Schema{Schema: s}}
+}
+
+// isQuantity recognizes how built-in kinds publish resource.Quantity: no type,
+// oneOf string or number.
+func isQuantity(s *spec.Schema) bool {
+	if len(s.Type) != 0 || len(s.OneOf) != 2 {
+		return false
+	}
+	return s.OneOf[0].Type.Contains("string") && s.OneOf[1].Type.Contains("number")
+}
+
+func (s *jsonSchema) dynamic() bool {
+	sch := s.Schema.Schema
+	if s.Schema.IsXIntOrString() || s.Schema.IsXPreserveUnknownFields() {
+		return true
+	}
+	if isQuantity(sch) {
+		return false
+	}
+	switch s.Schema.Type() {
+	case "":
+		return true
+	case "object":
+		if ap := sch.AdditionalProperties; ap != nil {
+			return ap.Schema == nil && ap.Allows
+		}
+		if len(sch.Properties) == 0 {
+			return true
+		}
+		for name := range sch.Properties {
+			if needsEscape(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// needsEscape reports whether a property name must be written escaped in a
+// field selection (x-y as x__dash__y). A reserved word such as namespace is
+// selected by its own name in this environment, as in the API server's.
+func needsEscape(name string) bool {
+	escaped, ok := apiservercel.Escape(name)
+	return !ok || (escaped != name && escaped != "__"+name+"__")
+}
+
+func (s *jsonSchema) IsXIntOrString() bool { return s.dynamic() }
+
+func (s *jsonSchema) Type() string {
+	if isQuantity(s.Schema.Schema) {
+		return "string"
+	}
+	return s.Schema.Type()
+}
+
+func (s *jsonSchema) Format() string {
+	switch f := s.Schema.Format(); f {
+	case "date", "date-time", "duration", "byte":
+		return ""
+	default:
+		return f
+	}
+}
+
+func (s *jsonSchema) MaxLength() *int64 {
+	// A date-time keeps the bound its format gives it, for cost estimates.
+	switch s.Schema.Format() {
+	case "date", "date-time", "duration":
+		if s.Schema.MaxLength() == nil {
+			n := int64(apiservercel.MaxDatetimeSizeJSON)
+			return &n
+		}
+	}
+	return s.Schema.MaxLength()
+}
+
+func (s *jsonSchema) Items() common.Schema {
+	if s.Schema.Schema.Items == nil || s.Schema.Schema.Items.Schema == nil {
+		return nil
+	}
+	return wrap(s.Schema.Schema.Items.Schema)
+}
+
+func (s *jsonSchema) Properties() map[string]common.Schema {
+	if s.Schema.Schema.Properties == nil {
+		return nil
+	}
+	props := make(map[string]common.Schema, len(s.Schema.Schema.Properties))
+	for name, prop := range s.Schema.Schema.Properties {
+		props[name] = wrap(&prop)
+	}
+	return props
+}
+
+func (s *jsonSchema) AdditionalProperties() common.SchemaOrBool {
+	if s.Schema.Schema.AdditionalProperties == nil {
+		return nil
+	}
+	return &schemaOrBool{s.Schema.Schema.AdditionalProperties}
+}
+
+func (s *jsonSchema) WithTypeAndObjectMeta() common.Schema {
+	return wrap(common.WithTypeAndObjectMeta(s.Schema.Schema))
+}
+
+type schemaOrBool struct{ sb *spec.SchemaOrBool }
+
+func (sb *schemaOrBool) Schema() common.Schema {
+	if sb.sb.Schema == nil {
+		return nil
+	}
+	return wrap(sb.sb.Schema)
+}
+
+func (sb *schemaOrBool) Allows() bool { return sb.sb.Allows }
