@@ -28,3 +28,5 @@ func processAlive(int) bool { return false }
 func peerCred(syscall.Conn) (uid, pid int, err error) { return 0, 0, ErrUnsupported }
 
 func openNoFollow(string) (*os.File, error) { return nil, ErrUnsupported }
+
+func noCoreDump() error { return ErrUnsupported }

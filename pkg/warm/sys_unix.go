@@ -67,3 +67,10 @@ func processAlive(pid int) bool {
 func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 }
+
+// noCoreDump sets the process's core file size limit to zero: a crashing
+// server must not write its memory, objects and credentials, to disk.
+// systemd-coredump and apport honour the limit too.
+func noCoreDump() error {
+	return unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
+}
