@@ -264,7 +264,7 @@ type StatusReport struct {
 	Socket string `json:"socket"`
 	// Started is when it started listening.
 	Started time.Time `json:"started"`
-	// IdleTimeout is how long it stays with no connection, as a Go duration.
+	// IdleTimeout is how long it stays with no run, as a Go duration.
 	IdleTimeout string `json:"idleTimeout"`
 	// LastRequest is when its last run started, if any did.
 	LastRequest *time.Time `json:"lastRequest,omitempty"`

@@ -1,0 +1,175 @@
+// Package warm is the transport of the warm cache: a background process per
+// identity that keeps informers warm across invocations, the unix socket it
+// listens on, who may talk to it, and how it starts, answers and ends. What it
+// keeps warm and how a question is answered belong to the caller: this package
+// moves a command's arguments to the process and its output back, and never
+// looks at either.
+//
+// # Security model
+//
+// A cache server holds what its user's credentials let it read from the
+// cluster, in memory. Everything here is about handing that to nobody but the
+// same user with the same credentials.
+//
+// Who can connect. The server listens on a unix domain socket, never on TCP or
+// any other network socket. The socket lives in a directory only the user can
+// enter: $XDG_RUNTIME_DIR/kubectl-idx when XDG_RUNTIME_DIR is a directory the
+// user owns (on Linux, /run/user/UID: a tmpfs of the user's, emptied at
+// logout), else kubectl-idx/run in the user's cache directory (~/.cache on
+// Linux, ~/Library/Caches on macOS). The directory is created with mode 0700
+// and checked, without following a symbolic link, every time it is used, and
+// every few seconds by a running server: it must be a directory, owned by the
+// user, with no permission for group or others. Otherwise nothing is done,
+// and the error names the directory and what is wrong with it; nothing
+// changes its mode or owner. The socket is created with mode 0600 (the process
+// umask is 0177 while it is bound, so it is never wider). Those are the walls;
+// the door is checked too: on every connection the server asks the kernel for
+// the uid of the process at the other end (SO_PEERCRED on Linux, LOCAL_PEERCRED
+// as getpeereid(3) reads it on macOS) and closes a connection from any other
+// uid before reading a byte of it; status counts them. The client asks the same
+// of the server before it sends anything, so a socket put in place by another
+// user is never talked to. Any process of the user may ask, as any may read
+// the user's kubeconfig: the cache gives nobody more than the user's own
+// credentials would. Root can pass the walls, and root can read the
+// kubeconfig as well.
+//
+// Who the server is. A server serves one Identity: a SHA-256 over a
+// length-prefixed encoding of the API server's URL, its CA (the data, or the
+// file's path and content), the TLS server name and the insecure flag, the
+// credentials as the kubeconfig and the flags name them (bearer token; token
+// file path and content; client certificate and key, as data or as files'
+// paths and contents; username and password; an exec plugin's apiVersion,
+// command, arguments and env; an auth-provider's name and config),
+// impersonation (user, UID, groups and extra, sorted) and the context name.
+// A changed token, another certificate, another user or --as gives another
+// identity, so another socket and another server: nobody is ever answered
+// with someone else's credentials, even among one user's kubeconfigs. The
+// hash is full-length because it is a key: the socket is named after its first
+// 128 bits, which keeps paths short, and the handshake compares all 256 bits
+// (in constant time), so two identities could share a server only by breaking
+// SHA-256. The identity is computed in memory; neither it nor the credentials
+// are written anywhere.
+//
+// What an exec plugin produces is not known before it runs: its configuration
+// stands for it, and the server keeps the environment it was started with. A
+// plugin whose answer depends on the environment (AWS_PROFILE and the like)
+// still answers, after that variable changes, as it did when the server
+// started: `kubectl idx cache stop` starts afresh.
+//
+// What is kept, and where. Objects read from the cluster stay in the server's
+// memory, and are sent only over the socket, to the user's own processes.
+// Nothing read from the cluster is written to disk: the server's only files
+// are its socket and an empty lock file, its stdout and stderr are the null
+// device, it writes no log, and its core file size limit is zero, so a crash
+// dumps nothing (the kernel may still swap its memory, as any process's).
+// Credentials reach the server on its stdin (Spec.Payload), never in its
+// arguments, which every user can see with ps, nor in its environment.
+//
+// When it ends. A server exits after IdleTimeout (10 minutes unless
+// configured) with no run; a run in progress, such as a watch, keeps it alive,
+// and status requests do not. It exits when asked to (Stop), when a client of
+// another version replaces it, when the caller decides its credentials
+// stopped working (Server.Shutdown: the warm side calls it when the API server
+// answers 401), when its directory stops being private, and when its socket is
+// removed or replaced. Runs in progress are cancelled and told why.
+//
+// Windows. Windows has AF_UNIX sockets but no way to learn the uid of the
+// process at the other end, so there is no cache: Connect, Status, Stop and
+// NewServer return ErrUnsupported (the client's errors also wrap
+// ErrUnavailable), and commands run directly. The same holds on every system
+// other than Linux and macOS.
+//
+// # Protocol
+//
+// A connection carries frames: one type byte, the payload's length as a
+// big-endian uint32, the payload. A payload is at most 1 MiB; a reader refuses
+// a longer one, or an unknown type, before allocating anything, and garbage is
+// an error, never a panic. Control frames are JSON; stdout and stderr frames
+// are raw bytes, at most 32 KiB each.
+//
+//	client                                   server
+//	  ----------- connect(2) ------------------> peer uid checked, else closed
+//	  peer uid checked, else closed
+//	  h {"protocol":1,"version":V,"identity":ID} ->
+//	  <- w {"protocol":1,"version":V,"identity":ID[,"refused":R,"message":M]}
+//	  q {"op":"run","run":{RunRequest}}         ->
+//	  <- o stdout bytes | e stderr bytes, as the run writes them
+//	  <- x {"code":N[,"stopped":why]}
+//	or
+//	  q {"op":"status"}  ->  <- s StatusReport
+//	  q {"op":"stop"}    ->  <- d (the socket is already gone), then it exits
+//
+// A refusal R is "identity" (the connection is closed), "protocol" or
+// "version" (only status and stop are answered, so a newer binary can stop
+// an older server). A refused request is answered with f {"message":M}. The
+// hello, the welcome and the stop request are frozen: every later protocol
+// version reads and writes them as version 1 does. The server waits at most
+// 5 s for the hello and for the request; the client waits at most
+// Spec.DialTimeout (2 s) for the connection and the welcome. After its request
+// the client sends nothing: when it closes the connection (it is gone, or the
+// user pressed ^C) the run's context is cancelled.
+//
+// A RunRequest carries what a direct run would have read from its own
+// process: the arguments, the environment variables EnvAllowed lets through
+// (KUBECONFIG, HOME, KUBECACHEDIR, KUBECTL_IDX_*; the server refuses others),
+// the working directory (the server runs in "/"), whether stdout and stderr
+// are terminals and stdout's width.
+//
+// # Lifecycle
+//
+// Connect verifies the directory and dials the identity's socket. If a server
+// of the same version answers, that is the connection. If nothing answers (no
+// socket, or a socket a dead server left), it takes an exclusive flock on the
+// identity's lock file, so that of two commands starting at once one starts a
+// server and the other finds it; dials again; and if still nothing answers,
+// starts Spec.Command detached (its own session, stdin a pipe carrying the
+// payload, stdout and stderr the null device, working directory "/") and waits
+// for it to answer, within Spec.StartTimeout. The server removes a stale
+// socket only after a dial shows nothing answers on it, and only a socket in
+// the verified directory. A server of another version is asked to stop, waited
+// for until its process has exited, and replaced. A server that accepts but
+// does not answer the handshake within Spec.DialTimeout is hung: Connect fails.
+// Every Connect error but the context's wraps ErrUnavailable, as does a Run
+// error before any output arrived: the command then runs directly, with one
+// warning line. A Run error after output arrived is the command's error.
+//
+// # Wiring
+//
+// A command with --cache (or KUBECTL_IDX_CACHE=auto):
+//
+//	cfg, err := o.ConfigFlags.ToRESTConfig()
+//	id, err := warm.NewIdentity(cfg, contextName)
+//	conn, err := warm.Connect(ctx, warm.Spec{
+//		Identity: id, Version: version.Version,
+//		Args:     []string{"cache", "serve"},
+//		Payload:  connectionFlagsAsJSON, // may hold --token: stdin only
+//	})
+//	if err == nil {
+//		req, _ := warm.NewRunRequest(os.Args[1:], o.Out, o.ErrOut)
+//		code, err = conn.Run(ctx, req, o.Out, o.ErrOut)
+//		// err == nil: exit with code; an error that is not ErrUnavailable
+//		// (output had begun): report it, exit 1.
+//	}
+//	// errors.Is(err, warm.ErrUnavailable):
+//	fmt.Fprintf(o.ErrOut, "warning: %v; answering directly\n", err)
+//	// ... the direct run
+//
+// `kubectl idx cache serve`, which Connect starts:
+//
+//	payload, err := warm.ReadPayload(os.Stdin)
+//	// rebuild the ConfigFlags from payload, compute the identity again
+//	srv, err := warm.NewServer(warm.Options{
+//		Identity: id, Version: version.Version, IdleTimeout: idle,
+//		Handler: func(ctx context.Context, req *warm.RunRequest, out, errOut io.Writer) int {
+//			// parse req.Args with req.Env, req.Dir and req.*Terminal in place of
+//			// the process's own; if they resolve to another identity than id,
+//			// return warm.Decline; else answer from the warm informers.
+//		},
+//		Status: pool.Status, // counts, times and resourceVersions, no objects
+//	})
+//	// on 401 from the API server: srv.Shutdown("credentials rejected")
+//	return srv.Serve(ctx)
+//
+// `kubectl idx cache status` and `cache stop` call Status and Stop with the
+// same Spec; both work whatever the server's version and start nothing.
+package warm
