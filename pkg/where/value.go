@@ -188,13 +188,9 @@ func (b *builder) toVal(t reflect.Type, allowAddr bool) func(reflect.Value) ref.
 			return types.Double(float64(v.Uint()))
 		}
 	case reflect.Float32:
-		return func(v reflect.Value) ref.Val {
-			// JSON writes a float32 with float32 precision.
-			f, _ := strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)
-			return types.Double(f)
-		}
+		return func(v reflect.Value) ref.Val { return floatVal(v.Float(), 32) }
 	case reflect.Float64:
-		return func(v reflect.Value) ref.Val { return types.Double(v.Float()) }
+		return func(v reflect.Value) ref.Val { return floatVal(v.Float(), 64) }
 	case reflect.String:
 		return func(v reflect.Value) ref.Val { return types.String(v.String()) }
 	case reflect.Interface:
@@ -217,15 +213,16 @@ func (b *builder) toVal(t reflect.Type, allowAddr bool) func(reflect.Value) ref.
 		info := b.structInfo(t)
 		return func(v reflect.Value) ref.Val { return &structVal{v: v, info: info} }
 	case reflect.Map:
+		elem := b.codec(t.Elem())
 		if t == stringMapType {
+			// Labels and annotations: looked up without reflection.
 			return func(v reflect.Value) ref.Val {
 				if v.IsNil() {
 					return types.NullValue
 				}
-				return types.NewStringStringMap(adapter, v.Interface().(map[string]string))
+				return &mapVal{v: v, elem: elem, key: stringKey, strings: v.Interface().(map[string]string)}
 			}
 		}
-		elem := b.codec(t.Elem())
 		key := mapKeyKind(t.Key())
 		if key == badKey {
 			return unsupported(t)
@@ -257,6 +254,31 @@ func (b *builder) toVal(t reflect.Type, allowAddr bool) func(reflect.Value) ref.
 		return func(v reflect.Value) ref.Val { return &listVal{v: v, elem: elem} }
 	}
 	return unsupported(t)
+}
+
+// floatVal reads a float as JSON writes it and the dynamic client decodes
+// it: encoding/json writes 3.0 as 3, which decodes as an int64, so a whole
+// number is an int, as in an unstructured object, and comparisons with
+// doubles work across the two (the environment has cross-type numeric
+// comparisons).
+func floatVal(f float64, bits int) ref.Val {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return types.NewErr("json: unsupported value: %v", f)
+	}
+	// encoding/json's choice of format (floatEncoder).
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	text := strconv.FormatFloat(f, format, -1, bits)
+	// util/json's choice of type (convertNumber).
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return types.Int(i)
+	}
+	d, _ := strconv.ParseFloat(text, 64)
+	return types.Double(d)
 }
 
 func unsupported(t reflect.Type) func(reflect.Value) ref.Val {
@@ -731,6 +753,8 @@ type mapVal struct {
 	v    reflect.Value
 	elem *codec
 	key  mapKind
+	// strings is v's map when it is a map[string]string.
+	strings map[string]string
 }
 
 func (m *mapVal) goKey(key ref.Val) (reflect.Value, bool) {
@@ -759,6 +783,17 @@ func (m *mapVal) goKey(key ref.Val) (reflect.Value, bool) {
 }
 
 func (m *mapVal) Find(key ref.Val) (ref.Val, bool) {
+	if m.strings != nil {
+		k, ok := key.(types.String)
+		if !ok {
+			return nil, false
+		}
+		v, ok := m.strings[string(k)]
+		if !ok {
+			return nil, false
+		}
+		return types.String(v), true
+	}
 	k, ok := m.goKey(key)
 	if !ok {
 		return nil, false
