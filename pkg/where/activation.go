@@ -2,6 +2,7 @@ package where
 
 import (
 	"reflect"
+	"sync"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -15,8 +16,27 @@ import (
 // costs nothing.
 type activation struct {
 	f                   *Filter
-	in                  *Input
+	in                  Input
 	object, owner, node ref.Val
+	// root is object's value when object is a typed struct, kept here so
+	// that pooled activations present it with no allocation.
+	root structVal
+}
+
+// activations are reused: Match allocates none in the steady state.
+var activations = sync.Pool{New: func() any { return &activation{} }}
+
+func newActivation(f *Filter, in Input) *activation {
+	a := activations.Get().(*activation)
+	a.f, a.in = f, in
+	return a
+}
+
+// release returns a to the pool, holding nothing of the evaluation: no
+// value it made outlives Match.
+func (a *activation) release() {
+	*a = activation{}
+	activations.Put(a)
 }
 
 var nodeTypeMeta = &typeMeta{apiVersion: "v1", kind: "Node"}
@@ -25,7 +45,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case ObjectVar:
 		if a.object == nil {
-			a.object = rootVal(a.in.Object, &a.f.typeMeta)
+			a.object = rootValInto(a.in.Object, &a.f.typeMeta, &a.root)
 		}
 		return a.object, true
 	case OwnerVar:
@@ -50,6 +70,12 @@ func (a *activation) Parent() interpreter.Activation { return nil }
 // tm's apiVersion and kind; an unstructured one is its JSON map, as the
 // dynamic client decoded it.
 func rootVal(obj any, tm *typeMeta) ref.Val {
+	return rootValInto(obj, tm, nil)
+}
+
+// rootValInto is rootVal, writing a typed object's structVal to into when it
+// is not nil.
+func rootValInto(obj any, tm *typeMeta, into *structVal) ref.Val {
 	switch o := obj.(type) {
 	case nil:
 		return types.NullValue
@@ -75,7 +101,11 @@ func rootVal(obj any, tm *typeMeta) ref.Val {
 		return c.toVal(v)
 	}
 	info, _ := structs.Load(v.Type())
-	return &structVal{v: v, info: info.(*structInfo), typeMeta: tm}
+	if into == nil {
+		into = &structVal{}
+	}
+	*into = structVal{v: v, info: info.(*structInfo), typeMeta: tm}
+	return into
 }
 
 var ownerKeys = []types.String{"apiVersion", "kind", "metadata"}

@@ -88,7 +88,7 @@ func (e *evaluator) eval(expr string, in ...Input) []result {
 	}
 	out := make([]result, len(in))
 	for i := range in {
-		out[i].val, _, out[i].err = prg.Eval(&activation{f: e.f, in: &in[i]})
+		out[i].val, _, out[i].err = prg.Eval(&activation{f: e.f, in: in[i]})
 	}
 	return out
 }

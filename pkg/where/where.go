@@ -220,7 +220,8 @@ func (f *Filter) Match(in Input) bool {
 	if f == nil {
 		return true
 	}
-	act := &activation{f: f, in: &in}
+	act := newActivation(f, in)
+	defer act.release()
 	for i, p := range f.programs {
 		out, _, err := p.Eval(act)
 		if err != nil {
