@@ -116,7 +116,9 @@ type Server struct {
 // fails when a server already answers there. It acts on the whole process, which
 // is the server's: core dumps are turned off for good, and the umask is 0177
 // while the socket is created, so call it before starting anything that
-// creates files.
+// creates files. Serve should follow at once: a client that connects
+// meanwhile waits for its handshake, and gives up after its DialTimeout, so
+// informers are started by the Handler or beside Serve, not before it.
 func NewServer(opts Options) (*Server, error) {
 	if !supported {
 		return nil, ErrUnsupported
