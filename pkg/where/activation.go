@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/interpreter"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 )
 
 // activation binds the variables for one evaluation. Each is converted when
@@ -88,6 +89,10 @@ func rootValInto(obj any, tm *typeMeta, into *structVal) ref.Val {
 		return adapter.NativeToValue(o)
 	case ref.Val:
 		return o
+	case cache.DeletedFinalStateUnknown:
+		// What a delete handler gets for an object deleted while its
+		// watch was down.
+		return rootValInto(o.Obj, tm, into)
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() == reflect.Pointer {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/openapi/openapitest"
 )
 
 // concurrentExpressions read every kind of value the adapter makes.
@@ -84,4 +86,28 @@ func TestReadOnly(t *testing.T) {
 	if !reflect.DeepEqual(before, pod) {
 		t.Errorf("evaluation modified the object")
 	}
+}
+
+// TestConcurrentCompile compiles one Conditions for several kinds and
+// clusters at once, as a command with several types and contexts may, with
+// Schemas shared per cluster.
+func TestConcurrentCompile(t *testing.T) {
+	c := mustParse(t, "object.metadata.labels['app'] == 'payments-api'", "owner == null || owner.kind != ''")
+	clusters := []*Schemas{NewSchemas(openapitest.NewEmbeddedFileClient()), NewSchemas(openapitest.NewEmbeddedFileClient()), nil}
+	var wg sync.WaitGroup
+	for _, s := range clusters {
+		for _, gvk := range []schema.GroupVersionKind{podGVK, deploymentGVK, nodeGVK, widgetGVK} {
+			wg.Go(func() {
+				f, err := c.Compile(gvk, s)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if want := s != nil && gvk != widgetGVK; f.Typed() != want {
+					t.Errorf("%v: Typed() = %v, want %v", gvk, f.Typed(), want)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }

@@ -190,9 +190,10 @@ func (f *Filter) Typed() bool { return f != nil && f.typed }
 // Input is one object and what its expressions may read beside it.
 type Input struct {
 	// Object is the object: a pointer to a typed API struct (*corev1.Pod),
-	// a *metav1.PartialObjectMetadata, or an *unstructured.Unstructured. Its
-	// apiVersion and kind are the compiled kind's whatever the object holds:
-	// objects from typed informers hold none.
+	// a *metav1.PartialObjectMetadata, an *unstructured.Unstructured, or a
+	// cache.DeletedFinalStateUnknown holding one. It must be of the kind the
+	// Filter was compiled for, whose apiVersion and kind it reads as
+	// whatever the object holds: objects from typed informers hold none.
 	Object any
 	// Owner is the object's top-level controller; nil reads as null.
 	Owner *Owner

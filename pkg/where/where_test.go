@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/openapi/openapitest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -497,6 +498,8 @@ func TestVariables(t *testing.T) {
 		{"object from a metadata informer", "object.kind == 'Pod' && object.apiVersion == 'v1' && object.metadata.name.startsWith('payments-api')", Input{Object: partial(pod)}, true},
 		{"object unstructured", "object.status.phase == 'Running'", Input{Object: unstructuredOf(t, pod, podGVK)}, true},
 		{"object unstructured metadata", "object.kind == 'Pod' && object.metadata.labels.app == 'payments-api'", Input{Object: unstructuredOf(t, pod, podGVK)}, true},
+		{"object deleted while the watch was down", "object.metadata.labels.app == 'payments-api'", Input{Object: cache.DeletedFinalStateUnknown{Key: "payments-prod/x", Obj: pod}}, true},
+		{"no object", "object == null", Input{}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
