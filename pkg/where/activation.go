@@ -126,8 +126,10 @@ func ownerVal(o *Owner) ref.Val {
 	switch obj := o.Object.(type) {
 	case nil:
 	case *unstructured.Unstructured:
-		if m, ok := obj.Object["metadata"]; ok && obj != nil {
-			meta = adapter.NativeToValue(m)
+		if obj != nil {
+			if m, ok := obj.Object["metadata"]; ok {
+				meta = adapter.NativeToValue(m)
+			}
 		}
 	default:
 		v := reflect.ValueOf(obj)

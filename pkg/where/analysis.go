@@ -17,10 +17,17 @@ type Uses struct {
 	// it is false a metadata-only informer holds everything the expressions
 	// read.
 	ObjectBeyondMetadata bool
-	// Owner, Node and Now are set when an expression names that variable.
+	// Owner is set when an expression names owner. An owner is only ever
+	// read as metadata.
 	Owner bool
-	Node  bool
-	Now   bool
+	// Node is set when an expression names node, NodeBeyondMetadata when
+	// some use of it may read more than its apiVersion, kind and metadata,
+	// as ObjectBeyondMetadata for object: node.metadata.labels needs a
+	// metadata-only nodes informer, node.status a full one.
+	Node               bool
+	NodeBeyondMetadata bool
+	// Now is set when an expression names now.
+	Now bool
 }
 
 // MetadataOnly reports whether the expressions read nothing of the object
@@ -29,12 +36,18 @@ func (u Uses) MetadataOnly() bool {
 	return !u.ObjectBeyondMetadata
 }
 
+// NodeMetadataOnly is MetadataOnly for the node.
+func (u Uses) NodeMetadataOnly() bool {
+	return !u.NodeBeyondMetadata
+}
+
 func (u Uses) or(v Uses) Uses {
 	return Uses{
 		Object:               u.Object || v.Object,
 		ObjectBeyondMetadata: u.ObjectBeyondMetadata || v.ObjectBeyondMetadata,
 		Owner:                u.Owner || v.Owner,
 		Node:                 u.Node || v.Node,
+		NodeBeyondMetadata:   u.NodeBeyondMetadata || v.NodeBeyondMetadata,
 		Now:                  u.Now || v.Now,
 	}
 }
@@ -45,7 +58,7 @@ func (u Uses) or(v Uses) Uses {
 var metadataFields = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
 
 // analyze reports which variables a parsed expression names, and whether
-// every use of object selects one of metadataFields first. It walks the
+// every use of object, and of node, selects one of metadataFields first. It walks the
 // parsed, unchecked tree, so that it needs no schema: macros are already
 // expanded into comprehensions there, and a comprehension variable that shadows
 // a variable's name is tracked by scope.
@@ -82,21 +95,22 @@ func (a *analyzer) mark(name string, beyondMetadata bool) {
 	switch name {
 	case ObjectVar:
 		a.uses.Object = true
-		if beyondMetadata {
-			a.uses.ObjectBeyondMetadata = true
-		}
+		a.uses.ObjectBeyondMetadata = a.uses.ObjectBeyondMetadata || beyondMetadata
 	case OwnerVar:
 		a.uses.Owner = true
 	case NodeVar:
 		a.uses.Node = true
+		a.uses.NodeBeyondMetadata = a.uses.NodeBeyondMetadata || beyondMetadata
 	case NowVar:
 		a.uses.Now = true
 	}
 }
 
-// selectsMetadata reports whether operand.field, where operand is object,
-// reads only what a metadata-only informer has.
-func selectsMetadata(field string) bool { return metadataFields[field] }
+// selectsMetadata reports whether v.field reads only what a metadata-only
+// informer has of v. Metadata-only is only a question for object and node.
+func selectsMetadata(v, field string) bool {
+	return (v != ObjectVar && v != NodeVar) || metadataFields[field]
+}
 
 // constantKey returns the string constant an index or optional selection
 // uses as its key, if it is one.
@@ -119,7 +133,7 @@ func (a *analyzer) visit(e ast.Expr) {
 	case ast.SelectKind:
 		sel := e.AsSelect()
 		if v := a.variable(sel.Operand()); v != "" {
-			a.mark(v, v == ObjectVar && !selectsMetadata(sel.FieldName()))
+			a.mark(v, !selectsMetadata(v, sel.FieldName()))
 			return
 		}
 		a.visit(sel.Operand())
@@ -134,7 +148,7 @@ func (a *analyzer) visit(e ast.Expr) {
 			if len(args) == 2 {
 				if v := a.variable(args[0]); v != "" {
 					key, ok := constantKey(args[1])
-					a.mark(v, v == ObjectVar && !(ok && selectsMetadata(key)))
+					a.mark(v, !(ok && selectsMetadata(v, key)))
 					a.visit(args[1])
 					return
 				}

@@ -358,7 +358,10 @@ func TestUses(t *testing.T) {
 		{"owner.kind == 'StatefulSet'", Uses{Owner: true}},
 		{"owner == null", Uses{Owner: true}},
 		{"node.metadata.labels['zone'] == 'a'", Uses{Node: true}},
-		{"node != null && node.status.conditions.exists(c, c.type == 'Ready' && c.status != 'True')", Uses{Node: true}},
+		{"node != null && node.status.conditions.exists(c, c.type == 'Ready' && c.status != 'True')", Uses{Node: true, NodeBeyondMetadata: true}},
+		{"has(node.metadata.labels) && node.kind == 'Node'", Uses{Node: true}},
+		{"node.?status.hasValue()", Uses{Node: true, NodeBeyondMetadata: true}},
+		{"owner.metadata.name == node.metadata.name", Uses{Owner: true, Node: true}},
 		{"true", Uses{}},
 	}
 	for _, tc := range cases {
@@ -370,11 +373,14 @@ func TestUses(t *testing.T) {
 			if got, want := c.Uses().MetadataOnly(), !tc.want.ObjectBeyondMetadata; got != want {
 				t.Errorf("MetadataOnly() = %v, want %v", got, want)
 			}
+			if got, want := c.Uses().NodeMetadataOnly(), !tc.want.NodeBeyondMetadata; got != want {
+				t.Errorf("NodeMetadataOnly() = %v, want %v", got, want)
+			}
 		})
 	}
 
-	all := mustParse(t, "object.metadata.name == 'web'", "owner.kind == 'ReplicaSet'", "node.metadata.name != ''", "object.status.phase == 'Running'").Uses()
-	if want := (Uses{Object: true, ObjectBeyondMetadata: true, Owner: true, Node: true}); all != want {
+	all := mustParse(t, "object.metadata.name == 'web'", "owner.kind == 'ReplicaSet'", "node.metadata.name != ''", "object.status.phase == 'Running'", "now > timestamp('2024-01-01T00:00:00Z')").Uses()
+	if want := (Uses{Object: true, ObjectBeyondMetadata: true, Owner: true, Node: true, Now: true}); all != want {
 		t.Errorf("Uses of several = %+v, want their union %+v", all, want)
 	}
 }
