@@ -1,7 +1,11 @@
 package where
 
 import (
+	"encoding/json"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // benchPredicates are the predicates users reach for first.
@@ -44,4 +48,32 @@ func BenchmarkMatch(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkConvert is what the lazy adapter saves: converting a realistic
+// typed pod to map[string]any before evaluating, by the converter or by a
+// JSON round trip, costs this much per object on top of the predicate.
+func BenchmarkConvert(b *testing.B) {
+	pod := realisticPod(b)
+	b.Run("DefaultUnstructuredConverter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("JSON round trip", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			data, err := json.Marshal(pod)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var m map[string]any
+			if err := utiljson.Unmarshal(data, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

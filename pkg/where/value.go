@@ -29,8 +29,9 @@ import (
 // writing it: a field is looked up by its JSON name, by reflection, only when
 // an expression selects it, and only that field is converted. Converting the
 // whole object to map[string]any first (runtime.DefaultUnstructuredConverter,
-// or a JSON round trip) costs tens of microseconds and hundreds of
-// allocations per realistic pod; a label lookup here costs a few allocations.
+// or a JSON round trip) costs 0.3-0.4 ms and about 1,400 allocations per
+// realistic pod (BenchmarkConvert), 6 to 8 s of CPU over 20,000 pods; a whole
+// label predicate costs under 1 µs here (BenchmarkMatch).
 //
 // What JSON would omit is absent (has() is false, selecting it is a "no such
 // key" error): omitempty fields that are empty, omitzero fields that are zero,
