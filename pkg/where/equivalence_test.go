@@ -15,9 +15,12 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -232,6 +235,44 @@ func TestTypedIsJSON(t *testing.T) {
 		e.compare(expr, typed, unstructured)
 	}
 }
+
+// TestTypedIsJSONOtherKinds reads every value of a Deployment (a pod
+// template, whose zero creationTimestamp JSON leaves out), a Node
+// (quantities, addresses, images) and a metadata-only pod both ways.
+func TestTypedIsJSONOtherKinds(t *testing.T) {
+	deploy := testDeployment()
+	deploy.Spec.Template = corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "payments-api"}},
+		Spec:       realisticPod(t).Spec,
+	}
+	deploy.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptrTo(intstr.FromString("25%")), MaxUnavailable: ptrTo(intstr.FromInt32(0))}
+	node := testNode(corev1.ConditionTrue)
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.11"}}
+	node.Status.Images = []corev1.ContainerImage{{Names: []string{"registry.example.com/payments/api:v3.26.5"}, SizeBytes: 123456789}}
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7800m"), corev1.ResourceMemory: resource.MustParse("31Gi")}
+	node.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "payments", Effect: corev1.TaintEffectNoSchedule}}
+	partialGVK := podGVK
+	for _, tc := range []struct {
+		gvk schema.GroupVersionKind
+		obj any
+	}{
+		{deploymentGVK, deploy},
+		{nodeGVK, node},
+		{partialGVK, partial(realisticPod(t))},
+	} {
+		t.Run(tc.gvk.Kind, func(t *testing.T) {
+			m := roundTrip(t, tc.obj, tc.gvk)
+			e := newEvaluator(t, tc.gvk)
+			var ps []string
+			paths("object", m, &ps)
+			for _, p := range ps {
+				e.compare(p, Input{Object: tc.obj}, Input{Object: m})
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // equivalenceExpressions exercise the adapter's containers the way
 // expressions use them: comprehensions, equality, membership, conversions,
