@@ -41,6 +41,11 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// oneLine escapes line breaks and tabs in a message: CEL quotes the input
+// it could not read, which may hold them, and an error or a warning is one
+// line.
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace
+
 // place formats where a problem is: "column 13", or "line 2, column 5" in an
 // expression of several lines.
 func place(expr string, line, column int) string {
@@ -56,10 +61,10 @@ func place(expr string, line, column int) string {
 func issueError(expr string, what string, iss *cel.Issues, parsed *ast.AST) *Error {
 	errs := iss.Errors()
 	if len(errs) == 0 {
-		return &Error{Expression: expr, Message: what + ": " + iss.String()}
+		return &Error{Expression: expr, Message: what + ": " + oneLine(iss.String())}
 	}
 	first := errs[0]
-	msg := strings.TrimPrefix(first.Message, "Syntax error: ")
+	msg := oneLine(strings.TrimPrefix(first.Message, "Syntax error: "))
 	if what == "" {
 		what, msg = describeCheckError(msg, first.ExprID, parsed)
 	}

@@ -2,11 +2,15 @@ package where
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -163,4 +167,67 @@ func FuzzTypedIsJSON(f *testing.F) {
 			t.Errorf("reading the object modified it")
 		}
 	})
+}
+
+// FuzzParse: any text is parsed, analysed and, when it parses, compiled and
+// evaluated without a panic; an error is one line naming the flag, or three
+// with the expression's line and a caret within it.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"object.spec..replicas",
+		"objct.metadata.name == 'web'",
+		"object.metadata.labels['app'] == 'ü' &&\n\tobject.spec.x",
+		"[1].exists(object, object > 0) && node == null",
+		"object.?spec.?containers[?0].orValue(null) == null",
+		"owner.metadata.name == 'é'.upperAscii()",
+		"'\\u00e9' == ",
+		"now - timestamp(object.metadata.creationTimestamp) > duration('1h')",
+	} {
+		f.Add(seed)
+	}
+	pod := realisticPod(f)
+	f.Fuzz(func(t *testing.T, expr string) {
+		c, err := Parse([]string{expr}, started)
+		if err != nil {
+			checkError(t, expr, err)
+			return
+		}
+		filter, err := c.Compile(podGVK, nil)
+		if err != nil {
+			checkError(t, expr, err)
+			return
+		}
+		filter.Match(Input{Object: pod})
+		for _, w := range c.Warnings() {
+			if strings.Contains(w.String(), "\n") && !strings.Contains(expr, "\n") {
+				t.Errorf("warning of several lines: %q", w)
+			}
+		}
+	})
+}
+
+func checkError(t *testing.T, expr string, err error) {
+	var werr *Error
+	if !errors.As(err, &werr) {
+		t.Fatalf("%q: error %T, not *Error: %v", expr, err, err)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if !strings.HasPrefix(lines[0], "--where "+strconv.Quote(expr)+": ") {
+		t.Errorf("first line %q does not name the expression", lines[0])
+	}
+	switch len(lines) {
+	case 1:
+		if werr.Column != 0 {
+			t.Errorf("%q: a place and no caret: %q", expr, err)
+		}
+	case 3:
+		if !strings.HasSuffix(lines[2], "^") || strings.TrimSpace(lines[2]) != "^" {
+			t.Errorf("%q: third line %q is not a caret", expr, lines[2])
+		}
+		if utf8.RuneCountInString(lines[2]) > utf8.RuneCountInString(lines[1])+1 {
+			t.Errorf("%q: caret past the end of the line:\n%s", expr, err)
+		}
+	default:
+		t.Errorf("%q: error of %d lines:\n%s", expr, len(lines), err)
+	}
 }

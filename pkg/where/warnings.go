@@ -49,6 +49,7 @@ func newErrorCounts(exprs []string) *errorCounts {
 }
 
 func (e *errorCounts) add(expr int, msg string) {
+	msg = oneLine(msg)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.by[expr] == nil {

@@ -95,6 +95,13 @@ func TestParseErrors(t *testing.T) {
 				"                          ^",
 		},
 		{
+			name:  "a string cut by a line break",
+			exprs: []string{"object.metadata.name == \"web\n"},
+			want: "--where \"object.metadata.name == \\\"web\\n\": syntax error at line 1, column 25: token recognition error at: '\"web\\n'\n" +
+				"  object.metadata.name == \"web\n" +
+				"                          ^",
+		},
+		{
 			name:  "unknown variable",
 			exprs: []string{"objct.metadata.name == 'web'"},
 			want: "--where \"objct.metadata.name == 'web'\": unknown variable at column 1: \"objct\" (the variables are object, owner, node, now)\n" +
@@ -654,5 +661,16 @@ func TestRuntimeCostLimit(t *testing.T) {
 	w := c.Warnings()
 	if len(w) != 1 || !strings.Contains(w[0].Message, "actual cost limit exceeded") {
 		t.Errorf("warnings = %v, want the cost limit", w)
+	}
+}
+
+// TestWarningOneLine: a warning quoting object data stays on one line.
+func TestWarningOneLine(t *testing.T) {
+	c := mustParse(t, "object.metadata.labels[object.metadata.annotations.k] == 'x'")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"k": "a\nb"}}}
+	mustCompile(t, c, podGVK, embeddedSchemas()).Match(Input{Object: pod})
+	want := []Warning{{Expression: "object.metadata.labels[object.metadata.annotations.k] == 'x'", Message: `no such key: a\nb`, Objects: 1}}
+	if diff := cmp.Diff(want, c.Warnings()); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
