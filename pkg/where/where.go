@@ -2,6 +2,7 @@ package where
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ func Parse(exprs []string, now time.Time) (*Conditions, error) {
 	if err != nil {
 		return nil, err
 	}
+	exprs = slices.Clone(exprs)
 	c := &Conditions{
 		exprs: exprs,
 		uses:  make([]Uses, len(exprs)),
@@ -105,7 +107,7 @@ func (c *Conditions) Expressions() []string {
 	if c == nil {
 		return nil
 	}
-	return c.exprs
+	return slices.Clone(c.exprs)
 }
 
 // Compile types the expressions for objects of kind gvk and returns the
@@ -191,9 +193,10 @@ func (f *Filter) Typed() bool { return f != nil && f.typed }
 type Input struct {
 	// Object is the object: a pointer to a typed API struct (*corev1.Pod),
 	// a *metav1.PartialObjectMetadata, an *unstructured.Unstructured, or a
-	// cache.DeletedFinalStateUnknown holding one. It must be of the kind the
-	// Filter was compiled for, whose apiVersion and kind it reads as
-	// whatever the object holds: objects from typed informers hold none.
+	// cache.DeletedFinalStateUnknown holding one, of the kind the Filter was
+	// compiled for. A typed or metadata-only object reads as having that
+	// kind's apiVersion and kind, whatever it holds (objects from typed
+	// informers hold none); an unstructured one has its own.
 	Object any
 	// Owner is the object's top-level controller; nil reads as null.
 	Owner *Owner
