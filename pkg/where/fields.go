@@ -30,6 +30,8 @@ func jsonFields(t reflect.Type) []jsonField {
 	visited := map[reflect.Type]bool{}
 	var fields []jsonField
 
+	// Breadth first, so that a shallower field hides a deeper one of the
+	// same name, as Go's embedding rules say.
 	for len(next) > 0 {
 		current, next = next, current[:0]
 		count, nextCount = nextCount, map[reflect.Type]int{}
@@ -78,6 +80,8 @@ func jsonFields(t reflect.Type) []jsonField {
 						quoted = true
 					}
 				}
+				// A named field, or an embedded one JSON does not inline
+				// (tagged, or not a struct): a field of its own.
 				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
 					tagged := name != ""
 					if name == "" {
@@ -97,6 +101,8 @@ func jsonFields(t reflect.Type) []jsonField {
 					}
 					continue
 				}
+				// An embedded struct without a name: its fields are inlined,
+				// found on the next level.
 				nextCount[ft]++
 				if nextCount[ft] == 1 {
 					next = append(next, jsonField{name: ft.Name(), index: index, typ: ft})
@@ -105,6 +111,8 @@ func jsonFields(t reflect.Type) []jsonField {
 		}
 	}
 
+	// Of the fields of one name, keep the dominant one, if any: the
+	// shallowest, a tagged one among equals.
 	slices.SortFunc(fields, func(a, b jsonField) int {
 		if c := strings.Compare(a.name, b.name); c != 0 {
 			return c

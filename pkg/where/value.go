@@ -482,6 +482,8 @@ func marshalerVal(v reflect.Value) ref.Val {
 	return adapter.NativeToValue(out)
 }
 
+// textVal reads an encoding.TextMarshaler as the JSON string encoding/json
+// writes for it.
 func textVal(v reflect.Value) ref.Val {
 	if v.Kind() == reflect.Pointer && v.IsNil() {
 		return types.NullValue
@@ -512,6 +514,9 @@ var (
 	_ traits.Mapper = (*mapVal)(nil)
 )
 
+// Find is how CEL selects a field (object.spec) and tests one (has()): a field
+// JSON leaves out is not found, so selecting it is "no such key" and has() is
+// false, as over the object's JSON map.
 func (s *structVal) Find(key ref.Val) (ref.Val, bool) {
 	k, ok := key.(types.String)
 	if !ok {
@@ -536,6 +541,7 @@ func (s *structVal) Find(key ref.Val) (ref.Val, bool) {
 	return f.val(fv), true
 }
 
+// present reports whether JSON writes field f, without converting it.
 func (s *structVal) present(f *fieldInfo) bool {
 	if s.typeMeta != nil && (f.name == "apiVersion" || f.name == "kind") {
 		return true
@@ -551,6 +557,8 @@ func (s *structVal) Get(key ref.Val) ref.Val {
 	return noSuchKey(key)
 }
 
+// noSuchKey is cel-go's error for a missing key, word for word, so that a
+// typed object and its JSON map fail alike and count as one warning.
 func noSuchKey(key ref.Val) ref.Val {
 	return types.ValOrErr(key, "no such key: %v", key)
 }
@@ -560,6 +568,7 @@ func (s *structVal) Contains(key ref.Val) ref.Val {
 	return types.Bool(ok)
 }
 
+// keys are the names of the fields JSON writes, in the order it writes them.
 func (s *structVal) keys() []ref.Val {
 	keys := make([]ref.Val, 0, len(s.info.fields))
 	for _, f := range s.info.fields {
@@ -582,6 +591,8 @@ func (s *structVal) Size() ref.Val {
 	return types.Int(n)
 }
 
+// ConvertToNative hands the Go value itself to a function that asks for its
+// type, and otherwise converts the JSON form as cel-go converts its maps.
 func (s *structVal) ConvertToNative(t reflect.Type) (any, error) {
 	if s.v.Type().AssignableTo(t) {
 		return s.v.Interface(), nil
@@ -661,6 +672,7 @@ func (l *listVal) Get(idx ref.Val) ref.Val {
 
 func (l *listVal) Size() ref.Val { return types.Int(l.v.Len()) }
 
+// Contains is the in operator, as cel-go's lists implement it.
 func (l *listVal) Contains(val ref.Val) ref.Val {
 	if types.IsUnknownOrError(val) {
 		return val
@@ -675,6 +687,8 @@ func (l *listVal) Contains(val ref.Val) ref.Val {
 
 func (l *listVal) Iterator() traits.Iterator { return &listIter{l: l} }
 
+// elements converts every element, for the operations that need them all at
+// once (concatenation, conversions); selections and comprehensions do not.
 func (l *listVal) elements() []ref.Val {
 	els := make([]ref.Val, l.v.Len())
 	for i := range els {
@@ -701,6 +715,7 @@ func (l *listVal) ConvertToType(t ref.Type) ref.Val {
 	return types.NewErr("type conversion error from '%s' to '%s'", types.ListType, t)
 }
 
+// Equal is CEL's list equality: the same size, elements equal in order.
 func (l *listVal) Equal(other ref.Val) ref.Val {
 	o, ok := other.(traits.Lister)
 	if !ok {
@@ -758,6 +773,8 @@ type mapVal struct {
 	strings map[string]string
 }
 
+// goKey converts a CEL key to the map's key type, as encoding/json reads a
+// JSON object's key back; a key of another type is not in the map.
 func (m *mapVal) goKey(key ref.Val) (reflect.Value, bool) {
 	k, ok := key.(types.String)
 	if !ok {
