@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
 
 	buildinfo "github.com/kubectl-idx/kubectl-idx/internal/version"
 )
@@ -65,7 +67,8 @@ func NewCmdVersion(configFlags *genericclioptions.ConfigFlags, streams genericio
 	return cmd
 }
 
-// Complete wires the discovery client used to ask for the server version.
+// Complete wires the discovery client used to ask for the server version,
+// with the request's context: its deadline, and Ctrl-C, end the request.
 func (o *VersionOptions) Complete() error {
 	if o.ClientOnly || o.serverVersion != nil {
 		return nil
@@ -74,6 +77,9 @@ func (o *VersionOptions) Complete() error {
 		dc, err := o.ConfigFlags.ToDiscoveryClient()
 		if err != nil {
 			return nil, err
+		}
+		if v, ok := dc.(discovery.ServerVersionInterfaceWithContext); ok {
+			return v.ServerVersionWithContext(ctx)
 		}
 		return dc.ServerVersion()
 	}
@@ -94,7 +100,15 @@ func (o *VersionOptions) Run(ctx context.Context) error {
 	info := versionInfo{ClientVersion: clientVersion{Version: buildinfo.Version, Commit: buildinfo.Commit, Date: buildinfo.Date}}
 	var serverErr error
 	if !o.ClientOnly {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// --request-timeout bounds the request; without it 30 seconds do,
+		// which discovery's own default (32) would outlast.
+		timeout := 30 * time.Second
+		if f := o.ConfigFlags; f != nil && f.Timeout != nil {
+			if t, err := clientcmd.ParseTimeout(*f.Timeout); err == nil && t > 0 {
+				timeout = t
+			}
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		info.ServerVersion, serverErr = o.serverVersion(ctx)
 	}

@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	buildinfo "github.com/kubectl-idx/kubectl-idx/internal/version"
@@ -192,6 +194,36 @@ func TestVersionCommand(t *testing.T) {
 			}
 			if got := errOut.String(); strings.TrimSpace(got) != "" {
 				t.Errorf("stderr = %q, want nothing", got)
+			}
+		})
+	}
+}
+
+// TestVersionRequestTimeout: --request-timeout bounds the server's request,
+// through its context, and 30 seconds do without it.
+func TestVersionRequestTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		timeout string
+		want    time.Duration
+	}{{"", 30 * time.Second}, {"0", 30 * time.Second}, {"2s", 2 * time.Second}, {"5", 5 * time.Second}} {
+		t.Run(tc.timeout, func(t *testing.T) {
+			flags := genericclioptions.NewConfigFlags(true)
+			*flags.Timeout = tc.timeout
+			var got time.Duration
+			streams, _, _, _ := genericiooptions.NewTestIOStreams()
+			o := &VersionOptions{ConfigFlags: flags, IOStreams: streams, serverVersion: func(ctx context.Context) (*version.Info, error) {
+				deadline, ok := ctx.Deadline()
+				if !ok {
+					t.Fatal("server version asked without a deadline")
+				}
+				got = time.Until(deadline)
+				return &version.Info{}, nil
+			}}
+			if err := o.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got > tc.want || got < tc.want-time.Second {
+				t.Errorf("deadline in %s, want %s", got, tc.want)
 			}
 		})
 	}
