@@ -1,22 +1,20 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-)
+	"k8s.io/client-go/restmapper"
 
-// maxConcurrentContexts bounds the clusters asked at once: enough that N
-// healthy clusters answer in about the time of the slowest, few enough that a
-// kubeconfig of a hundred contexts does not open a hundred sets of informers.
-const maxConcurrentContexts = 8
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
 
 // Exit codes. A complete answer exits 0 and an error 1, as kubectl does. With
 // several contexts, an answer some contexts could not give exits
@@ -36,10 +34,68 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
+// resolveTargets resolves the contexts the flags name, once, before any
+// request: the kubeconfig's current context (or --context's one) as the
+// target of a plain run, or each context of --context a,b,c or
+// --all-contexts, which name their answers. A context whose clients cannot be
+// built is a target that answers with that error, as one whose server cannot
+// be reached does.
+func (f *Flags) resolveTargets() ([]query.Target, error) {
+	if f.resolved != nil {
+		return f.resolved, nil
+	}
+	names, err := f.contextNames()
+	if err != nil {
+		return nil, err
+	}
+	if names == nil {
+		t, err := f.target("", f.ConfigFlags)
+		if err != nil {
+			return nil, err
+		}
+		return []query.Target{t}, nil
+	}
+	targets := make([]query.Target, len(names))
+	for i, name := range names {
+		targets[i], err = f.target(name, f.forContext(name))
+		if err != nil {
+			targets[i] = query.Target{Context: name, Err: err}
+		}
+	}
+	return targets, nil
+}
+
+// target reads the target of context (its name, "" for a plain run) from
+// the connection flags: the namespace (every namespace with -A) and the
+// context's own, the REST config, the REST mapper and discovery kubectl's
+// cache feeds, and the category expander ("all").
+func (f *Flags) target(context string, flags *genericclioptions.ConfigFlags) (query.Target, error) {
+	t := query.Target{Context: context}
+	var err error
+	if t.DefaultNamespace, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return t, err
+	}
+	if t.Namespace = t.DefaultNamespace; f.AllNamespaces {
+		t.Namespace = metav1.NamespaceAll
+	}
+	if t.RESTConfig, err = flags.ToRESTConfig(); err != nil {
+		return t, err
+	}
+	if t.Mapper, err = flags.ToRESTMapper(); err != nil {
+		return t, err
+	}
+	dc, err := flags.ToDiscoveryClient()
+	if err != nil {
+		return t, err
+	}
+	t.Discovery, t.Categories = dc, restmapper.NewDiscoveryCategoryExpander(dc)
+	return t, nil
+}
+
 // contextNames returns the contexts --context and --all-contexts name when
 // they name more than one (or --all-contexts is set): nil means one context
-// and today's behavior. Empty names, names given twice, both flags at once and
-// names the kubeconfig does not have are errors before any request.
+// and kubectl's behavior. Empty names, names given twice, both flags at once
+// and names the kubeconfig does not have are errors before any request.
 func (f *Flags) contextNames() ([]string, error) {
 	if f == nil || f.ConfigFlags == nil {
 		return nil, nil
@@ -101,48 +157,120 @@ func (f *Flags) kubeconfigContexts() (map[string]bool, error) {
 	return known, nil
 }
 
-// forContext returns flags that connect to the one context name ("" for the
-// kubeconfig's current one) with every other connection flag as given.
-func (f *Flags) forContext(name string) *Flags {
-	src := f.ConfigFlags
+// forContext returns connection flags for the one context name ("" for the
+// kubeconfig's current one) with every other connection flag as given. They
+// are new flags, not the root's: ConfigFlags keep the clients they build, one
+// cluster's. Every exported field is carried over, so a flag cli-runtime adds
+// later is not silently lost.
+func (f *Flags) forContext(name string) *genericclioptions.ConfigFlags {
 	c := genericclioptions.NewConfigFlags(true)
-	c.CacheDir, c.KubeConfig = src.CacheDir, src.KubeConfig
-	c.ClusterName, c.AuthInfoName, c.Namespace, c.APIServer = src.ClusterName, src.AuthInfoName, src.Namespace, src.APIServer
-	c.TLSServerName, c.Insecure, c.CertFile, c.KeyFile, c.CAFile = src.TLSServerName, src.Insecure, src.CertFile, src.KeyFile, src.CAFile
-	c.BearerToken, c.Username, c.Password = src.BearerToken, src.Username, src.Password
-	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup, c.ImpersonateUserExtra = src.Impersonate, src.ImpersonateUID, src.ImpersonateGroup, src.ImpersonateUserExtra
-	c.Timeout, c.DisableCompression, c.WrapConfigFn = src.Timeout, src.DisableCompression, src.WrapConfigFn
-	c.Context = &name
-	return &Flags{ConfigFlags: c, AllNamespaces: f.AllNamespaces}
-}
-
-// contextResult is one context's answer: what it could answer and, when it
-// failed or answered in part, why.
-type contextResult[T any] struct {
-	Context string
-	Answer  T
-	Err     error
-}
-
-// fanOut asks every context concurrently, at most maxConcurrentContexts at
-// once, and returns the results in the order of names. One context's failure
-// never stops the others.
-func fanOut[T any](ctx context.Context, names []string, ask func(ctx context.Context, name string) (T, error)) []contextResult[T] {
-	results := make([]contextResult[T], len(names))
-	sem := make(chan struct{}, maxConcurrentContexts)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			ans, err := ask(ctx, name)
-			results[i] = contextResult[T]{Context: name, Answer: ans, Err: err}
-		}()
+	dst, src := reflect.ValueOf(c).Elem(), reflect.ValueOf(f.ConfigFlags).Elem()
+	for i := range dst.NumField() {
+		if dst.Type().Field(i).IsExported() {
+			dst.Field(i).Set(src.Field(i))
+		}
 	}
-	wg.Wait()
-	return results
+	c.Context = &name
+	return c
+}
+
+// report turns what the targets answered into what the user sees, the same
+// way for every command and for one context or several:
+//
+//   - warnings on stderr, each naming its context when several were asked,
+//     a failed context's error among them;
+//   - the answer on stdout (print, handed every answer and those warnings;
+//     it returns how much it printed);
+//   - nothing, kubectl's notice of an empty answer ("No resources found"), on
+//     stderr when a table printed nothing and every context answered in full;
+//   - the exit code: 0; 1 with the one context's error, or when no context
+//     could answer; ExitPartial when some could not.
+//
+// One context's error comes after what it answered in part (the objects
+// found when some named do not exist), as kubectl prints it.
+func report[T any](o *QueryOptions, answers []query.Answer[T], nothing string, print func(answers []query.Answer[T], warnings []string) (int, error)) error {
+	// What an answer may be missing is said with the answer: a context that
+	// gave none has its error to say.
+	var warnings []string
+	failed := 0
+	for _, a := range answers {
+		if !o.several() {
+			if answered(a.Value) {
+				warnings = a.Warnings
+			}
+			break
+		}
+		if a.Err != nil {
+			failed++
+			warnings = append(warnings, contextWarnings(a.Context, a.Err)...)
+		}
+		if answered(a.Value) {
+			for _, w := range a.Warnings {
+				warnings = append(warnings, prefixContext(a.Context, w))
+			}
+		}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	var err error
+	if !o.several() {
+		if err = answers[0].Err; err != nil {
+			failed = 1
+			if !answered(answers[0].Value) {
+				return err
+			}
+		}
+	} else if err = contextsOutcome(failed, len(answers)); failed == len(answers) {
+		return err
+	}
+	n, printErr := print(answers, warnings)
+	if printErr != nil {
+		return printErr
+	}
+	if n == 0 && failed == 0 && nothing != "" && o.human() {
+		fmt.Fprintln(o.ErrOut, nothing)
+	}
+	return err
+}
+
+// answered reports whether v holds an answer: not nil.
+func answered(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.IsValid() && !(r.Kind() == reflect.Pointer && r.IsNil())
+}
+
+// notice is kubectl's notice of an empty answer: in, a format naming the
+// namespace, when every context's answer is of the same one (scopes), else
+// none.
+func notice(scopes []string, none, in string) string {
+	if len(scopes) == 0 || scopes[0] == metav1.NamespaceAll || slices.ContainsFunc(scopes, func(s string) bool { return s != scopes[0] }) {
+		return none
+	}
+	return fmt.Sprintf(in, scopes[0])
+}
+
+// listingScopes are the scopes of the listings answered.
+func listingScopes(answers []query.Answer[*query.Listing]) []string {
+	var scopes []string
+	for _, a := range answers {
+		if a.Value != nil {
+			scopes = append(scopes, a.Value.Scope)
+		}
+	}
+	return scopes
+}
+
+// noResources is kubectl's notice of a listing with nothing in it.
+func noResources(answers []query.Answer[*query.Listing]) string {
+	return notice(listingScopes(answers), "No resources found", "No resources found in %s namespace.")
+}
+
+// closeListings releases what the listings hold until they are printed.
+func closeListings(answers []query.Answer[*query.Listing]) {
+	for _, a := range answers {
+		a.Value.Close()
+	}
 }
 
 // contextWarnings words a context's failure as warning lines, each naming

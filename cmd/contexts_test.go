@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,9 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -136,10 +133,11 @@ func TestForContext(t *testing.T) {
 	several := "a,b"
 	src := genericclioptions.NewConfigFlags(true)
 	src.KubeConfig, src.Namespace, src.CacheDir, src.BearerToken, src.Context = &kubeconfig, &ns, &cacheDir, &token, &several
+	src.ImpersonateGroup = &[]string{"ops"}
 	f := &Flags{ConfigFlags: src, AllNamespaces: true, AllContexts: true}
 
 	got := f.forContext("b")
-	if got.ConfigFlags == src {
+	if got == src {
 		t.Fatal("forContext shares the ConfigFlags it copies")
 	}
 	if *got.Context != "b" {
@@ -148,121 +146,63 @@ func TestForContext(t *testing.T) {
 	if *src.Context != several {
 		t.Errorf("forContext changed the original --context to %q", *src.Context)
 	}
-	if *got.KubeConfig != kubeconfig || *got.Namespace != ns || *got.CacheDir != cacheDir || *got.BearerToken != token {
-		t.Errorf("connection flags not carried: kubeconfig %q, namespace %q, cache dir %q, token %q", *got.KubeConfig, *got.Namespace, *got.CacheDir, *got.BearerToken)
-	}
-	if !got.AllNamespaces {
-		t.Error("-A not carried")
-	}
-	if got.AllContexts {
-		t.Error("--all-contexts carried into one context's flags")
-	}
-	if names, err := got.contextNames(); names != nil || err != nil {
-		t.Errorf("one context's flags name several: %q, %v", names, err)
+	if *got.KubeConfig != kubeconfig || *got.Namespace != ns || *got.CacheDir != cacheDir || *got.BearerToken != token || !slices.Equal(*got.ImpersonateGroup, []string{"ops"}) {
+		t.Errorf("connection flags not carried: kubeconfig %q, namespace %q, cache dir %q, token %q, groups %q", *got.KubeConfig, *got.Namespace, *got.CacheDir, *got.BearerToken, *got.ImpersonateGroup)
 	}
 }
 
-func TestFanOut(t *testing.T) {
-	const n = 3*maxConcurrentContexts + 1
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("ctx-%02d", i)
+// TestTargets: the flags resolve to a target per context, each with its own
+// namespace, without a request; a context that cannot be resolved is a
+// target that answers with its error.
+func TestTargets(t *testing.T) {
+	server := "https://" + closedAddress(t)
+	kubeconfig := writeContextsKubeconfig(t, server, "alpha", "beta")
+	// A context whose user's certificate cannot be read.
+	data, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var running, peak, asked atomic.Int32
-	release := make(chan struct{})
-	failing := errors.New("connection refused")
-	done := make(chan []contextResult[string])
-	go func() {
-		done <- fanOut(context.Background(), names, func(ctx context.Context, name string) (string, error) {
-			asked.Add(1)
-			now := running.Add(1)
-			for {
-				p := peak.Load()
-				if now <= p || peak.CompareAndSwap(p, now) {
-					break
+	data = []byte(strings.Replace(string(data), "users:\n", "users:\n- name: broken\n  user:\n    client-certificate: "+filepath.Join(t.TempDir(), "gone.crt")+"\n", 1))
+	data = append(data, []byte("- name: broken\n  context:\n    cluster: test\n    user: broken\n")...)
+	data = []byte(strings.Replace(string(data), "current-context: alpha\n", "", 1))
+	data = append(data, []byte("current-context: alpha\n")...)
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		context string
+		all     bool
+		want    []string // context/namespace, "!" after one that failed
+	}{
+		{name: "one context", want: []string{"/shop"}},
+		{name: "one context named", context: "beta", want: []string{"/shop"}},
+		{name: "two", context: "beta,alpha", want: []string{"beta/shop", "alpha/shop"}},
+		{name: "every namespace", context: "alpha,beta", all: true, want: []string{"alpha/", "beta/"}},
+		{name: "a broken one", context: "alpha,broken", want: []string{"alpha/shop", "broken/!"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := contextFlags(kubeconfig, tc.context, false)
+			f.AllNamespaces = tc.all
+			targets, err := f.resolveTargets()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tg := range targets {
+				switch {
+				case tg.Err != nil:
+					got = append(got, tg.Context+"/!")
+				case tg.RESTConfig == nil || tg.RESTConfig.Host != server || tg.Mapper == nil || tg.Discovery == nil:
+					t.Errorf("%s: not resolved", tg.Context)
+				default:
+					got = append(got, tg.Context+"/"+tg.Namespace)
 				}
 			}
-			<-release
-			running.Add(-1)
-			if name == "ctx-03" || name == "ctx-17" {
-				return "partial " + name, fmt.Errorf("context %s: %w", name, failing)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("targets %q, want %q", got, tc.want)
 			}
-			return "answer " + name, nil
 		})
-	}()
-
-	// The limit is reached: that many asks run at once...
-	deadline := time.Now().Add(10 * time.Second)
-	for running.Load() < maxConcurrentContexts {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d asks running at once, want %d", running.Load(), maxConcurrentContexts)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	// ...and no more start while they block.
-	time.Sleep(50 * time.Millisecond)
-	if got := asked.Load(); got != maxConcurrentContexts {
-		t.Errorf("%d asks started while %d block, want %d", got, maxConcurrentContexts, maxConcurrentContexts)
-	}
-	close(release)
-
-	var results []contextResult[string]
-	select {
-	case results = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("fanOut did not return")
-	}
-	if got := peak.Load(); got > maxConcurrentContexts {
-		t.Errorf("%d asks ran at once, want at most %d", got, maxConcurrentContexts)
-	}
-	if got := asked.Load(); got != n {
-		t.Errorf("%d contexts asked, want %d", got, n)
-	}
-	if len(results) != n {
-		t.Fatalf("%d results, want %d", len(results), n)
-	}
-	for i, r := range results {
-		if r.Context != names[i] {
-			t.Errorf("results[%d].Context = %q, want %q (the order asked)", i, r.Context, names[i])
-		}
-		failed := r.Context == "ctx-03" || r.Context == "ctx-17"
-		switch {
-		case failed && !errors.Is(r.Err, failing):
-			t.Errorf("%s: error %v, want its own failure", r.Context, r.Err)
-		case !failed && r.Err != nil:
-			t.Errorf("%s: error %v from another context's failure", r.Context, r.Err)
-		}
-		want := "answer " + r.Context
-		if failed {
-			want = "partial " + r.Context
-		}
-		if r.Answer != want {
-			t.Errorf("%s: answer %q, want %q", r.Context, r.Answer, want)
-		}
-	}
-}
-
-func TestFanOutNone(t *testing.T) {
-	got := fanOut(context.Background(), nil, func(context.Context, string) (int, error) {
-		t.Error("asked with no contexts")
-		return 0, nil
-	})
-	if len(got) != 0 {
-		t.Errorf("fanOut(nil) = %v, want no results", got)
-	}
-}
-
-func TestFanOutPassesContext(t *testing.T) {
-	type key struct{}
-	ctx := context.WithValue(context.Background(), key{}, "v")
-	got := fanOut(ctx, []string{"a", "b"}, func(ctx context.Context, name string) (string, error) {
-		v, _ := ctx.Value(key{}).(string)
-		return v, nil
-	})
-	for _, r := range got {
-		if r.Answer != "v" {
-			t.Errorf("%s: ask did not get the caller's context", r.Context)
-		}
 	}
 }
 

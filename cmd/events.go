@@ -1,27 +1,17 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	cliprinters "k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/kubectl/pkg/cmd/events"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
-	// Value types (Resource, Reconnect) of the watch callbacks; no informer starts here.
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -84,11 +74,6 @@ type EventsOptions struct {
 	sinceSet, untilSet bool
 	// now is the clock of the time window; nil means time.Now.
 	now func() time.Time
-	// getMetadata reads the root's metadata under -w; nil means the
-	// session's metadata client. Tests swap in the fake's.
-	getMetadata func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error)
-	// stderr serializes warnings, which informer goroutines write under -w.
-	stderr sync.Mutex
 }
 
 // NewCmdEvents returns the events command.
@@ -148,12 +133,15 @@ func (o *EventsOptions) Validate() error {
 	if o.Watch && strings.HasPrefix(o.format, "custom-columns") {
 		return fmt.Errorf("--watch cannot be used with -o %s: use the default table, json, yaml, name, jsonpath or a template", o.format)
 	}
+	if o.Watch && o.several() {
+		return errors.New("kubectl idx events --watch follows one cluster: name one context, or follow several with kubectl idx watch events --context a,b")
+	}
 	return nil
 }
 
-// eventsOptions turns the flags into the engine's filters; the kinds are
-// resolved through discovery.
-func (o *EventsOptions) eventsOptions() (query.EventsOptions, error) {
+// eventsOptions turns the flags into the engine's filters, the kinds
+// resolved through s's discovery.
+func (o *EventsOptions) eventsOptions(s *query.Session) (query.EventsOptions, error) {
 	opts := query.EventsOptions{Types: o.Types}
 	now := time.Now
 	if o.now != nil {
@@ -166,244 +154,53 @@ func (o *EventsOptions) eventsOptions() (query.EventsOptions, error) {
 	if o.Until > 0 {
 		opts.Until = t.Add(-o.Until)
 	}
-	for _, k := range o.ForKinds {
-		m, err := query.MappingFor(o.mapper, k)
-		if err != nil {
-			return opts, err
-		}
-		gk := m.GroupVersionKind.GroupKind()
-		if !containsKind(opts.Kinds, gk) {
-			opts.Kinds = append(opts.Kinds, gk)
-		}
-	}
-	return opts, nil
+	var err error
+	opts.Kinds, err = s.Kinds(o.ForKinds)
+	return opts, err
 }
 
-func containsKind(kinds []schema.GroupKind, gk schema.GroupKind) bool {
-	for _, k := range kinds {
-		if k == gk {
-			return true
-		}
-	}
-	return false
-}
-
-// Run finds and prints the events, oldest first, or with -w follows them.
+// Run asks every context for the object's events, oldest first, and reports
+// them; with -w it follows them.
 func (o *EventsOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runContexts(ctx)
-	}
-	if err := o.resolveObject(); err != nil {
-		return err
-	}
-	opts, err := o.eventsOptions()
-	if err != nil {
-		return err
-	}
 	if o.Watch {
-		return o.runWatch(ctx, opts)
+		return o.runWatch(ctx)
 	}
-	s := o.session()
-	evs, err := s.Events(ctx, o.object, opts)
-	if err != nil {
-		return err
-	}
-	warnings := s.Warnings()
-	o.printWarnings(warnings)
-	if printers.IsHuman(o.format) {
-		if len(evs) == 0 {
-			if o.object.Resource.Namespaced && !o.AllNamespaces {
-				fmt.Fprintf(o.ErrOut, "No events found in %s namespace.\n", o.objectNamespace())
-			} else {
-				fmt.Fprintln(o.ErrOut, "No events found.")
-			}
-			return nil
+	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*query.Listing, error) {
+		opts, err := o.eventsOptions(s)
+		if err != nil {
+			return nil, err
 		}
-		tw := cliprinters.GetNewTabWriter(o.Out)
-		p := &events.EventPrinter{NoHeaders: *o.PrintFlags.NoHeaders, AllNamespaces: o.AllNamespaces || !o.object.Resource.Namespaced}
-		list := &corev1.EventList{Items: make([]corev1.Event, len(evs))}
-		for i, e := range evs {
-			list.Items[i] = *e
+		return s.EventList(ctx, obj, opts)
+	})
+	nothing := notice(listingScopes(answers), "No events found.", "No events found in %s namespace.")
+	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
+		if o.human() {
+			return printers.PrintEventTable(o.Out, answers, *o.PrintFlags.NoHeaders)
 		}
-		if err := p.PrintObj(list, tw); err != nil {
-			return err
-		}
-		return tw.Flush()
-	}
-	objs := make([]runtime.Object, len(evs))
-	for i, e := range evs {
-		objs[i] = e
-	}
-	groups := []printers.Group{{GVK: query.EventsGVK, Namespaced: true, Objects: objs}}
-	_, err = printers.Print(o.Out, groups, o.printer, printers.Options{Format: o.format, Now: time.Now(), Warnings: warnings})
-	return err
+		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), nil)
+	})
 }
 
-// runWatch asks the engine for the feed of events and prints it until ctx
-// ends or stdout closes.
-func (o *EventsOptions) runWatch(ctx context.Context, opts query.EventsOptions) error {
-	// Stop when stdout's reader has gone, as kubectl idx watch does.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if closed := stdoutClosed(o.Out); closed != nil {
-		go func() {
-			select {
-			case <-closed:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+// runWatch follows the feed of the object's events, of one context, until
+// ctx ends or stdout closes.
+func (o *EventsOptions) runWatch(ctx context.Context) error {
+	obj, err := query.NewSession(o.config().For(o.targets[0])).Object(o.typ, o.name)
+	if err != nil {
+		return err
 	}
-	out := bufio.NewWriterSize(o.Out, 64<<10)
 	p := printers.NewEventsWatchPrinter(printers.EventsWatchOptions{
-		Format:        o.format,
-		NoHeaders:     *o.PrintFlags.NoHeaders,
-		AllNamespaces: !o.object.Resource.Namespaced,
+		Format:    o.format,
+		NoHeaders: *o.PrintFlags.NoHeaders,
+		// kubectl events -A's NAMESPACE column, for an object whose
+		// dependents are anywhere.
+		AllNamespaces: !obj.Resource.Namespaced,
 		Source:        printers.WatchSource{GVK: query.EventsGVK},
 	}, o.printer)
-	s := o.session()
-	if o.getMetadata != nil {
-		cfg := s.Config()
-		cfg.GetMetadata = o.getMetadata
-		s = query.NewSession(cfg)
-	}
-	err := s.WatchEvents(ctx, o.object, query.WatchEventsOptions{
-		EventsOptions: opts,
-		OnWatchLost: func(res informer.Resource, err error) {
-			o.warnf("watch of %s interrupted: %s; reconnecting", res.Name(), watchCause(err))
-		},
-		OnWatchRestored: func(r informer.Reconnect) {
-			o.warnf("watch of %s reconnected after %s", r.Resource.Name(), roundDuration(r.Down))
-		},
-		Warn: func(err error) { o.warnf("%s", err) },
-	},
-		func(ev *feed.Event) error { return p.Print(out, ev) },
-		func() error {
-			if err := p.Flush(out); err != nil {
-				return err
-			}
-			return out.Flush()
-		})
-	return err
-}
-
-func (o *EventsOptions) warnf(format string, args ...any) {
-	o.stderr.Lock()
-	defer o.stderr.Unlock()
-	fmt.Fprintf(o.ErrOut, "warning: "+format+"\n", args...)
-}
-
-// contextEvents is one context's events of the object.
-type contextEvents struct {
-	events   []*corev1.Event
-	warnings []string
-	// namespaced is the object's scope, as the context's server maps it.
-	namespaced bool
-}
-
-// runContexts asks every context for the object's events and prints them
-// together: kubectl's events table with a CONTEXT column first, or a List of
-// one List per context.
-func (o *EventsOptions) runContexts(ctx context.Context) error {
-	if o.Watch {
-		return errors.New("kubectl idx events --watch follows one cluster: name one context, or follow several with kubectl idx watch events --context a,b")
-	}
-	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (*contextEvents, error) {
-		c, err := o.forContext(name)
+	return o.follow(ctx, o.targets, 0, len(o.targets), func(ctx context.Context, _ int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
+		opts, err := o.eventsOptions(s)
 		if err != nil {
-			return nil, err
-		}
-		if err := c.resolveObject(); err != nil {
-			return nil, err
-		}
-		e := &EventsOptions{RelationOptions: c, Types: o.Types, Since: o.Since, Until: o.Until, ForKinds: o.ForKinds, now: o.now}
-		opts, err := e.eventsOptions()
-		if err != nil {
-			return nil, err
-		}
-		s := c.session()
-		evs, err := s.Events(ctx, c.object, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &contextEvents{events: evs, warnings: s.Warnings(), namespaced: c.object.Resource.Namespaced}, nil
-	})
-	var infos []printers.ContextInfo
-	var groups []printers.Group
-	var warnings []string
-	failed := 0
-	namespaced := true
-	for _, r := range results {
-		info := printers.ContextInfo{Name: r.Context}
-		if r.Err != nil {
-			failed++
-			info.Error = warningText(r.Err)
-			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
-		}
-		if a := r.Answer; a != nil {
-			namespaced = a.namespaced
-			info.Warnings = a.warnings
-			for _, w := range a.warnings {
-				warnings = append(warnings, prefixContext(r.Context, w))
-			}
-			objs := make([]runtime.Object, len(a.events))
-			for i, e := range a.events {
-				objs[i] = e
-			}
-			groups = append(groups, printers.Group{GVK: query.EventsGVK, Namespaced: true, Objects: objs, Context: r.Context})
-		}
-		infos = append(infos, info)
-	}
-	o.printWarnings(warnings)
-	outcome := contextsOutcome(failed, len(results))
-	if failed == len(results) {
-		return outcome
-	}
-	if !printers.IsHuman(o.format) {
-		if _, err := printers.Print(o.Out, groups, o.printer, printers.Options{Format: o.format, Now: time.Now(), Warnings: warnings, Contexts: infos}); err != nil {
 			return err
 		}
-		return outcome
-	}
-	// kubectl's events printer, each context's rows after its name.
-	tw := cliprinters.GetNewTabWriter(o.Out)
-	headed := *o.PrintFlags.NoHeaders
-	for _, g := range groups {
-		if len(g.Objects) == 0 {
-			continue
-		}
-		list := &corev1.EventList{Items: make([]corev1.Event, len(g.Objects))}
-		for i, e := range g.Objects {
-			list.Items[i] = *e.(*corev1.Event)
-		}
-		var buf bytes.Buffer
-		p := &events.EventPrinter{NoHeaders: headed, AllNamespaces: o.AllNamespaces || !namespaced}
-		if err := p.PrintObj(list, &buf); err != nil {
-			return err
-		}
-		for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
-			cell := g.Context
-			if i == 0 && !headed {
-				cell = "CONTEXT"
-			}
-			fmt.Fprintf(tw, "%s\t%s\n", cell, line)
-		}
-		headed = true
-	}
-	if !headed || total(groups) == 0 {
-		fmt.Fprintln(o.ErrOut, "No events found.")
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return outcome
-}
-
-// total counts the objects of groups.
-func total(groups []printers.Group) int {
-	n := 0
-	for _, g := range groups {
-		n += len(g.Objects)
-	}
-	return n
+		return s.WatchEvents(ctx, obj, query.EventsFeedOptions{EventsOptions: opts, FeedNotices: o.feedNotices("")}, emit, flush)
+	}, p)
 }

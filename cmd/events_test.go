@@ -13,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // TestEventsFlags runs the events command's time window, --for-kind and -w
@@ -196,9 +195,6 @@ func TestEventsRunWatch(t *testing.T) {
 			stdout := &syncBuffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
-			o.getMetadata = func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
-				return c.server.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-			}
 			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
 				t.Fatalf("Complete: %v", err)
 			}

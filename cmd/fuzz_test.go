@@ -17,10 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -54,6 +55,9 @@ var fuzzLabelSets = []labels.Set{
 	{"example.com/role": "db", "a": "b"},
 }
 
+// discard are streams that keep nothing.
+var discard = genericiooptions.NewTestIOStreamsDiscard()
+
 // FuzzLabelSelector feeds -l values through get's and watch's validation: they
 // must agree with labels.Parse, and a selector that parses must print as a
 // selector that parses to itself and selects the same labels.
@@ -69,8 +73,8 @@ func FuzzLabelSelector(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		sel, perr := labels.Parse(s)
 		for name, validate := range map[string]func() error{
-			"get":   (&GetOptions{LabelSelector: s}).Validate,
-			"watch": (&WatchOptions{LabelSelector: s, PrintFlags: NewWatchPrintFlags()}).Validate,
+			"get":   func() error { o := NewGetOptions(nil, discard); o.LabelSelector = s; return o.Validate() },
+			"watch": func() error { o := NewWatchOptions(nil, discard); o.LabelSelector = s; return o.Validate() },
 		} {
 			err := validate()
 			if (err == nil) != (perr == nil) {
@@ -136,8 +140,8 @@ func FuzzFieldSelector(f *testing.F) {
 	f.Fuzz(func(t *testing.T, fs, name string) {
 		sel, perr := fields.ParseSelector(fs)
 		for what, validate := range map[string]func() error{
-			"get":   (&GetOptions{FieldSelector: fs}).Validate,
-			"watch": (&WatchOptions{FieldSelector: fs, PrintFlags: NewWatchPrintFlags()}).Validate,
+			"get":   func() error { o := NewGetOptions(nil, discard); o.FieldSelector = fs; return o.Validate() },
+			"watch": func() error { o := NewWatchOptions(nil, discard); o.FieldSelector = fs; return o.Validate() },
 		} {
 			err := validate()
 			if (err == nil) != (perr == nil) {
@@ -295,11 +299,8 @@ func FuzzGroupFlags(f *testing.F) {
 	}
 	objs := fuzzGroupObjects()
 	f.Fuzz(func(t *testing.T, bits uint8, label, expr, sortBy string) {
-		o := &GetOptions{PrintFlags: get.NewGetPrintFlags(), requests: []query.Request{{Resource: fixtures.Pods}}}
+		o := NewGetOptions(nil, discard)
 		*o.PrintFlags.HumanReadableFlags.SortBy = sortBy
-		if bits&withServices != 0 {
-			o.requests = append(o.requests, query.Request{Resource: fixtures.Services})
-		}
 		o.Group = GroupFlags{
 			ByOwner: bits&byOwner != 0, ByNode: bits&byNode != 0, ByNamespace: bits&byNamespace != 0,
 			IncludeCompleted: bits&includeCompleted != 0,
@@ -375,12 +376,12 @@ func fuzzSortBy(t *testing.T, sortBy string, objs []runtime.Object) {
 	pod2.Spec.Containers = append(pod2.Spec.Containers, corev1.Container{Name: "sidecar"})
 	ct2.SetName("hourly")
 	ct2.Object["spec"] = map[string]any{"cronSpec": int64(5), "replicas": "x", "tags": []any{}}
-	groups := []printers.Group{
+	members := []v1alpha1.Members{
 		{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true, Objects: []runtime.Object{pod.DeepCopy(), pod2}},
 		{GVK: schema.GroupVersionKind{Group: "stable.example.com", Version: "v1", Kind: "CronTab"}, Namespaced: true, Objects: []runtime.Object{ct.DeepCopy(), ct2}},
 	}
 	for _, format := range []string{"", "json"} {
-		_, err := printers.Print(io.Discard, groups, nil, printers.Options{Format: format, SortBy: sortBy, Now: time.Now()})
+		_, err := printers.Print(io.Discard, members, nil, nil, printers.Options{Format: format, SortBy: sortBy, Now: time.Now()})
 		if err == nil {
 			continue
 		}

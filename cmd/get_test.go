@@ -15,17 +15,19 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 func TestMain(m *testing.M) { fixtures.Main(m) }
@@ -189,24 +191,29 @@ func TestGetFlagsAndValidation(t *testing.T) {
 func TestGetValidate(t *testing.T) {
 	unnamed := []string{"pods"}
 	tests := []struct {
-		name    string
-		o       GetOptions
-		wantErr string
+		name       string
+		args       []string
+		all        bool
+		timeout    time.Duration
+		label, fld string
+		wantErr    string
 	}{
-		{name: "defaults", o: GetOptions{args: unnamed, SyncTimeout: time.Minute}},
-		{name: "all namespaces without names", o: GetOptions{args: unnamed, Flags: &Flags{AllNamespaces: true}}},
-		{name: "names in one namespace", o: GetOptions{args: []string{"pods", "web-0"}}},
-		{name: "TYPE/NAME in one namespace", o: GetOptions{args: []string{"pods/web-0"}}},
-		{name: "selectors", o: GetOptions{args: unnamed, LabelSelector: "app in (web,api),!canary", FieldSelector: "spec.nodeName=worker-1,status.phase!=Running"}},
-		{name: "no sync timeout", o: GetOptions{args: unnamed, SyncTimeout: 0}},
-		{name: "names across all namespaces", o: GetOptions{args: []string{"pods", "web-0"}, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
-		{name: "TYPE/NAME across all namespaces", o: GetOptions{args: []string{"pods/web-0"}, Flags: &Flags{AllNamespaces: true}}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
-		{name: "negative sync timeout", o: GetOptions{args: unnamed, SyncTimeout: -time.Second}, wantErr: "--sync-timeout must not be negative, got -1s"},
-		{name: "bad label selector", o: GetOptions{args: unnamed, LabelSelector: "a b"}, wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
+		{name: "defaults", args: unnamed, timeout: time.Minute},
+		{name: "all namespaces without names", args: unnamed, all: true},
+		{name: "names in one namespace", args: []string{"pods", "web-0"}},
+		{name: "TYPE/NAME in one namespace", args: []string{"pods/web-0"}},
+		{name: "selectors", args: unnamed, label: "app in (web,api),!canary", fld: "spec.nodeName=worker-1,status.phase!=Running"},
+		{name: "no sync timeout", args: unnamed, timeout: 0},
+		{name: "names across all namespaces", args: []string{"pods", "web-0"}, all: true, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "TYPE/NAME across all namespaces", args: []string{"pods/web-0"}, all: true, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "negative sync timeout", args: unnamed, timeout: -time.Second, wantErr: "--sync-timeout must not be negative, got -1s"},
+		{name: "bad label selector", args: unnamed, label: "a b", wantErr: `invalid label selector "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.o.Validate()
+			o := NewGetOptions(&Flags{AllNamespaces: tc.all}, genericiooptions.NewTestIOStreamsDiscard())
+			o.args, o.SyncTimeout, o.LabelSelector, o.FieldSelector = tc.args, tc.timeout, tc.label, tc.fld
+			err := o.Validate()
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Errorf("Validate: %v", err)
@@ -272,20 +279,22 @@ type runHarness struct {
 	factoryCfg informer.Config
 }
 
+// fakeTarget is the target of context name over s: the listing tests'
+// discovery, whose mapper also knows the owner kinds of the group-by
+// fixtures it lacks (ReplicaSets, Rollouts), namespaced types read in
+// namespace.
+func fakeTarget(t *testing.T, name string, s *fakeapi.Server, namespace string) query.Target {
+	t.Helper()
+	tg := faketarget.New(t, name, s, namespace, fixtures.APIResources())
+	owners := meta.NewDefaultRESTMapper(nil)
+	owners.Add(fixtures.ReplicaSets.GVK, meta.RESTScopeNamespace)
+	owners.Add(fixtures.RolloutGVK, meta.RESTScopeNamespace)
+	tg.Mapper = meta.MultiRESTMapper{tg.Mapper, owners}
+	return tg
+}
+
 func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *runHarness {
 	t.Helper()
-	pf := get.NewGetPrintFlags()
-	*pf.OutputFormat = f.format
-	if f.template != "" {
-		*pf.TemplateFlags.TemplateArgument = f.template
-	}
-	*pf.HumanReadableFlags.SortBy = f.sortBy
-	pf.JSONYamlPrintFlags.ShowManagedFields = f.showManagedFields
-	printer, err := pf.ToPrinter()
-	if err != nil {
-		t.Fatalf("ToPrinter: %v", err)
-	}
-	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
 	namespace := f.namespace
 	if namespace == "" {
 		namespace = "shop"
@@ -293,30 +302,40 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	if f.allNamespaces {
 		namespace = metav1.NamespaceAll
 	}
-
 	out, errOut := &strings.Builder{}, &strings.Builder{}
 	h := &runHarness{server: s, out: out, err: errOut}
 	o := NewGetOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
-	o.PrintFlags = pf
+	pf := o.PrintFlags
+	*pf.OutputFormat = f.format
+	if f.template != "" {
+		*pf.TemplateFlags.TemplateArgument = f.template
+	}
+	*pf.HumanReadableFlags.SortBy = f.sortBy
+	pf.JSONYamlPrintFlags.ShowManagedFields = f.showManagedFields
 	o.AllNamespaces = f.allNamespaces
 	o.LabelSelector = f.labelSelector
 	o.SyncTimeout = 20 * time.Second
-	o.namespace = namespace
-	o.args, o.mapper, o.expander = args, mapper, categories
-	o.printer = printer
-	newFactory := fixtures.NewFactory(t, s)
-	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
+	o.args = args
+	target := fakeTarget(t, "", s, namespace)
+	newFactory := target.NewFactory
+	target.NewFactory = func(cfg informer.Config) (*informer.Factory, error) {
 		h.mu.Lock()
 		h.factoryCfg = cfg
 		h.mu.Unlock()
 		return newFactory(cfg)
 	}
+	o.resolved = []query.Target{target}
 	h.o = o
 	return h
 }
 
+// run completes the options, as RunE does before it validates them, and
+// runs them.
 func (h *runHarness) run(t *testing.T) error {
 	t.Helper()
+	if err := h.o.Complete(nil, h.o.args); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return h.o.Run(ctx)
@@ -598,8 +617,11 @@ func TestGetRunProgress(t *testing.T) {
 			// through the typed client, where the delay is).
 			s.BeforeList = func(*http.Request) *metav1.Status { time.Sleep(1500 * time.Millisecond); return nil }
 			h := newRunHarness(t, s, []string{"pods"}, runFlags{format: "json"})
+			if err := h.o.Complete(nil, h.o.args); err != nil {
+				t.Fatal(err)
+			}
 			h.o.progress = terminal
-			if err := h.run(t); err != nil {
+			if err := h.o.Run(context.Background()); err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 			stderr := h.err.String()

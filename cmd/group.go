@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -25,6 +22,16 @@ type GroupFlags struct {
 	IncludeCompleted bool
 
 	byLabelSet, byJSONPathSet bool
+}
+
+// addFlags adds the group-by flags.
+func (g *GroupFlags) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&g.ByOwner, "by-owner", false, "Group objects under their top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...), following controller references upward.")
+	cmd.Flags().BoolVar(&g.ByNode, "by-node", false, "Group pods by node, with each node's status, roles and CPU and memory requests against allocatable. Every node is listed.")
+	cmd.Flags().StringVar(&g.ByLabel, "by-label", "", "Group objects by the value of this label key; objects without it form the <none> group.")
+	cmd.Flags().BoolVar(&g.ByNamespace, "by-namespace", false, "Group objects by namespace.")
+	cmd.Flags().StringVar(&g.ByJSONPath, "by", "", "Group objects by the value of a JSONPath expression, e.g. '{.spec.serviceAccountName}'. An object with several values is in several groups.")
+	cmd.Flags().BoolVar(&g.IncludeCompleted, "include-completed", false, "With --by-node, count Succeeded and Failed pods toward the node's requests.")
 }
 
 // mode returns the grouping asked for ("" for none) and an error when more
@@ -47,18 +54,6 @@ func (g *GroupFlags) mode() (string, error) {
 		return "", fmt.Errorf("%s cannot be used together: choose one grouping", strings.Join(set, " and "))
 	}
 	return mode, nil
-}
-
-// validate checks the group-by flags against the kinds asked for.
-func (g *GroupFlags) validate(reqs []query.Request) error {
-	if g.ByNode {
-		for _, r := range reqs {
-			if !index.HasNode(r.Resource.GVK.GroupKind()) {
-				return fmt.Errorf("--by-node groups objects by the node they run on; %s have no node (use it with pods)", r.Resource.Name())
-			}
-		}
-	}
-	return nil
 }
 
 // validateFlags checks the group-by flags against each other, without the
@@ -96,13 +91,4 @@ func (g *GroupFlags) validateFlags(sortBy string) error {
 // groupBy is the engine's grouping for mode.
 func (g *GroupFlags) groupBy(mode string) query.GroupBy {
 	return query.GroupBy{Mode: mode, LabelKey: g.ByLabel, JSONPath: g.ByJSONPath, IncludeCompleted: g.IncludeCompleted}
-}
-
-// printGrouped prints a group-by answer; contexts, when set, are the
-// contexts of a merged answer over several.
-func (o *GetOptions) printGrouped(doc *v1alpha1.GroupList, mode, format string, tables map[schema.GroupKind]*metav1.Table, contexts map[string]map[schema.GroupKind]*metav1.Table) error {
-	// Validate rejected --sort-by; a lone named object still prints in groups.
-	opts := o.printOptions(format)
-	opts.SingleItem = false
-	return printers.PrintGrouped(o.Out, doc, o.printer, printers.GroupedOptions{Options: opts, Header: printers.GroupHeader(mode), ServerTables: tables, ContextTables: contexts})
 }

@@ -146,8 +146,8 @@ func decodeGroupDoc(t *testing.T, stdout string) groupDoc {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
-	if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != v1alpha1.GroupListKind {
-		t.Errorf("document is %s %s, want %s %s", doc.APIVersion, doc.Kind, v1alpha1.GroupVersion, v1alpha1.GroupListKind)
+	if doc.APIVersion != v1alpha1.SchemeGroupVersion.String() || doc.Kind != v1alpha1.GroupListKind {
+		t.Errorf("document is %s %s, want %s %s", doc.APIVersion, doc.Kind, v1alpha1.SchemeGroupVersion.String(), v1alpha1.GroupListKind)
 	}
 	if doc.Warnings == nil {
 		t.Errorf("warnings is not an array:\n%s", stdout)
@@ -293,12 +293,6 @@ func TestGroupRun(t *testing.T) {
 			if err := h.o.Validate(); err != nil {
 				t.Fatalf("the case does not pass validation: %v", err)
 			}
-			// The arguments resolve through the harness's discovery; owners,
-			// custom ones included, through the owner mapper.
-			if err := h.o.resolve(); err != nil {
-				t.Fatalf("resolving %q: %v", tc.args, err)
-			}
-			h.o.mapper = fixtures.OwnerMapper()
 			err := h.run(t)
 			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
 		})
@@ -360,21 +354,8 @@ func TestGroupRunByOwner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fakeapi.New(nil, fixtures.OwnerObjects()...)
 			fixtures.ForbidMetadataList(s, tc.forbid...)
-			args := tc.args
-			if args[0] == "replicasets" {
-				// testMapper's discovery has no replicasets; parse pods and
-				// swap the resource.
-				args = []string{"pods"}
-			}
-			h := newRunHarness(t, s, args, tc.flags)
+			h := newRunHarness(t, s, tc.args, tc.flags)
 			h.o.Group = owner
-			if err := h.o.resolve(); err != nil {
-				t.Fatalf("resolving %q: %v", args, err)
-			}
-			if tc.args[0] == "replicasets" {
-				h.o.requests[0].Resource = fixtures.ReplicaSets
-			}
-			h.o.mapper = fixtures.OwnerMapper()
 			err := h.run(t)
 			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, nil, tc.wantOut, tc.wantErrOut, tc.wantErr)
 		})
@@ -389,10 +370,6 @@ func TestGetRunShowOwner(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
 	h := newRunHarness(t, s, []string{"pods"}, runFlags{})
 	h.o.ShowOwner = true
-	if err := h.o.resolve(); err != nil {
-		t.Fatal(err)
-	}
-	h.o.mapper = fixtures.OwnerMapper()
 	if err := h.run(t); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

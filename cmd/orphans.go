@@ -2,13 +2,12 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var orphansLong = `List objects whose ownerReferences point to owners that no longer exist, and
@@ -51,25 +50,16 @@ func (o *OrphansOptions) Complete(cmd *cobra.Command, _ []string) error {
 	return o.complete(cmd)
 }
 
-// Run finds and prints the orphans.
+// Run asks every context for its orphans and reports them.
 func (o *OrphansOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
-			doc, err := c.session().Orphans(ctx)
-			return printers.ContextDocument{List: doc}, err
-		})
-	}
-	doc, err := o.session().Orphans(ctx)
-	if err != nil {
-		return err
-	}
-	o.printWarnings(doc.Warnings)
-	if len(doc.Items) == 0 && printers.IsHuman(o.format) {
-		if o.namespace == metav1.NamespaceAll {
-			fmt.Fprintln(o.ErrOut, "No resources found")
-		} else {
-			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
+	answers := query.Ask(ctx, o.targets, o.config(), func(ctx context.Context, s *query.Session) (*v1alpha1.RelationList, error) {
+		return s.Orphans(ctx)
+	})
+	var scopes []string
+	for i, a := range answers {
+		if a.Value != nil {
+			scopes = append(scopes, o.targets[i].Namespace)
 		}
 	}
-	return printers.PrintRelationList(o.Out, doc, o.printer, o.treePrintOptions())
+	return printDocuments(o.RelationOptions, answers, notice(scopes, "No resources found", "No resources found in %s namespace."))
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var ownersLong = `Show the owners of an object, and theirs, up to the top-level owner: a Pod's
@@ -46,27 +46,7 @@ func (o *OwnersOptions) Complete(cmd *cobra.Command, args []string) error {
 	return o.completeObject(cmd, "show the owners of", args)
 }
 
-// Run finds and prints the owner chain.
+// Run asks every context for the owner chain and reports it.
 func (o *OwnersOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
-			if err := c.resolveObject(); err != nil {
-				return printers.ContextDocument{}, err
-			}
-			doc, err := c.session().Owners(ctx, c.object)
-			return printers.ContextDocument{Tree: doc}, err
-		})
-	}
-	if err := o.resolveObject(); err != nil {
-		return err
-	}
-	doc, err := o.session().Owners(ctx, o.object)
-	if err != nil {
-		return err
-	}
-	o.printWarnings(doc.Warnings)
-	if printers.IsGraph(o.format) {
-		return printers.PrintTreeGraph(o.Out, doc, o.format)
-	}
-	return printers.PrintTree(o.Out, doc, o.printer, o.treePrintOptions())
+	return printDocuments(o.RelationOptions, askObject(ctx, o.RelationOptions, (*query.Session).Owners), "")
 }

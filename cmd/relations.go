@@ -5,22 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
-	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	// Value types (Resource, Mode) and the factory hook tests set; no informer starts here.
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -29,55 +19,37 @@ import (
 // follow relations between objects: tree, owners, orphans, events, selects,
 // selected-by and uses.
 type RelationOptions struct {
-	*Flags
-	PrintFlags *get.PrintFlags
+	*QueryOptions
 
-	SyncTimeout time.Duration
-
-	// Resolved by complete.
-	namespace  string
-	restConfig *rest.Config
-	mapper     meta.RESTMapper
-	printer    cliprinters.ResourcePrinter
-	format     string
-	progress   bool
-	// newFactory builds informer factories; tests swap in fake clients.
-	newFactory func(cfg informer.Config) (*informer.Factory, error)
-	// listable lists the types the server serves; tests swap in a fixed list.
-	listable func(namespacedOnly bool) ([]informer.Resource, []error)
-	// defaultNamespace is the context's namespace, where an object named
-	// under -A is looked for; discovery lists the server's types.
-	defaultNamespace string
-	discovery        discovery.CachedDiscoveryInterface
 	// verb words what the command does to its object ("show the tree of");
-	// args are the arguments naming it; object is what they resolved to.
-	verb   string
-	args   []string
-	object query.ObjectRef
-	// name is the command's name, for messages.
-	name string
+	// args are the arguments naming it, typ and name what they say.
+	verb      string
+	args      []string
+	typ, name string
+	// command is the command's name, for messages.
+	command string
 	// sortable is true for commands that print a List --sort-by can order.
 	sortable bool
 	// graphs is true for the commands that draw their answer as a relation
 	// graph with -o dot and -o mermaid.
 	graphs bool
-	// contexts are the contexts asked, when more than one: each resolves
-	// its own clients when asked (forContext).
-	contexts []string
-
-	genericiooptions.IOStreams
 }
 
 // graphCommands names the commands that draw relation graphs, for messages.
 const graphCommands = "kubectl idx tree, owners, selects, selected-by or uses"
 
 func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
-	return &RelationOptions{
-		Flags:       newFlags(f),
-		PrintFlags:  get.NewGetPrintFlags(),
-		SyncTimeout: 60 * time.Second,
-		IOStreams:   streams,
-	}
+	o := &RelationOptions{QueryOptions: newQueryOptions(f, streams)}
+	o.toPrinter = o.graphPrinter
+	return o
+}
+
+// newGraphOptions returns the options of a command that also draws its
+// answer with -o dot and -o mermaid.
+func newGraphOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
+	o := newRelationOptions(f, streams)
+	o.graphs = true
+	return o
 }
 
 // relationCommand is the Options of one relation command, in kubectl's shape.
@@ -99,6 +71,11 @@ func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c relationCommand) 
 		}
 		return c.Run(cmd.Context())
 	}
+	if o.graphs {
+		o.addGraphPrintFlags(cmd)
+	} else {
+		o.PrintFlags.AddFlags(cmd)
+	}
 	o.addFlags(cmd)
 	return cmd
 }
@@ -110,46 +87,65 @@ func (o *RelationOptions) completeObject(cmd *cobra.Command, verb string, args [
 	return o.complete(cmd)
 }
 
+// complete resolves the printer and the contexts; it sends no request to the
+// server. A graph draws one cluster.
+func (o *RelationOptions) complete(cmd *cobra.Command) error {
+	if cmd != nil {
+		o.command = cmd.Name()
+	}
+	if err := o.QueryOptions.complete(); err != nil {
+		return err
+	}
+	if o.several() && printers.IsGraph(o.format) {
+		return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", o.format)
+	}
+	return nil
+}
+
 // Validate checks the shared flags and the shape of the object argument; it
 // does no I/O. Commands with flags of their own extend it.
 func (o *RelationOptions) Validate() error {
-	if o.SyncTimeout < 0 {
-		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	if err := o.validate(); err != nil {
+		return err
 	}
 	if sortBy := o.sortBy(); sortBy != "" && !o.sortable {
 		// Trees, chains and newest-last event lists have an order of their own.
 		name := "this command"
-		if o.name != "" {
-			name = "kubectl idx " + o.name
+		if o.command != "" {
+			name = "kubectl idx " + o.command
 		}
 		return fmt.Errorf("--sort-by is not supported by %s", name)
 	}
 	if o.verb != "" {
-		if _, _, err := splitObjectArg(o.verb, o.args); err != nil {
+		var err error
+		if o.typ, o.name, err = splitObjectArg(o.verb, o.args); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// resolveObject maps the object argument's type through discovery: the first
-// step of Run, the first request to the server.
-func (o *RelationOptions) resolveObject() error {
-	var err error
-	o.object, err = o.parseObjectArg(o.verb, o.args)
-	return err
+// askObject asks every context question about the object argument, which
+// Validate split, as each context's discovery resolves it: the first
+// request of a question to its server.
+func askObject[T any](ctx context.Context, o *RelationOptions, question func(*query.Session, context.Context, query.ObjectRef) (T, error)) []query.Answer[T] {
+	return query.Ask(ctx, o.targets, o.config(), func(ctx context.Context, s *query.Session) (T, error) {
+		obj, err := s.Object(o.typ, o.name)
+		if err != nil {
+			var none T
+			return none, err
+		}
+		return question(s, ctx, obj)
+	})
 }
 
-// addFlags adds kubectl's printing flags and --sync-timeout. Commands that
-// draw graphs offer dot and mermaid beside kubectl's formats in -o's help and
-// completion.
-func (o *RelationOptions) addFlags(cmd *cobra.Command) {
-	if o.graphs {
-		o.addGraphPrintFlags(cmd)
-	} else {
-		o.PrintFlags.AddFlags(cmd)
-	}
-	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+// printDocuments reports the documents of tree, owners, orphans and uses;
+// nothing is the notice of an empty answer, "" for none.
+func printDocuments[D printers.Document](o *RelationOptions, answers []query.Answer[D], nothing string) error {
+	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[D], warnings []string) (int, error) {
+		opts := o.printOptions(warnings)
+		return printers.PrintDocuments(o.Out, answers, o.printer, opts)
+	})
 }
 
 // addGraphPrintFlags adds kubectl's printing flags with an -o of its own:
@@ -176,6 +172,25 @@ func (o *RelationOptions) addGraphPrintFlags(cmd *cobra.Command) {
 	})
 }
 
+// graphPrinter resolves -o: a graph format for the commands that draw
+// graphs (no delegate printer), kubectl's printer otherwise. An unknown
+// format is kubectl's error, whose allowed formats include dot and mermaid
+// where they are allowed.
+func (o *RelationOptions) graphPrinter() (cliprinters.ResourcePrinter, error) {
+	if format := *o.PrintFlags.OutputFormat; printers.IsGraph(format) {
+		if !o.graphs {
+			return nil, errNoGraph(format)
+		}
+		return nil, nil
+	}
+	p, err := o.PrintFlags.ToPrinter()
+	if o.graphs && genericclioptions.IsNoCompatiblePrinterError(err) {
+		format := *o.PrintFlags.OutputFormat
+		return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)}
+	}
+	return p, err
+}
+
 // errNoGraph is the error of -o dot or -o mermaid on a command without
 // graphs.
 func errNoGraph(format string) error {
@@ -191,145 +206,6 @@ func graphFormatError(err error) error {
 		return errNoGraph(*e.OutputFormat)
 	}
 	return err
-}
-
-// complete resolves the printer, namespace and clients; it sends no request
-// to the server (the REST mapper and discovery client are lazy). -o dot and
-// -o mermaid, which kubectl's PrintFlags do not know, are taken before them.
-func (o *RelationOptions) complete(cmd *cobra.Command) error {
-	if err := o.completePrinter(); err != nil {
-		return err
-	}
-	if cmd != nil {
-		o.name = cmd.Name()
-	}
-	var err error
-	if o.newFactory != nil {
-		// Tests resolved everything else already.
-		return nil
-	}
-	if o.contexts, err = o.Flags.contextNames(); err != nil {
-		return err
-	}
-	if o.contexts != nil {
-		if printers.IsGraph(o.format) {
-			return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", o.format)
-		}
-		return nil
-	}
-	return o.resolveClients()
-}
-
-// resolveClients resolves the namespace, the clients and discovery of the
-// one context the flags name.
-func (o *RelationOptions) resolveClients() error {
-	var err error
-	if o.namespace, o.restConfig, o.mapper, _, err = resolveClients(o.ConfigFlags, o.AllNamespaces); err != nil {
-		return err
-	}
-	if o.defaultNamespace, _, err = o.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	if o.discovery, err = o.ConfigFlags.ToDiscoveryClient(); err != nil {
-		return err
-	}
-	if f, ok := o.ErrOut.(interface{ Fd() uintptr }); ok {
-		o.progress = term.IsTerminal(int(f.Fd()))
-	}
-	return nil
-}
-
-// completePrinter resolves -o: a graph format for the commands that draw
-// graphs (no delegate printer), kubectl's printer otherwise. An unknown
-// format is kubectl's error, whose allowed formats include dot and mermaid
-// where they are allowed.
-func (o *RelationOptions) completePrinter() error {
-	if format := *o.PrintFlags.OutputFormat; printers.IsGraph(format) {
-		if !o.graphs {
-			return errNoGraph(format)
-		}
-		o.format, o.printer = format, nil
-		return nil
-	}
-	p, err := o.PrintFlags.ToPrinter()
-	if o.graphs && genericclioptions.IsNoCompatiblePrinterError(err) {
-		format := *o.PrintFlags.OutputFormat
-		return genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)}
-	}
-	if err != nil {
-		return err
-	}
-	o.printer = p
-	o.format = *o.PrintFlags.OutputFormat
-	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
-		o.format = "go-template"
-	}
-	return nil
-}
-
-// subjectItem names the object the command is about, in the namespace it is
-// looked for in, for a graph.
-func (o *RelationOptions) subjectItem() v1alpha1.RelationItem {
-	it := v1alpha1.RelationItem{
-		APIVersion: o.object.Resource.GVK.GroupVersion().String(),
-		Kind:       o.object.Resource.GVK.Kind,
-		Name:       o.object.Name,
-	}
-	if o.object.Resource.Namespaced {
-		it.Namespace = o.objectNamespace()
-	}
-	return it
-}
-
-// session returns the query engine for the resolved flags.
-func (o *RelationOptions) session() *query.Session {
-	cfg := query.Config{
-		RESTConfig:       o.restConfig,
-		Mapper:           o.mapper,
-		Namespace:        o.namespace,
-		DefaultNamespace: o.defaultNamespace,
-		SyncTimeout:      o.SyncTimeout,
-		WarningText:      warningText,
-		ObjectStatus:     printers.ObjectStatus,
-		NewFactory:       o.newFactory,
-		Listable:         o.listable,
-	}
-	if o.discovery != nil {
-		cfg.Discovery = o.discovery
-	}
-	if o.progress {
-		cfg.Progress = o.ErrOut
-	}
-	return query.NewSession(cfg)
-}
-
-// sortBy is the --sort-by value, "" when unset.
-func (o *RelationOptions) sortBy() string {
-	if o.PrintFlags == nil || o.PrintFlags.HumanReadableFlags == nil || o.PrintFlags.HumanReadableFlags.SortBy == nil {
-		return ""
-	}
-	return *o.PrintFlags.HumanReadableFlags.SortBy
-}
-
-// printWarnings writes the warnings to stderr, one line each.
-func (o *RelationOptions) printWarnings(warnings []string) {
-	for _, w := range warnings {
-		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
-	}
-}
-
-// parseObjectArg reads TYPE/NAME, or TYPE NAME, as the relation commands
-// take one object, and maps the type through discovery.
-func (o *RelationOptions) parseObjectArg(verb string, args []string) (query.ObjectRef, error) {
-	typ, name, err := splitObjectArg(verb, args)
-	if err != nil {
-		return query.ObjectRef{}, err
-	}
-	m, err := query.MappingFor(o.mapper, typ)
-	if err != nil {
-		return query.ObjectRef{}, err
-	}
-	return query.ObjectRef{Resource: informer.FromMapping(m), Name: name}, nil
 }
 
 // splitObjectArg checks the shape of the one object argument and splits it
@@ -354,83 +230,4 @@ func splitObjectArg(verb string, args []string) (typ, name string, err error) {
 		return "", "", fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
 	}
 	return typ, name, nil
-}
-
-// objectNamespace is the namespace the object named on the command line is
-// looked for in: the one asked for, or under -A the context's.
-func (o *RelationOptions) objectNamespace() string {
-	if o.namespace != metav1.NamespaceAll {
-		return o.namespace
-	}
-	if o.defaultNamespace != "" {
-		return o.defaultNamespace
-	}
-	return metav1.NamespaceDefault
-}
-
-// forContext returns a copy of o that asks the one context name, with its
-// own clients.
-func (o *RelationOptions) forContext(name string) (*RelationOptions, error) {
-	c := *o
-	c.Flags = o.Flags.forContext(name)
-	c.contexts = nil
-	c.progress = false
-	if err := c.resolveClients(); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
-// runDocuments asks every context concurrently for its document, answer
-// running on a copy of o resolved for that context, and prints them
-// together (printers.PrintContextDocuments). A failed context is a warning
-// line naming it; the exit code says whether the answer is partial.
-func (o *RelationOptions) runDocuments(ctx context.Context, answer func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error)) error {
-	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (printers.ContextDocument, error) {
-		c, err := o.forContext(name)
-		if err != nil {
-			return printers.ContextDocument{}, err
-		}
-		d, err := answer(ctx, c)
-		if err != nil {
-			return d, err
-		}
-		if d.Tree != nil {
-			d.Tree.Context = name
-		} else {
-			d.List.Context = name
-		}
-		return d, nil
-	})
-	var docs []printers.ContextDocument
-	var warnings []string
-	failed := 0
-	for _, r := range results {
-		if r.Err != nil {
-			failed++
-			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
-			continue
-		}
-		docs = append(docs, r.Answer)
-		var docWarnings []string
-		if r.Answer.Tree != nil {
-			docWarnings = r.Answer.Tree.Warnings
-		} else {
-			docWarnings = r.Answer.List.Warnings
-		}
-		for _, w := range docWarnings {
-			warnings = append(warnings, prefixContext(r.Context, w))
-		}
-	}
-	o.printWarnings(warnings)
-	outcome := contextsOutcome(failed, len(results))
-	if failed == len(results) {
-		return outcome
-	}
-	opts := o.treePrintOptions()
-	opts.Warnings = warnings
-	if err := printers.PrintContextDocuments(o.Out, docs, o.printer, opts); err != nil {
-		return err
-	}
-	return outcome
 }

@@ -10,8 +10,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // The relation commands' tests: their arguments and flags, and what they
@@ -37,21 +38,16 @@ func newRelationCase(objs []runtime.Object, output string) *relationCase {
 // server's types; Complete resolves the printer and the object.
 func (c *relationCase) options(t *testing.T) *RelationOptions {
 	t.Helper()
-	dc := fixtures.Discovery(fixtures.RelationAPIResources())
 	o := newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: c.stdout, ErrOut: c.stderr})
 	*o.PrintFlags.OutputFormat = c.output
 	*o.PrintFlags.HumanReadableFlags.SortBy = c.sortBy
 	o.SyncTimeout = 20 * time.Second
 	o.AllNamespaces = c.allNamespaces
-	o.namespace, o.defaultNamespace = "shop", "shop"
+	ns := "shop"
 	if c.allNamespaces {
-		o.namespace = ""
+		ns = ""
 	}
-	o.mapper, _ = fixtures.Mapper(t, dc)
-	o.newFactory = fixtures.NewFactory(t, c.server)
-	o.listable = func(namespacedOnly bool) ([]informer.Resource, []error) {
-		return informer.ListableResources(dc, namespacedOnly)
-	}
+	o.resolved = []query.Target{faketarget.New(t, "", c.server, ns, fixtures.RelationAPIResources())}
 	return o
 }
 
@@ -94,7 +90,11 @@ func TestRelationObjectErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := newRelationCase(nil, "").options(t)
-			_, err := o.parseObjectArg("show the tree of", tc.args)
+			o.verb, o.args = "show the tree of", tc.args
+			err := o.Validate()
+			if err == nil {
+				_, err = query.NewSession(query.Config{Target: o.resolved[0]}).Object(o.typ, o.name)
+			}
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error = %v, want %q", err, tc.want)
 			}
@@ -182,6 +182,11 @@ func TestRelationRun(t *testing.T) {
 			wantErrOut: "warning: cannot list replicasets.apps, the answer may be incomplete: Error from server (Forbidden): replicasets.apps is forbidden: User \"jane\" cannot list resource \"replicasets\" in API group \"apps\" in the namespace \"shop\"\n",
 		},
 		{name: "tree, not found", command: "tree", args: []string{"deployment/x"}, wantErr: `Error from server (NotFound): deployments.apps "x" not found`},
+		{
+			// The error says it all: no warnings of the answer there is not.
+			name: "tree, the object's own type cannot be listed", command: "tree", args: []string{"deployment/web"}, forbidden: []string{"deployments"},
+			wantErr: "error: cannot list deployments.apps, so deployment/web cannot be found",
+		},
 		{name: "owners", command: "owners", args: []string{"pod/web-7d9c-a"}, golden: "testdata/owners_pod.golden"},
 		{name: "owners, missing owner", command: "owners", args: []string{"rs/legacy-1"}, golden: "testdata/owners_missing.golden"},
 		{name: "orphans", command: "orphans", golden: "testdata/orphans.golden"},

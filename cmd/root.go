@@ -19,6 +19,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // Flags are the flags every command shares: kubectl's connection flags and
@@ -30,14 +32,11 @@ type Flags struct {
 	// AllContexts is --all-contexts: every context of the kubeconfig, as
 	// --context a,b,c names several.
 	AllContexts bool
-}
 
-// newFlags returns f, or empty Flags for a command built on its own (tests).
-func newFlags(f *Flags) *Flags {
-	if f == nil {
-		return &Flags{}
-	}
-	return f
+	// resolved are targets resolved already, by tests, over fake clients:
+	// resolveTargets returns them instead of reading the kubeconfig. It is
+	// the one seam between the commands and their clusters.
+	resolved []query.Target
 }
 
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
@@ -145,6 +144,13 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 		err = perr
 	}
 	klog.Flush()
+	return finish(ctx, err, streams.ErrOut)
+}
+
+// finish prints err once, in kubectl's words, and returns the exit code: 0
+// for none, for a closed stdout and for an interrupt; a partial answer's own
+// code, after what it has said; 1 otherwise.
+func finish(ctx context.Context, err error, errOut io.Writer) int {
 	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return 0
 	}
@@ -156,7 +162,7 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	if errors.As(err, &exit) {
 		return exit.code
 	}
-	fmt.Fprintln(streams.ErrOut, FormatError(err))
+	fmt.Fprintln(errOut, FormatError(err))
 	return 1
 }
 

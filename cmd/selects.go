@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var selectsLong = `List the pods an object's selector matches, with their readiness: a
@@ -93,134 +91,41 @@ func (o *SelectsOptions) Complete(cmd *cobra.Command, args []string) error {
 }
 
 // checkKind refuses, for selects, an object without a pod selector.
-func (o *SelectsOptions) checkKind() error {
-	if !o.inverse && !index.HasSelector(o.object.Resource.GVK.GroupKind()) {
+func (o *SelectsOptions) checkKind(obj query.ObjectRef) error {
+	if !o.inverse && !index.HasSelector(obj.Resource.GVK.GroupKind()) {
 		var kinds []string
 		for _, gk := range index.SelectorKinds() {
 			kinds = append(kinds, gk.Kind)
 		}
-		return fmt.Errorf("selects needs an object with a pod selector (%s); %s has none", strings.Join(kinds, ", "), o.object)
+		return fmt.Errorf("selects needs an object with a pod selector (%s); %s has none", strings.Join(kinds, ", "), obj)
 	}
 	return nil
 }
 
-// selectsAnswer is one context's answer to selects or selected-by.
-type selectsAnswer struct {
-	members  []v1alpha1.Members
-	tables   map[schema.GroupKind]*metav1.Table
-	warnings []string
-}
-
-// answer asks c's context; c is o's options or a copy for one context.
-func (o *SelectsOptions) answer(ctx context.Context, c *RelationOptions) (*selectsAnswer, error) {
-	if err := c.resolveObject(); err != nil {
-		return nil, err
-	}
-	if err := (&SelectsOptions{RelationOptions: c, inverse: o.inverse}).checkKind(); err != nil {
-		return nil, err
-	}
-	s := c.session()
-	a := &selectsAnswer{}
-	var err error
-	if o.inverse {
-		a.members, err = s.SelectedBy(ctx, c.object)
-	} else {
-		a.members, err = s.Selects(ctx, c.object)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if printers.IsHuman(o.format) {
-		a.tables = s.Tables(ctx, a.members, nil)
-	}
-	a.warnings = s.Warnings()
-	return a, nil
-}
-
-// printOptions are the printing flags of the selection.
-func (o *SelectsOptions) printOptions(kinds int, warnings []string) printers.Options {
-	return printers.Options{
-		Format:       o.format,
-		NoHeaders:    *o.PrintFlags.NoHeaders,
-		ShowLabels:   *o.PrintFlags.HumanReadableFlags.ShowLabels,
-		ShowKind:     kinds > 1,
-		ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
-		Now:          time.Now(),
-		Warnings:     warnings,
-		SortBy:       o.sortBy(),
-	}
-}
-
-// Run answers and prints.
+// Run asks every context for the selection and reports it.
 func (o *SelectsOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runContexts(ctx)
-	}
-	a, err := o.answer(ctx, o.RelationOptions)
-	if err != nil {
-		return err
-	}
-	o.printWarnings(a.warnings)
-	if printers.IsGraph(o.format) {
-		return printers.PrintSelectionGraph(o.Out, o.subjectItem(), a.members, o.inverse, o.format)
-	}
-	groups := make([]printers.Group, len(a.members))
-	for i, m := range a.members {
-		groups[i] = printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()]}
-	}
-	n, err := printers.Print(o.Out, groups, o.printer, o.printOptions(len(groups), a.warnings))
-	if err != nil {
-		return err
-	}
-	if n == 0 && printers.IsHuman(o.format) {
-		fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.objectNamespace())
-	}
-	return nil
-}
-
-// runContexts asks every context concurrently and prints the selections
-// together, each object with its context.
-func (o *SelectsOptions) runContexts(ctx context.Context) error {
-	results := fanOut(ctx, o.contexts, func(ctx context.Context, name string) (*selectsAnswer, error) {
-		c, err := o.forContext(name)
-		if err != nil {
+	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*query.Listing, error) {
+		if err := o.checkKind(obj); err != nil {
 			return nil, err
 		}
-		return o.answer(ctx, c)
+		return s.Selection(ctx, obj, o.inverse, o.human())
 	})
-	var infos []printers.ContextInfo
-	var groups []printers.Group
-	var warnings []string
-	failed := 0
-	kinds := map[schema.GroupKind]bool{}
-	for _, r := range results {
-		info := printers.ContextInfo{Name: r.Context}
-		if r.Err != nil {
-			failed++
-			info.Error = warningText(r.Err)
-			warnings = append(warnings, contextWarnings(r.Context, r.Err)...)
+	return report(o.QueryOptions, answers, noResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
+		if l := answers[0].Value; printers.IsGraph(o.format) {
+			return 0, printers.PrintSelectionGraph(o.Out, *l.Subject, l.Members, o.inverse, o.format)
 		}
-		if a := r.Answer; a != nil {
-			info.Warnings = a.warnings
-			for _, w := range a.warnings {
-				warnings = append(warnings, prefixContext(r.Context, w))
-			}
-			for _, m := range a.members {
-				kinds[m.GVK.GroupKind()] = true
-				groups = append(groups, printers.Group{GVK: m.GVK, Namespaced: m.Namespaced, Objects: m.Objects, ServerTable: a.tables[m.GVK.GroupKind()], Context: r.Context})
+		opts := o.printOptions(warnings)
+		// The kinds are named when there are several: selected-by finds
+		// Services, budgets and workloads alike.
+		kinds := map[schema.GroupKind]bool{}
+		for _, a := range answers {
+			if a.Value != nil {
+				for _, m := range a.Value.Members {
+					kinds[m.GVK.GroupKind()] = true
+				}
 			}
 		}
-		infos = append(infos, info)
-	}
-	o.printWarnings(warnings)
-	outcome := contextsOutcome(failed, len(results))
-	if failed == len(results) {
-		return outcome
-	}
-	opts := o.printOptions(len(kinds), warnings)
-	opts.Contexts = infos
-	if _, err := printers.Print(o.Out, groups, o.printer, opts); err != nil {
-		return err
-	}
-	return outcome
+		opts.ShowKind, opts.WithNamespace = len(kinds) > 1, false
+		return printers.PrintListing(o.Out, answers, o.printer, opts, nil)
+	})
 }

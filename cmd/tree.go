@@ -2,12 +2,11 @@ package cmd
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 var treeLong = `Show everything an object owns, through ownerReferences, across every type
@@ -54,39 +53,7 @@ func (o *TreeOptions) Complete(cmd *cobra.Command, args []string) error {
 	return o.completeObject(cmd, "show the tree of", args)
 }
 
-// Run builds and prints the tree.
+// Run asks every context for the tree and reports it.
 func (o *TreeOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
-			if err := c.resolveObject(); err != nil {
-				return printers.ContextDocument{}, err
-			}
-			doc, err := c.session().Tree(ctx, c.object)
-			return printers.ContextDocument{Tree: doc}, err
-		})
-	}
-	if err := o.resolveObject(); err != nil {
-		return err
-	}
-	doc, err := o.session().Tree(ctx, o.object)
-	if err != nil {
-		return err
-	}
-	o.printWarnings(doc.Warnings)
-	if printers.IsGraph(o.format) {
-		return printers.PrintTreeGraph(o.Out, doc, o.format)
-	}
-	return printers.PrintTree(o.Out, doc, o.printer, o.treePrintOptions())
-}
-
-// newGraphOptions returns the options of a command that also draws its
-// answer with -o dot and -o mermaid.
-func newGraphOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
-	o := newRelationOptions(f, streams)
-	o.graphs = true
-	return o
-}
-
-func (o *RelationOptions) treePrintOptions() printers.Options {
-	return printers.Options{Format: o.format, NoHeaders: *o.PrintFlags.NoHeaders, Now: time.Now()}
+	return printDocuments(o.RelationOptions, askObject(ctx, o.RelationOptions, (*query.Session).Tree), "")
 }

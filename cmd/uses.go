@@ -3,12 +3,13 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -55,45 +56,30 @@ func (o *UsesOptions) Complete(cmd *cobra.Command, args []string) error {
 	return o.completeObject(cmd, "show the uses of", args)
 }
 
-// checkKind refuses an object uses cannot answer for.
-func (o *UsesOptions) checkKind() error {
-	gk := o.object.Resource.GVK.GroupKind()
+// checkUses refuses an object uses cannot answer for.
+func checkUses(obj query.ObjectRef) error {
+	gk := obj.Resource.GVK.GroupKind()
 	if !query.IsUsesSubject(gk) && !index.HasPodSpec(gk) {
-		return fmt.Errorf("uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); %s is neither", o.object)
+		return fmt.Errorf("uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); %s is neither", obj)
 	}
 	return nil
 }
 
-// Run answers and prints.
+// Run asks every context what uses the object, or what it uses, and
+// reports it.
 func (o *UsesOptions) Run(ctx context.Context) error {
-	if o.contexts != nil {
-		return o.runDocuments(ctx, func(ctx context.Context, c *RelationOptions) (printers.ContextDocument, error) {
-			if err := c.resolveObject(); err != nil {
-				return printers.ContextDocument{}, err
-			}
-			if err := (&UsesOptions{RelationOptions: c}).checkKind(); err != nil {
-				return printers.ContextDocument{}, err
-			}
-			doc, err := c.session().Uses(ctx, c.object)
-			return printers.ContextDocument{List: doc}, err
-		})
+	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*v1alpha1.RelationList, error) {
+		if err := checkUses(obj); err != nil {
+			return nil, err
+		}
+		return s.Uses(ctx, obj)
+	})
+	nothing := ""
+	for _, a := range answers {
+		if l := a.Value; l != nil && l.Subject != nil {
+			subject := strings.ToLower(l.Subject.Kind) + "/" + l.Subject.Name
+			nothing = "Nothing found: " + subject + map[string]string{"users": " is not used by any pod or pod template", "uses": " uses nothing"}[l.Direction]
+		}
 	}
-	if err := o.resolveObject(); err != nil {
-		return err
-	}
-	if err := o.checkKind(); err != nil {
-		return err
-	}
-	doc, err := o.session().Uses(ctx, o.object)
-	if err != nil {
-		return err
-	}
-	o.printWarnings(doc.Warnings)
-	if len(doc.Items) == 0 && printers.IsHuman(o.format) {
-		fmt.Fprintf(o.ErrOut, "Nothing found: %s %s\n", o.object, map[string]string{"users": "is not used by any pod or pod template", "uses": "uses nothing"}[doc.Direction])
-	}
-	if printers.IsGraph(o.format) {
-		return printers.PrintUsesGraph(o.Out, doc, o.format)
-	}
-	return printers.PrintRelationList(o.Out, doc, o.printer, o.treePrintOptions())
+	return printDocuments(o.RelationOptions, answers, nothing)
 }

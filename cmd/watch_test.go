@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -145,46 +146,28 @@ type watchFlags struct {
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
 func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *watchHarness {
 	t.Helper()
-	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
-	// The owner lookups need ReplicaSets, which the shared test discovery lacks.
-	rsMapper := meta.NewDefaultRESTMapper(nil)
-	rsMapper.Add(fixtures.ReplicaSets.GVK, meta.RESTScopeNamespace)
-	mapper = meta.MultiRESTMapper{mapper, rsMapper}
-	reqs, _, err := query.ParseResourceArgs(mapper, categories, args)
-	if err != nil {
-		t.Fatalf("query.ParseResourceArgs(%q): %v", args, err)
-	}
 	h := &watchHarness{server: s, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: h.out, ErrOut: h.errOut})
 	*o.PrintFlags.OutputFormat = f.format
 	*o.PrintFlags.TemplateFlags.TemplateArgument = f.template
-	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
-		t.Fatal(err)
-	}
 	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces, o.ShowOwner = f.watchOnly, f.diff, f.owner, f.allNamespaces, f.showOwner
 	o.SyncTimeout = 20 * time.Second
-	o.namespace = "shop"
+	ns := "shop"
 	if f.allNamespaces {
-		o.namespace = ""
+		ns = ""
 	}
-	o.requests = reqs
-	o.mapper = mapper
-	if f.owner != "" {
-		typ, name, _ := strings.Cut(f.owner, "/")
-		m, err := query.MappingFor(mapper, typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o.owner = &query.Request{Resource: informer.FromMapping(m), Names: []string{name}}
-	}
-	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-		return informer.NewFactoryWithClients(fixtures.Clients(s), cfg), nil
-	}
-	o.getMetadata = func(_ context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+	// The owner lookups need ReplicaSets, which the shared test discovery
+	// lacks: fakeTarget's mapper knows them.
+	target := fakeTarget(t, "", s, ns)
+	target.GetMetadata = func(_ context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
 		if name == "web" && namespace == "shop" {
 			return &metav1.ObjectMeta{Name: name, Namespace: namespace, UID: "uid-deploy-web"}, nil
 		}
 		return nil, apierrors.NewNotFound(res.GVR.GroupResource(), name)
+	}
+	o.resolved = []query.Target{target}
+	if err := o.Complete(nil, args); err != nil {
+		t.Fatalf("Complete: %v", err)
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
@@ -396,31 +379,43 @@ func TestWatchRunOwnerNotFound(t *testing.T) {
 	}
 }
 
-// TestWatchRunEndsWhenStdoutCloses: a reader that went away ends the feed quietly.
+// TestWatchRunEndsWhenStdoutCloses: a reader that went away ends the feed
+// quietly, though the feed has nothing more to print.
 func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
-	s := fakeapi.New(nil, fixtures.ListObjects()...)
-	closed := make(chan struct{})
-	mapper, categories := fixtures.Mapper(t, fixtures.Discovery(fixtures.APIResources()))
-	reqs, _, err := query.ParseResourceArgs(mapper, categories, []string{"pods"})
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
-	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: out, ErrOut: &syncBuffer{}})
-	o.namespace, o.requests, o.closed = "shop", reqs, closed
-	o.newFactory = func(cfg informer.Config) (*informer.Factory, error) {
-		return informer.NewFactoryWithClients(fixtures.Clients(s), cfg), nil
+	defer w.Close()
+	if stdoutClosed(w) == nil {
+		t.Skip("this system does not report a pipe's departed reader")
+	}
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
+	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: w, ErrOut: &syncBuffer{}})
+	o.resolved = []query.Target{fakeTarget(t, "", s, "shop")}
+	if err := o.Complete(nil, []string{"pods"}); err != nil {
+		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- o.Run(context.Background()) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "web-1") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	var out []byte
+	buf := make([]byte, 4096)
+	if err := r.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
 	}
-	close(closed)
+	for !strings.Contains(string(out), "web-1") {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("reading stdout: %v", err)
+		}
+		out = append(out, buf[:n]...)
+	}
+	r.Close()
 	select {
 	case err := <-done:
-		if err != nil {
+		// The feed ends as the reader's departure is seen, or at its next
+		// write, which Execute takes for a quiet end.
+		if err != nil && !errors.Is(err, syscall.EPIPE) {
 			t.Errorf("Run = %v, want nil", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -432,16 +427,24 @@ func TestWatchWarnings(t *testing.T) {
 	var errOut strings.Builder
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{ErrOut: &errOut})
 	pods := fixtures.Pods
-	o.watchLost(pods, apierrors.NewResourceExpired("too old resource version: 5 (10)"))
-	o.watchLost(pods, fmt.Errorf("listing: %w", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")))
-	for _, d := range []time.Duration{15*time.Millisecond + 400*time.Microsecond, 4249 * time.Millisecond, 65*time.Second + 300*time.Millisecond} {
-		o.watchRestored(informer.Reconnect{Resource: pods, Down: d, Relisted: true})
+	for _, context := range []string{"", "alpha"} {
+		n := o.feedNotices(context)
+		n.OnWatchLost(pods, apierrors.NewResourceExpired("too old resource version: 5 (10)"))
+		n.OnWatchLost(pods, fmt.Errorf("listing: %w", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")))
+		for _, d := range []time.Duration{15*time.Millisecond + 400*time.Microsecond, 4249 * time.Millisecond, 65*time.Second + 300*time.Millisecond} {
+			n.OnWatchRestored(informer.Reconnect{Resource: pods, Down: d, Relisted: true})
+		}
 	}
 	want := `warning: watch of pods interrupted: too old resource version: 5 (10); reconnecting
 warning: watch of pods interrupted: listing: dial tcp 127.0.0.1:6443: connect: connection refused; reconnecting
 warning: watch of pods reconnected after 15ms
 warning: watch of pods reconnected after 4.2s
 warning: watch of pods reconnected after 1m5s
+warning: context "alpha": watch of pods interrupted: too old resource version: 5 (10); reconnecting
+warning: context "alpha": watch of pods interrupted: listing: dial tcp 127.0.0.1:6443: connect: connection refused; reconnecting
+warning: context "alpha": watch of pods reconnected after 15ms
+warning: context "alpha": watch of pods reconnected after 4.2s
+warning: context "alpha": watch of pods reconnected after 1m5s
 `
 	if got := errOut.String(); got != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", got, want)

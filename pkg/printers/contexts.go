@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -20,14 +19,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
-// ContextInfo is one context of an answer over several: its name, in the
-// order asked, what its answer may be missing and, when it failed, why.
-type ContextInfo struct {
-	Name     string
-	Warnings []string
-	Error    string
-}
-
 // contextColumn is the first column of every table over several contexts.
 var contextColumn = metav1.TableColumnDefinition{Name: "Context", Type: "string", Description: "The kubeconfig context the object was read from."}
 
@@ -35,40 +26,36 @@ var contextColumn = metav1.TableColumnDefinition{Name: "Context", Type: "string"
 // prints itself, after CONTEXT (kubectl's table printer would put it first).
 var namespaceColumn = metav1.TableColumnDefinition{Name: "Namespace", Type: "string"}
 
-// printContexts prints groups of several contexts (each Group's Context set):
-// tables with a CONTEXT column first, one table per kind with the rows of
-// every context; names prefixed with their context; -o json and -o yaml a v1
-// List of one v1 List per context, each with a "context" field; jsonpath and
-// templates over the same document.
-func printContexts(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
+// printContexts prints the members of several contexts (each Members'
+// Context set): tables with a CONTEXT column first, one table per kind with
+// the rows of every context; names prefixed with their context; -o json and
+// -o yaml a v1 List of one v1 List per context, each with a "context" field;
+// jsonpath and templates over the same document.
+func printContexts(w io.Writer, members []v1alpha1.Members, tables Tables, delegate printers.ResourcePrinter, opts Options) (int, error) {
 	switch {
 	case IsHuman(opts.Format):
 		// One table per kind, sorted as a whole.
-		return printContextTables(w, groups, opts)
+		return printContextTables(w, members, tables, opts)
 	}
 	if opts.SortBy != "" {
 		// Each context's List sorted as kubectl sorts one.
-		sorted, err := sortContextGroups(groups, opts)
+		sorted, err := sortContextMembers(members, opts)
 		if err != nil {
 			return 0, err
 		}
-		groups, opts.SortBy = sorted, ""
+		members, opts.SortBy = sorted, ""
 	}
 	switch {
 	case opts.Format == "name":
-		return printContextNames(w, groups, delegate)
+		return printContextNames(w, members, delegate)
 	case opts.Format == "json":
-		return total(groups), writeContextListJSON(w, groups, opts)
+		return total(members), writeContextListJSON(w, members, opts)
 	case opts.Format == "yaml":
-		return total(groups), writeContextListYAML(w, groups, opts)
+		return total(members), writeContextListYAML(w, members, opts)
 	case strings.HasPrefix(opts.Format, "custom-columns"):
-		return printContextCustomColumns(w, groups, delegate, opts)
+		return printContextCustomColumns(w, members, tables, delegate, opts)
 	}
-	doc, err := contextListObject(groups, opts)
-	if err != nil {
-		return 0, err
-	}
-	return total(groups), delegate.PrintObj(doc, w)
+	return total(members), delegate.PrintObj(&contextList{members: members, opts: opts}, w)
 }
 
 // ContextTable merges the tables of one kind read from several contexts into
@@ -112,24 +99,24 @@ func ContextTable(contexts []string, tables []*metav1.Table, withNamespace bool)
 	return out
 }
 
-// kindGroups returns groups gathered by kind, kinds in the order first seen,
-// each kind's groups in the order given (the contexts' order).
-func kindGroups(groups []Group) ([]schema.GroupVersionKind, map[schema.GroupVersionKind][]Group) {
+// kindMembers returns members gathered by kind, kinds in the order first
+// seen, each kind's in the order given (the contexts' order).
+func kindMembers(members []v1alpha1.Members) ([]schema.GroupVersionKind, map[schema.GroupVersionKind][]v1alpha1.Members) {
 	var order []schema.GroupVersionKind
-	byKind := map[schema.GroupVersionKind][]Group{}
-	for _, g := range groups {
-		if _, ok := byKind[g.GVK]; !ok {
-			order = append(order, g.GVK)
+	byKind := map[schema.GroupVersionKind][]v1alpha1.Members{}
+	for _, m := range members {
+		if _, ok := byKind[m.GVK]; !ok {
+			order = append(order, m.GVK)
 		}
-		byKind[g.GVK] = append(byKind[g.GVK], g)
+		byKind[m.GVK] = append(byKind[m.GVK], m)
 	}
 	return order, byKind
 }
 
 // printContextTables prints one table per kind with the rows of every
 // context, CONTEXT first.
-func printContextTables(w io.Writer, groups []Group, opts Options) (int, error) {
-	order, byKind := kindGroups(groups)
+func printContextTables(w io.Writer, members []v1alpha1.Members, tables Tables, opts Options) (int, error) {
+	order, byKind := kindMembers(members)
 	nonEmpty := 0
 	for _, gvk := range order {
 		if total(byKind[gvk]) > 0 {
@@ -143,7 +130,7 @@ func printContextTables(w io.Writer, groups []Group, opts Options) (int, error) 
 		if n == 0 {
 			continue
 		}
-		table, err := contextTableOf(gs, opts)
+		table, err := contextTableOf(gs, tables, opts)
 		if err != nil {
 			return printed, err
 		}
@@ -168,9 +155,9 @@ func printContextTables(w io.Writer, groups []Group, opts Options) (int, error) 
 	return printed, nil
 }
 
-// contextTableOf builds the table of one kind's groups, one per context, with
-// CONTEXT first: each context's rows from its own server's table.
-func contextTableOf(gs []Group, opts Options) (*metav1.Table, error) {
+// contextTableOf builds the table of one kind's members, one per context,
+// with CONTEXT first: each context's rows from its own server's table.
+func contextTableOf(gs []v1alpha1.Members, server Tables, opts Options) (*metav1.Table, error) {
 	names := make([]string, 0, len(gs))
 	tables := make([]*metav1.Table, 0, len(gs))
 	for _, g := range gs {
@@ -178,12 +165,12 @@ func contextTableOf(gs []Group, opts Options) (*metav1.Table, error) {
 			// No rows, and no server table: its columns would be NAME and AGE.
 			continue
 		}
-		t, err := tableOf(g, opts.Now)
+		t, err := server.join(g, opts.Now)
 		if err != nil {
 			return nil, err
 		}
-		if opts.Owner != nil {
-			addOwnerColumn(t, opts.Owner)
+		if owner := opts.owners[g.Context]; owner != nil {
+			addOwnerColumn(t, owner)
 		}
 		if opts.SortBy != "" {
 			// Each context's rows sorted as its own table would be.
@@ -208,11 +195,11 @@ func contextTableOf(gs []Group, opts Options) (*metav1.Table, error) {
 // printContextNames prints kind/name as kubectl does, after the context and a
 // slash: ctx-a/pod/web-1. A context name may hold slashes; the last two
 // fields are always the kind and the name.
-func printContextNames(w io.Writer, groups []Group, delegate printers.ResourcePrinter) (int, error) {
+func printContextNames(w io.Writer, members []v1alpha1.Members, delegate printers.ResourcePrinter) (int, error) {
 	bw := bufio.NewWriter(w)
 	n := 0
 	var buf bytes.Buffer
-	for _, g := range groups {
+	for _, g := range members {
 		for _, o := range g.Objects {
 			buf.Reset()
 			if err := delegate.PrintObj(Printable(o, g.GVK), &buf); err != nil {
@@ -228,13 +215,13 @@ func printContextNames(w io.Writer, groups []Group, delegate printers.ResourcePr
 
 // printContextCustomColumns prints the custom columns of every object in one
 // table, as kubectl's printer aligns them, with a CONTEXT column before them.
-func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
+func printContextCustomColumns(w io.Writer, members []v1alpha1.Members, tables Tables, delegate printers.ResourcePrinter, opts Options) (int, error) {
 	var buf bytes.Buffer
 	o := opts
-	o.Contexts = nil
+	o.contexts = nil
 	o.oneLine = true
 	o.SingleItem = false
-	n, err := Print(&buf, groups, delegate, o)
+	n, err := Print(&buf, members, tables, delegate, o)
 	if err != nil {
 		return n, err
 	}
@@ -246,7 +233,7 @@ func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.Re
 	if !opts.NoHeaders && len(lines) > 0 {
 		ctxs = append(ctxs, "CONTEXT")
 	}
-	for _, g := range groups {
+	for _, g := range members {
 		for range g.Objects {
 			ctxs = append(ctxs, g.Context)
 		}
@@ -266,10 +253,10 @@ func printContextCustomColumns(w io.Writer, groups []Group, delegate printers.Re
 	return n, bw.Flush()
 }
 
-// sortContextGroups sorts each context's objects by opts.SortBy, as Print
+// sortContextMembers sorts each context's objects by opts.SortBy, as Print
 // sorts one List: every kind together, as unstructured copies. Each context
-// becomes one Group whose objects carry their own kinds.
-func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
+// becomes one Members whose objects carry their own kinds.
+func sortContextMembers(members []v1alpha1.Members, opts Options) ([]v1alpha1.Members, error) {
 	field, err := get.RelaxedJSONPathExpression(opts.SortBy)
 	if err != nil {
 		return nil, err
@@ -277,7 +264,7 @@ func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
 	var order []string
 	byContext := map[string][]runtime.Object{}
 	namespaced := map[string]bool{}
-	for _, g := range groups {
+	for _, g := range members {
 		if _, ok := byContext[g.Context]; !ok {
 			order = append(order, g.Context)
 		}
@@ -290,7 +277,7 @@ func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
 		}
 		namespaced[g.Context] = namespaced[g.Context] || g.Namespaced
 	}
-	out := make([]Group, 0, len(order))
+	out := make([]v1alpha1.Members, 0, len(order))
 	for _, c := range order {
 		objs := byContext[c]
 		if len(objs) > 1 {
@@ -298,19 +285,19 @@ func sortContextGroups(groups []Group, opts Options) ([]Group, error) {
 				return nil, err
 			}
 		}
-		out = append(out, Group{Context: c, Namespaced: namespaced[c], Objects: objs})
+		out = append(out, v1alpha1.Members{Context: c, Namespaced: namespaced[c], Objects: objs})
 	}
 	return out, nil
 }
 
-// contextGroups returns the groups of each context of opts, in its order.
-func contextGroups(groups []Group, opts Options) [][]Group {
-	out := make([][]Group, len(opts.Contexts))
+// contextMembers returns the members of each context of opts, in its order.
+func contextMembers(members []v1alpha1.Members, opts Options) [][]v1alpha1.Members {
+	out := make([][]v1alpha1.Members, len(opts.contexts))
 	at := map[string]int{}
-	for i, c := range opts.Contexts {
-		at[c.Name] = i
+	for i, c := range opts.contexts {
+		at[c.name] = i
 	}
-	for _, g := range groups {
+	for _, g := range members {
 		if i, ok := at[g.Context]; ok {
 			out[i] = append(out[i], g)
 		}
@@ -318,45 +305,36 @@ func contextGroups(groups []Group, opts Options) [][]Group {
 	return out
 }
 
-// listObjects flattens groups into objects and their kinds.
-func listObjects(groups []Group) ([]runtime.Object, map[runtime.Object]schema.GroupVersionKind) {
-	objs := make([]runtime.Object, 0, total(groups))
-	for _, g := range groups {
-		objs = append(objs, g.Objects...)
-	}
-	return objs, gvkIndex(groups)
-}
-
 // contextFields are the fields a context's List carries after kubectl's:
 // the context, its error and its warnings.
-func contextFields(c ContextInfo) []listField {
-	fields := []listField{{"context", c.Name}}
-	if c.Error != "" {
-		fields = append(fields, listField{"error", c.Error})
+func contextFields(c contextInfo) []listField {
+	fields := []listField{{"context", c.name}}
+	if c.err != "" {
+		fields = append(fields, listField{"error", c.err})
 	}
-	if len(c.Warnings) > 0 {
-		fields = append(fields, listField{"warnings", c.Warnings})
+	if len(c.warnings) > 0 {
+		fields = append(fields, listField{"warnings", c.warnings})
 	}
 	return fields
 }
 
 // writeContextListJSON writes a v1 List of one v1 List per context, each
 // written as writeJSONList writes one, indented one level, with its context.
-func writeContextListJSON(w io.Writer, groups []Group, opts Options) error {
+func writeContextListJSON(w io.Writer, members []v1alpha1.Members, opts Options) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [")
-	for i, gs := range contextGroups(groups, opts) {
+	for i, gs := range contextMembers(members, opts) {
 		if i > 0 {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n        ")
 		objs, gvks := listObjects(gs)
 		iw := &indentWriter{w: bw, indent: []byte("        ")}
-		if err := writeJSONListFields(iw, objs, gvks, contextFields(opts.Contexts[i]), false); err != nil {
+		if err := writeJSONListFields(iw, objs, gvks, contextFields(opts.contexts[i]), false); err != nil {
 			return err
 		}
 	}
-	if len(opts.Contexts) > 0 {
+	if len(opts.contexts) > 0 {
 		bw.WriteString("\n    ")
 	}
 	bw.WriteString("],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }")
@@ -372,17 +350,17 @@ func writeContextListJSON(w io.Writer, groups []Group, opts Options) error {
 }
 
 // writeContextListYAML is writeContextListJSON in kubectl's YAML layout.
-func writeContextListYAML(w io.Writer, groups []Group, opts Options) error {
+func writeContextListYAML(w io.Writer, members []v1alpha1.Members, opts Options) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if len(opts.Contexts) == 0 {
+	if len(opts.contexts) == 0 {
 		bw.WriteString("apiVersion: v1\nitems: []\n")
 	} else {
 		bw.WriteString("apiVersion: v1\nitems:\n")
 	}
-	for i, gs := range contextGroups(groups, opts) {
+	for i, gs := range contextMembers(members, opts) {
 		var buf bytes.Buffer
 		objs, gvks := listObjects(gs)
-		if err := writeYAMLListFields(&buf, objs, gvks, contextFields(opts.Contexts[i])); err != nil {
+		if err := writeYAMLListFields(&buf, objs, gvks, contextFields(opts.contexts[i])); err != nil {
 			return err
 		}
 		if err := writeYAMLListEntry(bw, buf.String()); err != nil {
@@ -400,18 +378,27 @@ func writeContextListYAML(w io.Writer, groups []Group, opts Options) error {
 	return bw.Flush()
 }
 
-// contextListObject is the document of writeContextListJSON as unstructured
-// data, for jsonpath and templates.
-func contextListObject(groups []Group, opts Options) (*unstructured.Unstructured, error) {
+// contextList is the document of writeContextListJSON as an object, for
+// cli-runtime's jsonpath and template printers, which read it as they read
+// any object: through its JSON.
+type contextList struct {
+	members []v1alpha1.Members
+	opts    Options
+}
+
+// GetObjectKind returns the v1 List's kind.
+func (l *contextList) GetObjectKind() schema.ObjectKind {
+	return &metav1.TypeMeta{APIVersion: "v1", Kind: "List"}
+}
+
+// DeepCopyObject returns l: the printers it is handed to only read it.
+func (l *contextList) DeepCopyObject() runtime.Object { return l }
+
+// MarshalJSON writes the document as -o json prints it.
+func (l *contextList) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
-	if err := writeContextListJSON(&buf, groups, opts); err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(buf.Bytes(), &u.Object); err != nil {
-		return nil, fmt.Errorf("decoding the context list: %w", err)
-	}
-	return u, nil
+	err := writeContextListJSON(&buf, l.members, l.opts)
+	return buf.Bytes(), err
 }
 
 // indentWriter writes through to w, indenting every line after the first.
@@ -438,120 +425,4 @@ func (iw *indentWriter) Write(p []byte) (int, error) {
 		}
 		p = p[i+1:]
 	}
-}
-
-// ContextDocument is one context's answer to a relation question: a Tree or
-// a RelationList, whose Context names the context.
-type ContextDocument struct {
-	Tree *v1alpha1.Tree
-	List *v1alpha1.RelationList
-}
-
-// context is the document's context.
-func (d ContextDocument) context() string {
-	if d.Tree != nil {
-		return d.Tree.Context
-	}
-	return d.List.Context
-}
-
-// print prints the document alone, as one context's answer prints.
-func (d ContextDocument) print(w io.Writer, delegate printers.ResourcePrinter, opts Options) error {
-	if d.Tree != nil {
-		return PrintTree(w, d.Tree, delegate, opts)
-	}
-	return PrintRelationList(w, d.List, delegate, opts)
-}
-
-// table is the document's table for human output.
-func (d ContextDocument) table(opts Options) *metav1.Table {
-	if d.Tree != nil {
-		return treeTable(d.Tree, opts)
-	}
-	return relationTable(d.List, opts)
-}
-
-// PrintContextDocuments prints the documents of several contexts: one table
-// with a CONTEXT column first, names after their context and a slash,
-// custom columns after a CONTEXT column, and otherwise a v1 List of the
-// documents (each with its "context"), with opts.Warnings as the List's
-// "warnings". Graphs draw one cluster: they are an error here.
-func PrintContextDocuments(w io.Writer, docs []ContextDocument, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsGraph(opts.Format):
-		return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", opts.Format)
-	case IsHuman(opts.Format):
-		names := make([]string, len(docs))
-		tables := make([]*metav1.Table, len(docs))
-		for i, d := range docs {
-			names[i], tables[i] = d.context(), d.table(opts)
-		}
-		table := ContextTable(names, tables, false)
-		if len(table.Rows) == 0 {
-			return nil
-		}
-		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name", strings.HasPrefix(opts.Format, "custom-columns"):
-		return printContextLines(w, docs, delegate, opts)
-	}
-	list := &unstructured.UnstructuredList{Object: map[string]any{
-		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
-	}}
-	if len(opts.Warnings) > 0 {
-		ws := make([]any, len(opts.Warnings))
-		for i, w := range opts.Warnings {
-			ws[i] = w
-		}
-		list.Object["warnings"] = ws
-	}
-	for _, d := range docs {
-		var buf bytes.Buffer
-		if err := d.print(&buf, nil, Options{Format: "json"}); err != nil {
-			return err
-		}
-		u := unstructured.Unstructured{}
-		if err := json.Unmarshal(buf.Bytes(), &u.Object); err != nil {
-			return fmt.Errorf("decoding the %s document: %w", d.context(), err)
-		}
-		list.Items = append(list.Items, u)
-	}
-	return delegate.PrintObj(list, w)
-}
-
-// printContextLines prints each document's lines (-o name, custom columns)
-// after its context: "ctx/kind/name", or a CONTEXT column.
-func printContextLines(w io.Writer, docs []ContextDocument, delegate printers.ResourcePrinter, opts Options) error {
-	name := opts.Format == "name"
-	width := len("CONTEXT")
-	for _, d := range docs {
-		width = max(width, len(d.context()))
-	}
-	header := false
-	bw := bufio.NewWriter(w)
-	for _, d := range docs {
-		var buf bytes.Buffer
-		if err := d.print(&buf, delegate, opts); err != nil {
-			return err
-		}
-		if buf.Len() == 0 {
-			continue
-		}
-		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-		if !name && !opts.NoHeaders {
-			// Each document's columns come with a header: keep the first.
-			if !header {
-				fmt.Fprintf(bw, "%-*s   %s\n", width, "CONTEXT", lines[0])
-				header = true
-			}
-			lines = lines[1:]
-		}
-		for _, line := range lines {
-			if name {
-				fmt.Fprintf(bw, "%s/%s\n", d.context(), line)
-			} else {
-				fmt.Fprintf(bw, "%-*s   %s\n", width, d.context(), line)
-			}
-		}
-	}
-	return bw.Flush()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // ctxPod is a pod of namespace ns created age before outNow, as an informer
@@ -132,15 +133,15 @@ func TestContextTableEmpty(t *testing.T) {
 
 // contextGroups are pods of two contexts that answered, prod and staging,
 // with the stand-in server's tables; a third, down, failed.
-func contextGroups() ([]printers.Group, []printers.ContextInfo, []string) {
-	groups := tabled([]printers.Group{
+func contextGroups() ([]group, []ctxInfo, []string) {
+	groups := tabled([]group{
 		{GVK: outPodGVK, Namespaced: true, Context: "prod", Objects: []runtime.Object{ctxPod("shop", "web-1", 48*time.Hour), ctxPod("shop", "web-0", 5*time.Hour)}},
 		{GVK: outPodGVK, Namespaced: true, Context: "staging", Objects: []runtime.Object{ctxPod("ops", "db-0", 5*time.Minute)}},
 	})
-	infos := []printers.ContextInfo{
-		{Name: "prod"},
-		{Name: "staging", Warnings: []string{"pods of namespace ops may be missing: forbidden"}},
-		{Name: "down", Error: "The connection to the server 10.1.0.1:6443 was refused - did you specify the right host or port?"},
+	infos := []ctxInfo{
+		{name: "prod"},
+		{name: "staging", warnings: []string{"pods of namespace ops may be missing: forbidden"}},
+		{name: "down", err: "The connection to the server 10.1.0.1:6443 was refused - did you specify the right host or port?"},
 	}
 	warnings := []string{
 		`context "staging": pods of namespace ops may be missing: forbidden`,
@@ -154,9 +155,9 @@ func contextGroups() ([]printers.Group, []printers.ContextInfo, []string) {
 func printContexts(t *testing.T, format, template string, opts printers.Options) string {
 	t.Helper()
 	groups, infos, warnings := contextGroups()
-	opts.Format, opts.Now, opts.Contexts, opts.Warnings = format, outNow, infos, warnings
+	opts.Format, opts.Now, opts.Warnings = format, outNow, warnings
 	var out bytes.Buffer
-	n, err := printers.Print(&out, groups, outPrinterFlags(t, format, template, opts.NoHeaders), opts)
+	n, err := printers.PrintListing(&out, answersOf(groups, infos), outPrinterFlags(t, format, template, opts.NoHeaders), opts, nil)
 	if err != nil {
 		t.Fatalf("Print(-o %s): %v", format, err)
 	}
@@ -240,13 +241,13 @@ staging   db-0    1/1     Running   5m
 // has no server table (the engine reads tables only for kinds with objects);
 // its empty group must not decide the table's columns.
 func TestPrintContextsEmptyContextFirst(t *testing.T) {
-	groups := []printers.Group{
+	groups := []group{
 		{GVK: outPodGVK, Namespaced: true, Context: "prod"},
 		{GVK: outPodGVK, Namespaced: true, Context: "staging", Objects: []runtime.Object{ctxPod("ops", "db-0", 5*time.Minute)}},
 	}
 	groups[1].ServerTable = testServerTable(groups[1].Objects)
 	var out bytes.Buffer
-	n, err := printers.Print(&out, groups, nil, printers.Options{Now: outNow, Contexts: []printers.ContextInfo{{Name: "prod"}, {Name: "staging"}}})
+	n, err := printers.PrintListing(&out, answersOf(groups, []ctxInfo{{name: "prod"}, {name: "staging"}}), nil, printers.Options{Now: outNow}, nil)
 	if err != nil || n != 1 {
 		t.Fatalf("Print() = %d, %v; want 1 object", n, err)
 	}
@@ -370,25 +371,25 @@ func checkContextList(t *testing.T, doc contextList) {
 		if item.APIVersion != "v1" || item.Kind != "List" {
 			t.Errorf("item %d is %s %s, want v1 List", i, item.APIVersion, item.Kind)
 		}
-		if item.Context != c.Name {
-			t.Errorf("item %d has context %q, want %q", i, item.Context, c.Name)
+		if item.Context != c.name {
+			t.Errorf("item %d has context %q, want %q", i, item.Context, c.name)
 		}
-		if item.Error != c.Error {
-			t.Errorf("%s: error %q, want %q", c.Name, item.Error, c.Error)
+		if item.Error != c.err {
+			t.Errorf("%s: error %q, want %q", c.name, item.Error, c.err)
 		}
-		if !reflect.DeepEqual(item.Warnings, c.Warnings) {
-			t.Errorf("%s: warnings %q, want %q", c.Name, item.Warnings, c.Warnings)
+		if !reflect.DeepEqual(item.Warnings, c.warnings) {
+			t.Errorf("%s: warnings %q, want %q", c.name, item.Warnings, c.warnings)
 		}
 		var names []string
 		for _, obj := range item.Items {
 			if obj["kind"] != "Pod" || obj["apiVersion"] != "v1" {
-				t.Errorf("%s: an item is %v %v, want v1 Pod", c.Name, obj["apiVersion"], obj["kind"])
+				t.Errorf("%s: an item is %v %v, want v1 Pod", c.name, obj["apiVersion"], obj["kind"])
 			}
 			md, _ := obj["metadata"].(map[string]any)
 			names = append(names, md["namespace"].(string)+"/"+md["name"].(string))
 		}
 		if !reflect.DeepEqual(names, wantNames[i]) {
-			t.Errorf("%s: items %q, want %q", c.Name, names, wantNames[i])
+			t.Errorf("%s: items %q, want %q", c.name, names, wantNames[i])
 		}
 	}
 }
@@ -442,15 +443,15 @@ func TestPrintContextsYAMLMatchesJSON(t *testing.T) {
 // block scalars (empty lines, kept trailing line breaks) still parse to the
 // JSON document once indented inside their context's List.
 func TestPrintContextsYAMLBlockScalars(t *testing.T) {
-	groups := []printers.Group{
+	groups := []group{
 		{GVK: outPodGVK, Namespaced: true, Context: "prod", Objects: []runtime.Object{outTrickyPod()}},
 		{GVK: outPodGVK, Namespaced: true, Context: "staging", Objects: []runtime.Object{outPod("web-0", "worker-1")}},
 	}
-	infos := []printers.ContextInfo{{Name: "prod"}, {Name: "staging"}}
+	infos := []ctxInfo{{name: "prod"}, {name: "staging"}}
 	docs := map[string]any{}
 	for _, format := range []string{"json", "yaml"} {
 		var out bytes.Buffer
-		if _, err := printers.Print(&out, groups, outPrinter(t, format, ""), printers.Options{Format: format, Contexts: infos}); err != nil {
+		if _, err := printers.PrintListing(&out, answersOf(groups, infos), outPrinter(t, format, ""), printers.Options{Format: format}, nil); err != nil {
 			t.Fatal(err)
 		}
 		var v any
@@ -504,7 +505,7 @@ func TestPrintContextsDoesNotMutateCacheObjects(t *testing.T) {
 				template = "NAME:.metadata.name"
 			}
 			var out bytes.Buffer
-			if _, err := printers.Print(&out, groups, outPrinter(t, format, template), printers.Options{Format: format, Contexts: infos, Now: outNow, WithNamespace: true}); err != nil {
+			if _, err := printers.PrintListing(&out, answersOf(groups, infos), outPrinter(t, format, template), printers.Options{Format: format, Now: outNow, WithNamespace: true}, nil); err != nil {
 				t.Fatal(err)
 			}
 			i := 0
@@ -523,7 +524,7 @@ func TestPrintContextsDoesNotMutateCacheObjects(t *testing.T) {
 // contextTree is a Deployment's tree read from context name.
 func contextTree(name, ns string) *v1alpha1.Tree {
 	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.TreeKind, Context: name,
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind, Context: name,
 		Root: treeItem("apps/v1", "Deployment", ns, "web", "1/1", "Available", 3*time.Hour,
 			treeItem("apps/v1", "ReplicaSet", ns, "web-7f9", "1/1", "", 3*time.Hour,
 				treeItem("v1", "Pod", ns, "web-7f9-a", "1/1", "Running", 3*time.Hour),
@@ -533,11 +534,12 @@ func contextTree(name, ns string) *v1alpha1.Tree {
 	}
 }
 
-func contextDocs() []printers.ContextDocument {
-	return []printers.ContextDocument{{Tree: contextTree("prod", "shop")}, {Tree: contextTree("staging", "ops")}}
+// contextDocs are the trees of prod and staging, as their answers.
+func contextDocs() []query.Answer[*v1alpha1.Tree] {
+	return []query.Answer[*v1alpha1.Tree]{{Context: "prod", Value: contextTree("prod", "shop")}, {Context: "staging", Value: contextTree("staging", "ops")}}
 }
 
-func TestPrintContextDocumentsTable(t *testing.T) {
+func TestPrintDocumentsOfContextsTable(t *testing.T) {
 	want := `CONTEXT   NAMESPACE   NAME                   READY   STATUS      AGE
 prod      shop        Deployment/web         1/1     Available   3h
 prod      shop        └─ReplicaSet/web-7f9   1/1                 3h
@@ -547,7 +549,7 @@ staging   ops         └─ReplicaSet/web-7f9   1/1                 3h
 staging   ops           └─Pod/web-7f9-a      1/1     Running     3h
 `
 	var out bytes.Buffer
-	if err := printers.PrintContextDocuments(&out, contextDocs(), nil, printers.Options{Now: treeNow}); err != nil {
+	if _, err := printers.PrintDocuments(&out, contextDocs(), nil, printers.Options{Now: treeNow}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != want {
@@ -555,7 +557,7 @@ staging   ops           └─Pod/web-7f9-a      1/1     Running     3h
 	}
 }
 
-func TestPrintContextDocumentsName(t *testing.T) {
+func TestPrintDocumentsOfContextsName(t *testing.T) {
 	want := `prod/deployment.apps/web
 prod/replicaset.apps/web-7f9
 prod/pod/web-7f9-a
@@ -564,7 +566,7 @@ staging/replicaset.apps/web-7f9
 staging/pod/web-7f9-a
 `
 	var out bytes.Buffer
-	if err := printers.PrintContextDocuments(&out, contextDocs(), outPrinter(t, "name", ""), printers.Options{Format: "name", Now: treeNow}); err != nil {
+	if _, err := printers.PrintDocuments(&out, contextDocs(), outPrinter(t, "name", ""), printers.Options{Format: "name", Now: treeNow}); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != want {
@@ -572,12 +574,12 @@ staging/pod/web-7f9-a
 	}
 }
 
-func TestPrintContextDocumentsJSON(t *testing.T) {
+func TestPrintDocumentsOfContextsJSON(t *testing.T) {
 	warnings := []string{`context "down": connection refused`}
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
-			if err := printers.PrintContextDocuments(&out, contextDocs(), outPrinter(t, format, ""), printers.Options{Format: format, Now: treeNow, Warnings: warnings}); err != nil {
+			if _, err := printers.PrintDocuments(&out, contextDocs(), outPrinter(t, format, ""), printers.Options{Format: format, Now: treeNow, Warnings: warnings}); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -600,10 +602,10 @@ func TestPrintContextDocumentsJSON(t *testing.T) {
 			}
 			for i, want := range contextDocs() {
 				got := doc.Items[i]
-				if got.Context != want.Tree.Context || got.Kind != v1alpha1.TreeKind || got.APIVersion != v1alpha1.GroupVersion {
-					t.Errorf("item %d: %s %s context %q, want %s %s context %q", i, got.APIVersion, got.Kind, got.Context, v1alpha1.GroupVersion, v1alpha1.TreeKind, want.Tree.Context)
+				if got.Context != want.Value.Context || got.Kind != v1alpha1.TreeKind || got.APIVersion != v1alpha1.SchemeGroupVersion.String() {
+					t.Errorf("item %d: %s %s context %q, want %s %s context %q", i, got.APIVersion, got.Kind, got.Context, v1alpha1.SchemeGroupVersion, v1alpha1.TreeKind, want.Value.Context)
 				}
-				if got.Root == nil || got.Root.Namespace != want.Tree.Root.Namespace || len(got.Root.Children) != 1 {
+				if got.Root == nil || got.Root.Namespace != want.Value.Root.Namespace || len(got.Root.Children) != 1 {
 					t.Errorf("item %d: root %+v, want the context's tree", i, got.Root)
 				}
 			}
@@ -611,10 +613,10 @@ func TestPrintContextDocumentsJSON(t *testing.T) {
 	}
 }
 
-func TestPrintContextDocumentsGraph(t *testing.T) {
+func TestPrintDocumentsOfContextsGraph(t *testing.T) {
 	for _, format := range []string{"dot", "mermaid"} {
 		var out bytes.Buffer
-		err := printers.PrintContextDocuments(&out, contextDocs(), nil, printers.Options{Format: format})
+		_, err := printers.PrintDocuments(&out, contextDocs(), nil, printers.Options{Format: format})
 		want := "-o " + format + " draws the graph of one cluster: name one context with --context"
 		if err == nil || err.Error() != want {
 			t.Errorf("-o %s: error %v, want %q", format, err, want)

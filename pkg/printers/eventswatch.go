@@ -55,7 +55,7 @@ func NewEventsWatchPrinter(opts EventsWatchOptions, delegate printers.ResourcePr
 		p.table = events.NewEventPrinter(opts.NoHeaders, opts.AllNamespaces)
 		return p
 	}
-	p.feed = NewEventPrinter(WatchOptions{Format: opts.Format, NoHeaders: opts.NoHeaders, Sources: []WatchSource{opts.Source}}, delegate)
+	p.feed = NewEventPrinter(EventPrinterOptions{Format: opts.Format, NoHeaders: opts.NoHeaders, Sources: []WatchSource{opts.Source}}, delegate)
 	return p
 }
 

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -23,11 +21,6 @@ type GroupedOptions struct {
 	Options
 	// Header renders a group's header line for human output.
 	Header func(g *v1alpha1.Group) string
-	// ServerTables are the API server's tables of the members' kinds.
-	ServerTables map[schema.GroupKind]*metav1.Table
-	// ContextTables are each context's ServerTables, in an answer over
-	// several contexts (members name their context).
-	ContextTables map[string]map[schema.GroupKind]*metav1.Table
 }
 
 // hasContexts reports whether doc merges the answers of several contexts.
@@ -40,34 +33,28 @@ func hasContexts(doc *v1alpha1.GroupList) bool {
 	return false
 }
 
-// PrintGrouped writes a group-by result. Human and custom-columns output render
-// every member row of a type in one table, so columns align across all groups,
-// and put each group's header line above its rows; -o name prefixes each member
-// with its group; the document formats print the GroupList.
-func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+// PrintGrouped writes a group-by result; human output prints the server's
+// tables among tables. Human and custom-columns output render every member
+// row of a type in one table, so columns align across all groups, and put
+// each group's header line above its rows; -o name prefixes each member with
+// its group; the document formats print the GroupList.
+func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate printers.ResourcePrinter, opts GroupedOptions) error {
 	switch {
 	case IsHuman(opts.Format), strings.HasPrefix(opts.Format, "custom-columns"):
-		return printGroupedRows(w, doc, delegate, opts)
+		return printGroupedRows(w, doc, tables, delegate, opts)
 	case opts.Format == "name":
 		return printGroupedNames(w, doc)
 	case opts.Format == "json":
 		return WriteGroupListJSON(w, doc)
 	}
-	// yaml, jsonpath and templates see the document as kubectl's printers see
-	// any object: as unstructured data.
-	var buf bytes.Buffer
-	if err := WriteGroupListJSON(&buf, doc); err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(buf.Bytes(), &u.Object); err != nil {
-		return fmt.Errorf("decoding the group document: %w", err)
-	}
-	return delegate.PrintObj(u, w)
+	// An API object, printed as kubectl prints any.
+	return delegate.PrintObj(doc, w)
 }
 
-// WriteGroupListJSON writes doc as indented JSON (kubectl's four spaces), one
-// group at a time so a large answer is never held twice in memory.
+// WriteGroupListJSON writes doc as cli-runtime's JSON printer prints it
+// (GroupList.MarshalJSON, indented by four spaces), one group at a time, its
+// objects encoded on every core: a large answer is never held twice in
+// memory.
 func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.MarshalIndent(struct {
@@ -215,14 +202,14 @@ func describeName(o runtime.Object) string {
 
 // printGroupedRows renders member rows per type through one table (or the
 // custom-columns printer), then interleaves group header lines.
-func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.ResourcePrinter, opts GroupedOptions) error {
+func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate printers.ResourcePrinter, opts GroupedOptions) error {
 	type block struct {
 		header string
 		rows   [][]string // rows[group] = rendered member lines of this type
 	}
 	// Collect member objects per type, in group order.
 	var typeOrder []string
-	perType := map[string][]Group{}
+	perType := map[string][]v1alpha1.Members{}
 	counts := map[string][]int{}
 	contexts := hasContexts(doc)
 	customColumns := strings.HasPrefix(opts.Format, "custom-columns")
@@ -240,16 +227,13 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 				counts[key] = make([]int, len(doc.Groups))
 			}
 			ts := perType[key]
-			table := opts.ServerTables[m.GVK.GroupKind()]
-			if contexts {
-				table = opts.ContextTables[m.Context][m.GVK.GroupKind()]
-			}
-			// One Group per context and server table; members of one kind
-			// from one server join the previous Group.
-			if n := len(ts); n > 0 && ts[n-1].GVK == m.GVK && ts[n-1].Context == m.Context && ts[n-1].ServerTable == table {
+			// One Members per kind and context; members of one kind from
+			// one context join the previous one, to be joined to their
+			// server's table at once.
+			if n := len(ts); n > 0 && ts[n-1].GVK == m.GVK && ts[n-1].Context == m.Context {
 				ts[n-1].Objects = append(ts[n-1].Objects, m.Objects...)
 			} else {
-				ts = append(ts, Group{GVK: m.GVK, Namespaced: m.Namespaced, Context: m.Context, ServerTable: table, Objects: slices.Clone(m.Objects)})
+				ts = append(ts, v1alpha1.Members{GVK: m.GVK, Namespaced: m.Namespaced, Context: m.Context, Objects: slices.Clone(m.Objects)})
 			}
 			perType[key] = ts
 			counts[key][gi] += len(m.Objects)
@@ -258,14 +242,14 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 	blocks := map[string]*block{}
 	for _, key := range typeOrder {
 		ts := perType[key]
-		var marker []ContextInfo
+		var marker []contextInfo
 		if contexts {
 			// Print needs only to know the rows have contexts.
-			marker = []ContextInfo{{}}
+			marker = []contextInfo{}
 		}
 		var buf bytes.Buffer
 		if strings.HasPrefix(opts.Format, "custom-columns") {
-			if _, err := Print(&buf, ts, delegate, Options{Format: opts.Format, NoHeaders: opts.NoHeaders, oneLine: true, Contexts: marker}); err != nil {
+			if _, err := Print(&buf, ts, tables, delegate, Options{Format: opts.Format, NoHeaders: opts.NoHeaders, oneLine: true, contexts: marker}); err != nil {
 				return err
 			}
 		} else {
@@ -279,7 +263,7 @@ func printGroupedRows(w io.Writer, doc *v1alpha1.GroupList, delegate printers.Re
 			if contexts {
 				print = printContextTables
 			}
-			if _, err := print(&buf, ts, o); err != nil {
+			if _, err := print(&buf, ts, tables, o); err != nil {
 				return err
 			}
 		}

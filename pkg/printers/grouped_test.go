@@ -56,7 +56,7 @@ func podGroup(name string, key v1alpha1.GroupKey, pods ...runtime.Object) v1alph
 // very different lengths, a node without pods and the unscheduled pods.
 func nodeDoc() *v1alpha1.GroupList {
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node",
 		Groups: []v1alpha1.Group{
 			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}, outPod("a", "worker-1"), outPod("web-0", "worker-1")),
 			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}, outPod("a-pod-with-a-rather-long-generated-name-x2x", "worker-2")),
@@ -91,7 +91,7 @@ func labelDoc() *v1alpha1.GroupList {
 		},
 	}
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
 		Groups: []v1alpha1.Group{web, empty, none},
 	}
 }
@@ -99,7 +99,7 @@ func labelDoc() *v1alpha1.GroupList {
 // ownerDoc is a --by-owner answer with every kind of owner key and a warning.
 func ownerDoc() *v1alpha1.GroupList {
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "owner",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "owner",
 		Groups: []v1alpha1.Group{
 			podGroup("Deployment/web", v1alpha1.GroupKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d-uid"},
 				outPod("web-0", "worker-1"), outPod("web-1", "worker-2")),
@@ -134,7 +134,7 @@ func groupedOpts(format string) printers.GroupedOptions {
 func printGrouped(t *testing.T, doc *v1alpha1.GroupList, format, template string, opts printers.GroupedOptions) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := printers.PrintGrouped(&out, doc, outPrinter(t, format, template), withTables(opts, doc)); err != nil {
+	if err := printers.PrintGrouped(&out, doc, withTables(doc), outPrinter(t, format, template), opts); err != nil {
 		t.Fatalf("PrintGrouped -o %s: %v", format, err)
 	}
 	return out.String()
@@ -395,7 +395,7 @@ func TestPrintGroupedCustomColumns(t *testing.T) {
 			opts := groupedOpts("custom-columns")
 			opts.NoHeaders = tc.noHeaders
 			var out bytes.Buffer
-			if err := printers.PrintGrouped(&out, tc.doc, pf, withTables(opts, tc.doc)); err != nil {
+			if err := printers.PrintGrouped(&out, tc.doc, withTables(tc.doc), pf, opts); err != nil {
 				t.Fatal(err)
 			}
 			if got := out.String(); got != tc.want {
@@ -613,7 +613,7 @@ func TestPrintGroupedJSONKeys(t *testing.T) {
 }
 
 func TestPrintGroupedJSONEmpty(t *testing.T) {
-	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node"}
+	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node"}
 	got := printGrouped(t, doc, "json", "", groupedOpts("json"))
 	const want = "{\n" +
 		"    \"apiVersion\": \"kubectl-idx.io/v1alpha1\",\n" +
@@ -670,7 +670,7 @@ func TestPrintGroupedDocumentFormats(t *testing.T) {
 		}
 	})
 	t.Run("yaml of no groups", func(t *testing.T) {
-		doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "owner"}
+		doc := &v1alpha1.GroupList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "owner"}
 		out := printGrouped(t, doc, "yaml", "", groupedOpts("yaml"))
 		if !strings.Contains(out, "groups: []\n") || !strings.Contains(out, "warnings: []\n") {
 			t.Errorf("YAML of no groups:\n%s\nwant groups: [] and warnings: []", out)
@@ -729,7 +729,7 @@ func TestPrintGroupedDoesNotMutateCacheObjects(t *testing.T) {
 				opts := printers.GroupedOptions{Options: tc.opts, Header: groupedHeader}
 				opts.Format, opts.Now = tc.format, outNow
 				var out bytes.Buffer
-				if err := printers.PrintGrouped(&out, doc, outPrinter(t, tc.format, tc.template), withTables(opts, doc)); err != nil {
+				if err := printers.PrintGrouped(&out, doc, withTables(doc), outPrinter(t, tc.format, tc.template), opts); err != nil {
 					t.Fatalf("PrintGrouped: %v", err)
 				}
 				i := 0
@@ -767,7 +767,7 @@ func eventDoc() *v1alpha1.GroupList {
 		}
 	}
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "jsonpath", Expression: "{.reason}",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "jsonpath", Expression: "{.reason}",
 		Groups: []v1alpha1.Group{
 			group("BackOff", ev("crash.1", "Back-off restarting failed container\nsee logs"), ev("crash.2", "line one\r\nline two\n")),
 			group("Pulled", ev("crash.3", "pulled")),
@@ -809,7 +809,7 @@ func TestPrintGroupedMultiLineCells(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := printers.PrintGrouped(&out, eventDoc(), outPrinter(t, tc.format, tc.template), withTables(groupedOpts(tc.format), eventDoc()))
+			err := printers.PrintGrouped(&out, eventDoc(), withTables(eventDoc()), outPrinter(t, tc.format, tc.template), groupedOpts(tc.format))
 			if err != nil {
 				t.Fatalf("PrintGrouped: %v", err)
 			}
@@ -843,7 +843,7 @@ func TestPrintGroupedMultiLineCells(t *testing.T) {
 // group holds only a later type.
 func TestPrintGroupedTypeOrder(t *testing.T) {
 	doc := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
 		Groups: []v1alpha1.Group{
 			{
 				Name: "app=api", Key: v1alpha1.GroupKey{Value: strPtr("api")},
@@ -874,7 +874,7 @@ func TestPrintGroupedTypeOrder(t *testing.T) {
 // header lines only, laid out like a one-type answer: no blank lines.
 func TestPrintGroupedNoMembers(t *testing.T) {
 	doc := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node",
 		Groups: []v1alpha1.Group{
 			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}),
 			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}),

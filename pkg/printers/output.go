@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -19,23 +17,9 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/yaml"
-)
 
-// Group is the objects of one resource type, in print order.
-type Group struct {
-	// GVK is the kind the objects are printed as (it fills apiVersion and kind).
-	GVK schema.GroupVersionKind
-	// Namespaced resources get a NAMESPACE column with --all-namespaces.
-	Namespaced bool
-	// Objects are read-only cache objects.
-	Objects []runtime.Object
-	// Context is the kubeconfig context the objects were read from, in an
-	// answer over several contexts.
-	Context string
-	// ServerTable is the API server's table of the kind, whose columns and
-	// cells human output prints. Without it, human output prints NAME and AGE.
-	ServerTable *metav1.Table
-}
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+)
 
 // Options carry the printing flags that are not inside the delegate printer.
 type Options struct {
@@ -50,11 +34,10 @@ type Options struct {
 	// Owner, when set, adds an OWNER column after the kind's own columns:
 	// each object's top-level controller (--show-owner).
 	Owner func(runtime.Object) string
-	// Contexts, when set, are the contexts of an answer over several, in
-	// order; each Group's Context names its own. Tables get a CONTEXT column
-	// first, -o name a context/ prefix, and -o json|yaml a List of one List
-	// per context with a "context" field (see printContexts).
-	Contexts []ContextInfo
+	// ErrorText words a context's failure in its List of an answer over
+	// several contexts (an "error" field), as the warning line on stderr
+	// words it; nil means Error().
+	ErrorText func(error) string
 	// SortBy is --sort-by: a JSONPath over the objects.
 	SortBy string
 	// SingleItem prints a lone object by itself instead of inside a List, as
@@ -70,28 +53,31 @@ type Options struct {
 
 	// oneLine escapes line breaks in table cells, for grouped output.
 	oneLine bool
+	// contexts are the contexts of an answer over several, in order; each
+	// Members' Context names its own. Tables get a CONTEXT column first, -o
+	// name a context/ prefix, and -o json|yaml a List of one List per
+	// context with a "context" field (see printContexts).
+	contexts []contextInfo
+	// owners are the Owner of each context, in an answer over several.
+	owners map[string]func(runtime.Object) string
 }
 
 // IsHuman reports whether format selects kubectl's human-readable tables.
 func IsHuman(format string) bool { return format == "" || format == "wide" }
 
-// Print writes groups to w. delegate is the printer cli-runtime's flags chose; it
-// is used for every format except human tables and lists in json/yaml, which are
-// produced here. It returns the number of objects printed.
-func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts Options) (int, error) {
-	if len(opts.Contexts) > 0 {
-		return printContexts(w, groups, delegate, opts)
+// Print writes the objects of members, one context's, to w; human output
+// prints the server's tables among tables. delegate is the printer
+// cli-runtime's flags chose; it is used for every format except human tables
+// and lists in json/yaml, which are produced here. It returns the number of
+// objects printed.
+func Print(w io.Writer, members []v1alpha1.Members, tables Tables, delegate printers.ResourcePrinter, opts Options) (int, error) {
+	if opts.contexts != nil {
+		return printContexts(w, members, tables, delegate, opts)
 	}
 	if IsHuman(opts.Format) {
-		return printTables(w, groups, opts)
+		return printTables(w, members, tables, opts)
 	}
-	objs := make([]runtime.Object, 0, total(groups))
-	for _, g := range groups {
-		for _, o := range g.Objects {
-			objs = append(objs, o)
-		}
-	}
-	gvks := gvkIndex(groups)
+	objs, gvks := listObjects(members)
 	if opts.SortBy != "" && len(objs) > 1 {
 		// kubectl sorts unstructured objects, and a typed struct cannot be
 		// compared with a map, so mixed lists (pods,crontabs) are converted first.
@@ -134,16 +120,7 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 	// kubectl hands its generic printers an unstructured List. Doing the same
 	// keeps their output identical: custom-columns, for one, prints "<none>" for
 	// a field absent from a map but "" for the zero value of a typed struct field.
-	list := &unstructured.UnstructuredList{Object: map[string]any{
-		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
-	}}
-	if len(opts.Warnings) > 0 {
-		ws := make([]any, len(opts.Warnings))
-		for i, w := range opts.Warnings {
-			ws[i] = w
-		}
-		list.Object["warnings"] = ws
-	}
+	list := unstructuredList(opts.Warnings)
 	list.Items = make([]unstructured.Unstructured, len(objs))
 	for i, o := range objs {
 		u, err := ToUnstructured(o, gvks[o])
@@ -156,6 +133,22 @@ func Print(w io.Writer, groups []Group, delegate printers.ResourcePrinter, opts 
 		list.Items[i] = *u
 	}
 	return len(objs), delegate.PrintObj(list, w)
+}
+
+// unstructuredList is an empty v1 List as kubectl hands its generic printers
+// one, with warnings, what the answer may be missing, when there are any.
+func unstructuredList(warnings []string) *unstructured.UnstructuredList {
+	list := &unstructured.UnstructuredList{Object: map[string]any{
+		"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": ""},
+	}}
+	if len(warnings) > 0 {
+		ws := make([]any, len(warnings))
+		for i, w := range warnings {
+			ws[i] = w
+		}
+		list.Object["warnings"] = ws
+	}
+	return list
 }
 
 // ToUnstructured converts a cache object to a new unstructured object with
@@ -177,24 +170,27 @@ func ToUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructu
 	return u, nil
 }
 
-func total(groups []Group) int {
+func total(members []v1alpha1.Members) int {
 	n := 0
-	for _, g := range groups {
-		n += len(g.Objects)
+	for _, m := range members {
+		n += len(m.Objects)
 	}
 	return n
 }
 
-// gvkIndex maps each object to its group's kind. Typed and metadata-only objects
-// from informers carry no TypeMeta, so the kind comes from the mapping.
-func gvkIndex(groups []Group) map[runtime.Object]schema.GroupVersionKind {
-	m := make(map[runtime.Object]schema.GroupVersionKind, total(groups))
-	for _, g := range groups {
-		for _, o := range g.Objects {
-			m[o] = g.GVK
+// listObjects flattens members into their objects and each object's kind.
+// Typed and metadata-only objects from informers carry no TypeMeta, so the
+// kind comes from the mapping.
+func listObjects(members []v1alpha1.Members) ([]runtime.Object, map[runtime.Object]schema.GroupVersionKind) {
+	objs := make([]runtime.Object, 0, total(members))
+	gvks := make(map[runtime.Object]schema.GroupVersionKind, total(members))
+	for _, m := range members {
+		for _, o := range m.Objects {
+			objs = append(objs, o)
+			gvks[o] = m.GVK
 		}
 	}
-	return m
+	return objs, gvks
 }
 
 // Printable returns a deep copy of obj with apiVersion and kind set, which the
@@ -208,32 +204,10 @@ func Printable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 }
 
 // readOnlyPrintable is Printable for encoders that only read the object
-// (json.Marshal, yaml.Marshal, the name printer): a copy of the object's top
-// level, sharing everything below it with the cache object, which is left
-// untouched. A deep copy of every object was a third of what -o json
-// allocated.
+// (json.Marshal, yaml.Marshal, the name printer): v1alpha1.WithKind, which
+// copies the object's top level only, as a document's items are encoded.
 func readOnlyPrintable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		c := &unstructured.Unstructured{Object: maps.Clone(u.Object)}
-		if !gvk.Empty() {
-			c.SetGroupVersionKind(gvk)
-		}
-		return c
-	}
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return Printable(obj, gvk)
-	}
-	c := reflect.New(v.Elem().Type())
-	c.Elem().Set(v.Elem())
-	out, ok := c.Interface().(runtime.Object)
-	if !ok {
-		return Printable(obj, gvk)
-	}
-	if !gvk.Empty() {
-		out.GetObjectKind().SetGroupVersionKind(gvk)
-	}
-	return out
+	return v1alpha1.WithKind(obj, gvk)
 }
 
 // WriteJSONList writes objs as a v1 List, byte for byte in the layout of kubectl's
@@ -426,21 +400,21 @@ func describe(o runtime.Object) string {
 	return fmt.Sprintf("%T", o)
 }
 
-// printTables prints one table per group, separated by a blank line as kubectl
-// separates the tables of several types.
-func printTables(w io.Writer, groups []Group, opts Options) (int, error) {
+// printTables prints one table per Members, separated by a blank line as
+// kubectl separates the tables of several types.
+func printTables(w io.Writer, members []v1alpha1.Members, tables Tables, opts Options) (int, error) {
 	nonEmpty := 0
-	for _, g := range groups {
-		if len(g.Objects) > 0 {
+	for _, m := range members {
+		if len(m.Objects) > 0 {
 			nonEmpty++
 		}
 	}
 	printed := 0
-	for _, g := range groups {
+	for _, g := range members {
 		if len(g.Objects) == 0 {
 			continue
 		}
-		table, err := tableOf(g, opts.Now)
+		table, err := tables.join(g, opts.Now)
 		if err != nil {
 			return printed, err
 		}
@@ -493,15 +467,6 @@ func addOwnerColumn(table *metav1.Table, owner func(runtime.Object) string) {
 
 // ownerColumn is the column of --show-owner.
 var ownerColumn = metav1.TableColumnDefinition{Name: "Owner", Type: "string", Description: "The top-level controller of the object, through controller references."}
-
-// tableOf builds g's table: from the server's table when g has one, else
-// client-side.
-func tableOf(g Group, now time.Time) (*metav1.Table, error) {
-	if g.ServerTable != nil {
-		return TableFromServer(g.ServerTable, g.Objects)
-	}
-	return TableFor(g.GVK.GroupKind(), g.Objects, now)
-}
 
 // escapeStrings replaces line breaks in every string of an unstructured value
 // (a fresh copy, never a cache object), for printers whose cells cannot be

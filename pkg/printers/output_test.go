@@ -276,8 +276,8 @@ func outPrinter(t *testing.T, format, template string) cliprinters.ResourcePrint
 
 // outGroups returns the pods, services and custom resources the Print tests use,
 // all without TypeMeta as informers hold them.
-func outGroups() []printers.Group {
-	return []printers.Group{
+func outGroups() []group {
+	return []group{
 		{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-1", "worker-2"), outTrickyPod(), outPod("web-0", "worker-1")}},
 		{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}},
 		{GVK: outCronTabGVK, Namespaced: true, Objects: []runtime.Object{outCronTab("nightly")}},
@@ -320,7 +320,7 @@ func TestPrintDoesNotMutateCacheObjects(t *testing.T) {
 				groups = groups[:2]
 			}
 			if tc.opts.SingleItem {
-				groups = []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outTrickyPod()}}}
+				groups = []group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outTrickyPod()}}}
 			}
 			before := make([][]runtime.Object, len(groups))
 			for i, g := range groups {
@@ -370,9 +370,9 @@ func TestPrintSingleItem(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-1")}[:tc.objs]
-			groups := []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: objs}}
+			groups := []group{{GVK: outPodGVK, Namespaced: true, Objects: objs}}
 			var out bytes.Buffer
-			n, err := printers.Print(&out, tabled(groups), outPrinter(t, tc.format, ""), printers.Options{Format: tc.format, SingleItem: tc.single, Now: outNow})
+			n, err := printGroups(&out, tabled(groups), outPrinter(t, tc.format, ""), printers.Options{Format: tc.format, SingleItem: tc.single, Now: outNow})
 			if err != nil {
 				t.Fatalf("Print: %v", err)
 			}
@@ -396,22 +396,22 @@ func TestPrintSingleItem(t *testing.T) {
 
 // safePrint is printers.Print with a panic turned into an error, so one bad case
 // does not end the whole test binary.
-func safePrint(w *bytes.Buffer, groups []printers.Group, delegate cliprinters.ResourcePrinter, opts printers.Options) (n int, err error) {
+func safePrint(w *bytes.Buffer, groups []group, delegate cliprinters.ResourcePrinter, opts printers.Options) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("Print panicked: %v", r)
 		}
 	}()
-	return printers.Print(w, tabled(groups), delegate, opts)
+	return printGroups(w, tabled(groups), delegate, opts)
 }
 
 func TestPrintDelegateFormats(t *testing.T) {
-	twoPods := func() []printers.Group {
-		return []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-2")}}}
+	twoPods := func() []group {
+		return []group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-2")}}}
 	}
 	tests := []struct {
 		name, format, template string
-		groups                 []printers.Group
+		groups                 []group
 		want                   string
 	}{
 		{"name", "name", "", twoPods(), "pod/web-0\npod/web-1\n"},
@@ -437,7 +437,7 @@ func TestPrintDelegateFormats(t *testing.T) {
 	}
 }
 
-func total(groups []printers.Group) int {
+func total(groups []group) int {
 	n := 0
 	for _, g := range groups {
 		n += len(g.Objects)
@@ -487,9 +487,9 @@ func TestPrintSortBy(t *testing.T) {
 			name += " with custom resources"
 		}
 		t.Run(name+" "+tc.sortBy, func(t *testing.T) {
-			groups := []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: pods()}}
+			groups := []group{{GVK: outPodGVK, Namespaced: true, Objects: pods()}}
 			if tc.withCRs {
-				groups = append(groups, printers.Group{GVK: outCronTabGVK, Namespaced: true, Objects: []runtime.Object{outCronTab("nightly")}})
+				groups = append(groups, group{GVK: outCronTabGVK, Namespaced: true, Objects: []runtime.Object{outCronTab("nightly")}})
 			}
 			var out bytes.Buffer
 			_, err := safePrint(&out, groups, outPrinter(t, tc.format, ""), printers.Options{Format: tc.format, SortBy: tc.sortBy, Now: outNow})
@@ -555,8 +555,8 @@ func equalStrings(a, b []string) bool {
 }
 
 func TestPrintSeveralGroupsAsTables(t *testing.T) {
-	groups := func() []printers.Group {
-		return []printers.Group{
+	groups := func() []group {
+		return []group{
 			{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{outPod("web-0", "worker-1"), outPod("web-1", "worker-2")}},
 			{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Namespaced: true},
 			{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}},
@@ -576,7 +576,7 @@ func TestPrintSeveralGroupsAsTables(t *testing.T) {
 			opts := tc.opts
 			opts.Now = outNow
 			var out bytes.Buffer
-			n, err := printers.Print(&out, tabled(groups()), nil, opts)
+			n, err := printGroups(&out, tabled(groups()), nil, opts)
 			if err != nil {
 				t.Fatalf("Print: %v", err)
 			}
@@ -599,9 +599,9 @@ func TestPrintSeveralGroupsAsTables(t *testing.T) {
 }
 
 func TestPrintOneGroupHasNoKindPrefix(t *testing.T) {
-	groups := []printers.Group{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}}}
+	groups := []group{{GVK: outServiceGVK, Namespaced: true, Objects: []runtime.Object{outService("web")}}}
 	var out bytes.Buffer
-	if _, err := printers.Print(&out, tabled(groups), nil, printers.Options{Now: outNow}); err != nil {
+	if _, err := printGroups(&out, tabled(groups), nil, printers.Options{Now: outNow}); err != nil {
 		t.Fatal(err)
 	}
 	const want = "NAME   TYPE        CLUSTER-IP   AGE\n" +
@@ -631,7 +631,7 @@ func TestPrintableSetsKindOnACopy(t *testing.T) {
 
 func TestPrintListWarnings(t *testing.T) {
 	p := outPod("shop", "web-1")
-	groups := []printers.Group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{p}}}
+	groups := []group{{GVK: outPodGVK, Namespaced: true, Objects: []runtime.Object{p}}}
 	warnings := []string{`cannot list pods in namespace "secret-ns"`, "second"}
 	for _, format := range []string{"json", "yaml", "jsonpath"} {
 		t.Run(format, func(t *testing.T) {
@@ -645,7 +645,7 @@ func TestPrintListWarnings(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if _, err := printers.Print(&buf, tabled(groups), delegate, printers.Options{Format: format, Warnings: warnings}); err != nil {
+			if _, err := printGroups(&buf, tabled(groups), delegate, printers.Options{Format: format, Warnings: warnings}); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {
@@ -674,7 +674,7 @@ func TestPrintListWarnings(t *testing.T) {
 	}
 	// A complete answer is kubectl's List, with no warnings field.
 	var buf bytes.Buffer
-	if _, err := printers.Print(&buf, tabled(groups), nil, printers.Options{Format: "json"}); err != nil {
+	if _, err := printGroups(&buf, tabled(groups), nil, printers.Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "warnings") {

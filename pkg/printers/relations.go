@@ -2,13 +2,13 @@ package printers
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -44,44 +44,23 @@ func PrintRelationList(w io.Writer, doc *v1alpha1.RelationList, delegate printer
 		}
 		return nil
 	}
-	if doc.Items == nil || doc.Warnings == nil {
-		// Scripts iterate .items[] and .warnings[]: arrays, never null, as in
-		// a GroupList. The caller's document is left as it is.
-		d := *doc
-		if d.Items == nil {
-			d.Items = []v1alpha1.RelationItem{}
-		}
-		if d.Warnings == nil {
-			d.Warnings = []string{}
-		}
-		doc = &d
-	}
-	data, err := json.MarshalIndent(doc, "", "    ")
-	if err != nil {
-		return fmt.Errorf("encoding the %s document: %w", doc.Kind, err)
-	}
-	if opts.Format == "json" {
-		_, err = w.Write(append(data, '\n'))
-		return err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
-		return fmt.Errorf("decoding the %s document: %w", doc.Kind, err)
-	}
 	if strings.HasPrefix(opts.Format, "custom-columns") {
 		// custom-columns prints a row per item of a list, which it finds
-		// through a typed Items field; the document as one unstructured object
-		// has none, and the printer would fail after its header.
+		// through an Items field of objects; the document's items are no
+		// objects of their own, so they are handed over as a list of
+		// unstructured items.
 		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-		items, _ := u.Object["items"].([]any)
-		for _, it := range items {
-			if m, ok := it.(map[string]any); ok {
-				list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+		for i := range doc.Items {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&doc.Items[i])
+			if err != nil {
+				return fmt.Errorf("converting %s/%s: %w", doc.Items[i].Kind, doc.Items[i].Name, err)
 			}
+			list.Items = append(list.Items, unstructured.Unstructured{Object: m})
 		}
 		return delegate.PrintObj(list, w)
 	}
-	return delegate.PrintObj(u, w)
+	// An API object, printed as kubectl prints any.
+	return delegate.PrintObj(doc, w)
 }
 
 func printRelationTable(w io.Writer, doc *v1alpha1.RelationList, opts Options) error {

@@ -49,7 +49,7 @@ func orphanDoc() *v1alpha1.RelationList {
 	cert := relItem("cert-manager.io/v1", "Certificate", "shop", "web-tls", 40*24*time.Hour)
 	cert.MissingOwners = []v1alpha1.OwnerReference{relOwner("networking.k8s.io/v1", "Ingress", "shop", "web")}
 	return &v1alpha1.RelationList{
-		APIVersion: v1alpha1.GroupVersion,
+		APIVersion: v1alpha1.SchemeGroupVersion.String(),
 		Kind:       v1alpha1.OrphanListKind,
 		Items:      []v1alpha1.RelationItem{static, multi, leaving, job, cert},
 		Warnings:   []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"},
@@ -58,7 +58,7 @@ func orphanDoc() *v1alpha1.RelationList {
 
 // usesDoc is what `kubectl idx uses` prints in either direction.
 func usesDoc(direction string) *v1alpha1.RelationList {
-	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: direction}
+	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind, Direction: direction}
 	switch direction {
 	case "users":
 		// What uses Secret db-creds.
@@ -216,9 +216,9 @@ func TestPrintRelationListColumns(t *testing.T) {
 // command says "No resources found" on stderr) but a complete document.
 func TestPrintRelationListEmpty(t *testing.T) {
 	for _, doc := range []*v1alpha1.RelationList{
-		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}},
-		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.OrphanListKind},
-		{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: "uses"},
+		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}},
+		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind},
+		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind, Direction: "uses"},
 	} {
 		for _, format := range []string{"", "wide", "name"} {
 			for _, noHeaders := range []bool{false, true} {

@@ -48,8 +48,8 @@ func TestTableFromServer(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	group := printers.Group{GVK: schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, Namespaced: true, Objects: objs[:1], ServerTable: server}
-	if _, err := printers.Print(&out, []printers.Group{group}, nil, printers.Options{WithNamespace: true, ShowLabels: true}); err != nil {
+	g := group{GVK: schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"}, Namespaced: true, Objects: objs[:1], ServerTable: server}
+	if _, err := printGroups(&out, []group{g}, nil, printers.Options{WithNamespace: true, ShowLabels: true}); err != nil {
 		t.Fatal(err)
 	}
 	want := "NAMESPACE         NAME     HOLDER   AGE   LABELS\nkube-node-lease   node-2   kwok-2   5m    node=node-2\n"

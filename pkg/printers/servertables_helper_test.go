@@ -1,6 +1,9 @@
 package printers_test
 
 import (
+	"errors"
+	"io"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,11 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // The API server prints every table; these tests stand in for it with a few
@@ -69,9 +74,41 @@ func testServerTable(objs []runtime.Object) *metav1.Table {
 	return t
 }
 
+// group is one kind's objects of one context, with the table its server
+// prints of them (nil: none), as the tests build them.
+type group struct {
+	GVK         schema.GroupVersionKind
+	Namespaced  bool
+	Context     string
+	Objects     []runtime.Object
+	ServerTable *metav1.Table
+}
+
+// split turns groups into the members and the tables printers.Print takes.
+func split(groups []group) ([]v1alpha1.Members, printers.Tables) {
+	members := make([]v1alpha1.Members, len(groups))
+	tables := printers.Tables{}
+	for i, g := range groups {
+		members[i] = v1alpha1.Members{GVK: g.GVK, Namespaced: g.Namespaced, Context: g.Context, Objects: g.Objects}
+		if g.ServerTable != nil {
+			if tables[g.Context] == nil {
+				tables[g.Context] = map[schema.GroupKind]*metav1.Table{}
+			}
+			tables[g.Context][g.GVK.GroupKind()] = g.ServerTable
+		}
+	}
+	return members, tables
+}
+
+// printGroups is printers.Print of groups, one context's.
+func printGroups(w io.Writer, groups []group, delegate cliprinters.ResourcePrinter, opts printers.Options) (int, error) {
+	members, tables := split(groups)
+	return printers.Print(w, members, tables, delegate, opts)
+}
+
 // tabled gives each group the stand-in server's table of its objects.
-func tabled(groups []printers.Group) []printers.Group {
-	out := make([]printers.Group, len(groups))
+func tabled(groups []group) []group {
+	out := make([]group, len(groups))
 	for i, g := range groups {
 		out[i] = g
 		out[i].ServerTable = testServerTable(g.Objects)
@@ -79,21 +116,57 @@ func tabled(groups []printers.Group) []printers.Group {
 	return out
 }
 
-// withTables adds the stand-in server's tables of doc's kinds to opts.
-func withTables(opts printers.GroupedOptions, doc *v1alpha1.GroupList) printers.GroupedOptions {
+// ctxInfo is how one context of an answer over several went.
+type ctxInfo struct {
+	name     string
+	warnings []string
+	err      string
+}
+
+// answersOf are the listings of the contexts of infos, each holding its
+// groups; a context with an error answered nothing.
+func answersOf(groups []group, infos []ctxInfo) []query.Answer[*query.Listing] {
+	var out []query.Answer[*query.Listing]
+	for _, c := range infos {
+		a := query.Answer[*query.Listing]{Context: c.name, Warnings: c.warnings}
+		if c.err != "" {
+			a.Err = errors.New(c.err)
+			out = append(out, a)
+			continue
+		}
+		a.Value = &query.Listing{}
+		for _, g := range groups {
+			if g.Context != c.name {
+				continue
+			}
+			a.Value.Members = append(a.Value.Members, v1alpha1.Members{GVK: g.GVK, Namespaced: g.Namespaced, Objects: g.Objects})
+			if g.ServerTable != nil {
+				if a.Value.Tables == nil {
+					a.Value.Tables = map[schema.GroupKind]*metav1.Table{}
+				}
+				a.Value.Tables[g.GVK.GroupKind()] = g.ServerTable
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// withTables is the stand-in server's tables of doc's kinds.
+func withTables(doc *v1alpha1.GroupList) printers.Tables {
 	byKind := map[schema.GroupKind][]runtime.Object{}
 	for _, g := range doc.Groups {
 		for _, m := range g.Members {
 			byKind[m.GVK.GroupKind()] = append(byKind[m.GVK.GroupKind()], m.Objects...)
 		}
 	}
-	opts.ServerTables = map[schema.GroupKind]*metav1.Table{}
+	tables := map[schema.GroupKind]*metav1.Table{}
 	for gk, objs := range byKind {
 		if t := testServerTable(objs); t != nil {
-			opts.ServerTables[gk] = t
+			tables[gk] = t
 		}
 	}
-	return opts
+	return printers.Tables{"": tables}
 }
 
 // rows wraps each event's objects in the stand-in server's row of it, as a

@@ -27,8 +27,8 @@ func TestListStreamMatchesPrint(t *testing.T) {
 			for _, n := range []int{0, 1, len(pods)} {
 				objs := pods[:n]
 				var whole bytes.Buffer
-				group := printers.Group{GVK: outPodGVK, Namespaced: true, Objects: objs}
-				if _, err := printers.Print(&whole, []printers.Group{group}, outPrinter(t, format, ""), printers.Options{Format: format, Warnings: warnings}); err != nil {
+				g := group{GVK: outPodGVK, Namespaced: true, Objects: objs}
+				if _, err := printGroups(&whole, []group{g}, outPrinter(t, format, ""), printers.Options{Format: format, Warnings: warnings}); err != nil {
 					t.Fatal(err)
 				}
 				for _, batch := range []int{1, 3, 100} {

@@ -2,13 +2,11 @@ package printers
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -57,26 +55,8 @@ func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinte
 		})
 		return err
 	}
-	if doc.Warnings == nil {
-		// Scripts iterate .warnings[]: an array, never null, as in a GroupList.
-		// The caller's document is left as it is.
-		d := *doc
-		d.Warnings = []string{}
-		doc = &d
-	}
-	data, err := json.MarshalIndent(doc, "", "    ")
-	if err != nil {
-		return fmt.Errorf("encoding the %s document: %w", doc.Kind, err)
-	}
-	if opts.Format == "json" {
-		_, err = w.Write(append(data, '\n'))
-		return err
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
-		return fmt.Errorf("decoding the %s document: %w", doc.Kind, err)
-	}
-	return delegate.PrintObj(u, w)
+	// An API object, printed as kubectl prints any.
+	return delegate.PrintObj(doc, w)
 }
 
 // walkTree visits t and its branches depth first, passing the tree-drawing

@@ -28,8 +28,28 @@ type WatchSource struct {
 	GVK schema.GroupVersionKind
 }
 
-// WatchOptions configure an EventPrinter.
-type WatchOptions struct {
+// WatchSources are the sources of a feed of the kinds of several contexts'
+// feeds (kinds[i] the kinds of context i's, in its feed.Event.Source order):
+// each kind once, in the order first seen, and where each context's kinds
+// are among them, for their events' Source.
+func WatchSources(kinds [][]schema.GroupVersionKind) ([]WatchSource, [][]int) {
+	var sources []WatchSource
+	at := map[schema.GroupVersionKind]int{}
+	of := make([][]int, len(kinds))
+	for i, ks := range kinds {
+		for _, gvk := range ks {
+			if _, ok := at[gvk]; !ok {
+				at[gvk] = len(sources)
+				sources = append(sources, WatchSource{GVK: gvk})
+			}
+			of[i] = append(of[i], at[gvk])
+		}
+	}
+	return sources, of
+}
+
+// EventPrinterOptions configure an EventPrinter.
+type EventPrinterOptions struct {
 	// Format is the -o value: "" and "wide" print table rows, "json" one JSON
 	// document per line, "yaml" one YAML document per event; anything else goes
 	// to the delegate printer.
@@ -49,10 +69,9 @@ type WatchOptions struct {
 	// have a "context" field.
 	Contexts bool
 	// Owner, when set, adds an OWNER column after each kind's own columns:
-	// the object's top-level controller when the event was printed.
-	Owner func(runtime.Object) string
-	// contextOwners are the Owner of each context, in a feed over several.
-	contextOwners map[string]func(runtime.Object) string
+	// the object's top-level controller when the event was printed, as the
+	// lookup of the event's context names it (Owner(ev.Context)).
+	Owner func(context string) func(runtime.Object) string
 	// Now is the reference time for AGE-like columns; nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone of the TIME column; nil means time.Local.
@@ -63,7 +82,7 @@ type WatchOptions struct {
 // Flush, which aligns them with each other and with the rows printed before;
 // every other format is written at once. It is not safe for concurrent use.
 type EventPrinter struct {
-	opts     WatchOptions
+	opts     EventPrinterOptions
 	delegate printers.ResourcePrinter
 	yamlDocs int
 
@@ -93,7 +112,7 @@ var watchPrefix = []string{"TIME", "EVENT", "KIND", "NAMESPACE", "NAME"}
 
 // NewEventPrinter returns a printer for opts. delegate is the printer
 // cli-runtime's flags chose; it serves name, jsonpath and templates.
-func NewEventPrinter(opts WatchOptions, delegate printers.ResourcePrinter) *EventPrinter {
+func NewEventPrinter(opts EventPrinterOptions, delegate printers.ResourcePrinter) *EventPrinter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -161,13 +180,10 @@ func (p *EventPrinter) Print(w io.Writer, ev *feed.Event) error {
 		}
 		return p.delegate.PrintObj(Printable(ev.Object, src.GVK), w)
 	}
-	// jsonpath and templates apply to the event, so they can read its type.
-	data, err := p.eventJSON(ev, src)
-	if err != nil {
-		return err
-	}
+	// jsonpath and templates apply to the event document, so they can read
+	// its type.
 	var buf bytes.Buffer
-	if err := p.delegate.PrintObj(&eventDocument{raw: data}, &buf); err != nil {
+	if err := p.delegate.PrintObj(p.eventDocument(ev, src), &buf); err != nil {
 		return err
 	}
 	// One line per event, whether or not the template ends with a newline.
@@ -185,9 +201,9 @@ func (p *EventPrinter) source(ev *feed.Event) (WatchSource, error) {
 	return p.opts.Sources[ev.Source], nil
 }
 
-// eventJSON encodes ev as one line of JSON.
-func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error) {
-	doc := v1alpha1.WatchEvent{
+// eventDocument is ev as the feed's document.
+func (p *EventPrinter) eventDocument(ev *feed.Event, src WatchSource) *v1alpha1.WatchEvent {
+	doc := &v1alpha1.WatchEvent{
 		Context:          ev.Context,
 		Type:             string(ev.Type),
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
@@ -202,26 +218,17 @@ func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error
 		}
 		doc.Diff = &changes
 	}
-	data, err := json.Marshal(doc)
+	return doc
+}
+
+// eventJSON encodes ev as one line of JSON.
+func (p *EventPrinter) eventJSON(ev *feed.Event, src WatchSource) ([]byte, error) {
+	data, err := json.Marshal(p.eventDocument(ev, src))
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s event of %s: %w", ev.Type, describe(ev.Object), err)
 	}
 	return data, nil
 }
-
-// eventDocument hands an event's JSON to cli-runtime's jsonpath and template
-// printers, which marshal what they are given and read it back as a map.
-type eventDocument struct {
-	raw []byte
-}
-
-func (d *eventDocument) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-func (d *eventDocument) DeepCopyObject() runtime.Object {
-	return &eventDocument{raw: bytes.Clone(d.raw)}
-}
-
-// MarshalJSON returns the event's JSON.
-func (d *eventDocument) MarshalJSON() ([]byte, error) { return d.raw, nil }
 
 // addRow formats ev as a table row and holds it for Flush.
 func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
@@ -419,16 +426,10 @@ func (p *EventPrinter) Flush(w io.Writer) error {
 	return nil
 }
 
-// SetContextOwners sets the OWNER column's lookup of each context, in a
-// feed over several; call it before the first event.
-func (p *EventPrinter) SetContextOwners(owners map[string]func(runtime.Object) string) {
-	p.opts.contextOwners = owners
-}
-
 // ownerOf is the OWNER column's lookup for ev, nil without the column.
 func (p *EventPrinter) ownerOf(ev *feed.Event) func(runtime.Object) string {
-	if p.opts.contextOwners != nil {
-		return p.opts.contextOwners[ev.Context]
+	if p.opts.Owner == nil {
+		return nil
 	}
-	return p.opts.Owner
+	return p.opts.Owner(ev.Context)
 }

@@ -75,7 +75,7 @@ func watchEvents() []*feed.Event {
 }
 
 // printWatch prints events with a Flush after each batch of sizes (all at once when none).
-func printWatch(t *testing.T, opts printers.WatchOptions, delegate cliprinters.ResourcePrinter, events []*feed.Event, batches ...int) string {
+func printWatch(t *testing.T, opts printers.EventPrinterOptions, delegate cliprinters.ResourcePrinter, events []*feed.Event, batches ...int) string {
 	t.Helper()
 	opts.Sources = watchSources
 	opts.Now = func() time.Time { return watchNow }
@@ -103,13 +103,13 @@ func printWatch(t *testing.T, opts printers.WatchOptions, delegate cliprinters.R
 func TestEventPrinterTables(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    printers.WatchOptions
+		opts    printers.EventPrinterOptions
 		batches []int
 		golden  string
 	}{
-		{name: "default", opts: printers.WatchOptions{Diff: true}, golden: "testdata/watch_table.golden"},
-		{name: "flushed event by event", opts: printers.WatchOptions{Diff: true}, batches: []int{1, 1, 1, 1, 1}, golden: "testdata/watch_table_streamed.golden"},
-		{name: "wide, labels, no headers, no diff", opts: printers.WatchOptions{Format: "wide", NoHeaders: true, ShowLabels: true, ColumnLabels: []string{"app.kubernetes.io/tier", "tier"}}, golden: "testdata/watch_table_wide.golden"},
+		{name: "default", opts: printers.EventPrinterOptions{Diff: true}, golden: "testdata/watch_table.golden"},
+		{name: "flushed event by event", opts: printers.EventPrinterOptions{Diff: true}, batches: []int{1, 1, 1, 1, 1}, golden: "testdata/watch_table_streamed.golden"},
+		{name: "wide, labels, no headers, no diff", opts: printers.EventPrinterOptions{Format: "wide", NoHeaders: true, ShowLabels: true, ColumnLabels: []string{"app.kubernetes.io/tier", "tier"}}, golden: "testdata/watch_table_wide.golden"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +129,7 @@ func TestEventPrinterTables(t *testing.T) {
 }
 
 func TestEventPrinterJSON(t *testing.T) {
-	out := printWatch(t, printers.WatchOptions{Format: "json", Diff: true}, nil, watchEvents())
+	out := printWatch(t, printers.EventPrinterOptions{Format: "json", Diff: true}, nil, watchEvents())
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 5 {
 		t.Fatalf("%d lines, want one per event:\n%s", len(lines), out)
@@ -174,16 +174,16 @@ func TestEventPrinterJSON(t *testing.T) {
 	}
 	// --diff with nothing shown changed is an empty list; without --diff there is no field.
 	mod := &feed.Event{Type: feed.Modified, Time: watchNow, Object: watchPod("web-0", "", nil)}
-	if out := printWatch(t, printers.WatchOptions{Format: "json", Diff: true}, nil, []*feed.Event{mod}); !strings.Contains(out, `"diff":[]`) {
+	if out := printWatch(t, printers.EventPrinterOptions{Format: "json", Diff: true}, nil, []*feed.Event{mod}); !strings.Contains(out, `"diff":[]`) {
 		t.Errorf("MODIFIED without changes under --diff: %s", out)
 	}
-	if out := printWatch(t, printers.WatchOptions{Format: "json"}, nil, []*feed.Event{mod}); strings.Contains(out, `"diff"`) {
+	if out := printWatch(t, printers.EventPrinterOptions{Format: "json"}, nil, []*feed.Event{mod}); strings.Contains(out, `"diff"`) {
 		t.Errorf("MODIFIED without --diff has a diff: %s", out)
 	}
 }
 
 func TestEventPrinterYAML(t *testing.T) {
-	out := printWatch(t, printers.WatchOptions{Format: "yaml"}, nil, watchEvents()[:2])
+	out := printWatch(t, printers.EventPrinterOptions{Format: "yaml"}, nil, watchEvents()[:2])
 	docs := strings.Split(out, "---\n")
 	if len(docs) != 2 || strings.HasPrefix(out, "---") {
 		t.Fatalf("want two documents separated by ---:\n%s", out)
@@ -225,7 +225,7 @@ func TestEventPrinterDelegates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.format+" "+tc.template, func(t *testing.T) {
-			got := printWatch(t, printers.WatchOptions{Format: tc.format}, delegate(tc.format, tc.template), watchEvents())
+			got := printWatch(t, printers.EventPrinterOptions{Format: tc.format}, delegate(tc.format, tc.template), watchEvents())
 			if got != tc.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
 			}
@@ -234,7 +234,7 @@ func TestEventPrinterDelegates(t *testing.T) {
 }
 
 func TestEventPrinterUnknownSource(t *testing.T) {
-	p := printers.NewEventPrinter(printers.WatchOptions{Format: "json", Sources: watchSources}, nil)
+	p := printers.NewEventPrinter(printers.EventPrinterOptions{Format: "json", Sources: watchSources}, nil)
 	err := p.Print(&bytes.Buffer{}, &feed.Event{Type: feed.Added, Source: 7, Object: watchPod("a", "", nil)})
 	if err == nil {
 		t.Error("an event of an unknown source printed")
@@ -249,13 +249,13 @@ func TestEventPrinterLeftScope(t *testing.T) {
 		{Type: feed.Added, Time: at(0), Source: 0, Object: web0},
 		{Type: feed.Deleted, Time: at(60), Source: 0, Object: web0, LeftScope: true},
 	}
-	out := printWatch(t, printers.WatchOptions{Format: "json"}, nil, events)
+	out := printWatch(t, printers.EventPrinterOptions{Format: "json"}, nil, events)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 2 || strings.Contains(lines[0], "leftScope") ||
 		!strings.HasPrefix(lines[1], `{"type":"DELETED","time":"2025-05-14T12:01:00Z","leftScope":true,"object":{`) {
 		t.Errorf("JSON:\n%s", out)
 	}
-	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.WatchOptions{}, nil, rows(events)))
+	golden.Assert(t, "testdata/watch_table_left_scope.golden", printWatch(t, printers.EventPrinterOptions{}, nil, rows(events)))
 }
 
 // TestEventPrinterServerRowShapes: the kind's name column is left out wherever
@@ -279,7 +279,7 @@ func TestEventPrinterServerRowShapes(t *testing.T) {
 		{"", extra, []any{"10.0.0.1", "services/default/kubernetes", "surplus"}, "TIME EVENT KIND NAMESPACE NAME PARENT|12:00:00 ADDED Pod shop web-0 services/default/kubernetes"},
 	} {
 		ev := &feed.Event{Type: feed.Added, Time: at(0), Source: 0, Object: &informer.Row{Object: pod, Columns: tc.columns, Cells: tc.cells}}
-		out := printWatch(t, printers.WatchOptions{Format: tc.format}, nil, []*feed.Event{ev})
+		out := printWatch(t, printers.EventPrinterOptions{Format: tc.format}, nil, []*feed.Event{ev})
 		var lines []string
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			lines = append(lines, strings.Join(strings.Fields(l), " "))

@@ -11,41 +11,38 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
-// ContextGroupList is the group-by answer of one kubeconfig context.
-type ContextGroupList struct {
-	Context string
-	Doc     *v1alpha1.GroupList
-}
-
-// MergeGroupLists merges the group-by answers of several contexts into one
-// document. Owner groups stay apart per context (key.context names it: two
-// clusters' Deployment/web are two controllers); label, JSONPath, namespace
-// and node groups gather the members of every context under one key. Each
-// merged group keeps every context's members (Members[].Context) and summary
-// (Contexts), and its own summary adds them up. Warnings name their context.
-func MergeGroupLists(lists []ContextGroupList) *v1alpha1.GroupList {
-	out := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, Warnings: []string{}}
+// MergeGroupLists merges the groupings several contexts answered into one
+// document; answers without one (failed contexts) are passed over. Owner
+// groups stay apart per context (key.context names it: two clusters'
+// Deployment/web are two controllers); label, JSONPath, namespace and node
+// groups gather the members of every context under one key. Each merged
+// group keeps every context's members (Members[].Context) and summary
+// (Contexts), and its own summary adds them up. The document's warnings are
+// left to the caller, who words each context's.
+func MergeGroupLists(answers []Answer[*Listing]) *v1alpha1.GroupList {
+	var out *v1alpha1.GroupList
 	type merged struct {
 		g    *v1alpha1.Group
 		rank []string
 	}
 	byID := map[string]*merged{}
 	var order []*merged
-	for _, l := range lists {
-		if l.Doc == nil {
+	for _, a := range answers {
+		if a.Value == nil || a.Value.Groups == nil {
 			continue
 		}
-		out.GroupBy, out.Expression = l.Doc.GroupBy, l.Doc.Expression
-		for _, w := range l.Doc.Warnings {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("context %q: %s", l.Context, w))
+		doc := a.Value.Groups
+		if out == nil {
+			out = v1alpha1.NewGroupList(doc.GroupBy)
+			out.Expression = doc.Expression
 		}
-		for _, g := range l.Doc.Groups {
+		for _, g := range doc.Groups {
 			key := g.Key
 			id := groupID(key, g.Name)
 			rank := []string{g.Name}
-			if l.Doc.GroupBy == GroupByOwner && !key.None {
-				key.Context = l.Context
-				id = l.Context + "\x00" + id
+			if doc.GroupBy == GroupByOwner && !key.None {
+				key.Context = a.Context
+				id = a.Context + "\x00" + id
 				rank = []string{key.Kind, key.Namespace, key.Name}
 			}
 			m := byID[id]
@@ -55,10 +52,10 @@ func MergeGroupLists(lists []ContextGroupList) *v1alpha1.GroupList {
 				order = append(order, m)
 			}
 			for _, mem := range g.Members {
-				mem.Context = l.Context
+				mem.Context = a.Context
 				m.g.Members = append(m.g.Members, mem)
 			}
-			m.g.Contexts = append(m.g.Contexts, v1alpha1.GroupContext{Context: l.Context, Summary: g.Summary})
+			m.g.Contexts = append(m.g.Contexts, v1alpha1.GroupContext{Context: a.Context, Summary: g.Summary})
 			addSummary(&m.g.Summary, g.Summary)
 		}
 	}
@@ -71,6 +68,9 @@ func MergeGroupLists(lists []ContextGroupList) *v1alpha1.GroupList {
 		}
 		return slices.Compare(a.rank, b.rank) < 0
 	})
+	if out == nil {
+		out = v1alpha1.NewGroupList("")
+	}
 	out.Groups = make([]v1alpha1.Group, len(order))
 	for i, m := range order {
 		out.Groups[i] = *m.g

@@ -153,13 +153,10 @@ func EventTime(e *corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// WatchEventsOptions are what WatchEvents asks for besides its object.
-type WatchEventsOptions struct {
+// EventsFeedOptions are what WatchEvents asks for besides its object.
+type EventsFeedOptions struct {
 	EventsOptions
-	// OnWatchLost, OnWatchRestored and Warn are Watch's; see WatchOptions.
-	OnWatchLost     func(res informer.Resource, err error)
-	OnWatchRestored func(informer.Reconnect)
-	Warn            func(error)
+	FeedNotices
 }
 
 // WatchEvents answers `kubectl idx events -w TYPE/NAME`: the events of obj
@@ -174,7 +171,7 @@ type WatchEventsOptions struct {
 // involvedObject through the OwnerResolver, not from a tree read once, and it
 // survives watch expiry and API server restarts as Watch does. emit and flush
 // are called from one goroutine. It returns nil when ctx ended.
-func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts WatchEventsOptions, emit func(*feed.Event) error, flush func() error) error {
+func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts EventsFeedOptions, emit func(*feed.Event) error, flush func() error) error {
 	if !opts.Until.IsZero() {
 		return fmt.Errorf("a watch of events cannot have an end time")
 	}

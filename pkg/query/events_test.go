@@ -62,15 +62,15 @@ func eventsSession(t *testing.T, objs []runtime.Object) (*query.Session, *fakeap
 	dc := fixtures.Discovery(fixtures.RelationAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
 	session, _ := newSession(t, s, query.Config{
-		Mapper:       mapper,
-		Namespace:    "shop",
+		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+			Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+				return informer.ListableResources(dc, namespacedOnly)
+			},
+			GetMetadata: func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+				return s.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+			},
+		}},
 		ObjectStatus: printers.ObjectStatus,
-		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-			return informer.ListableResources(dc, namespacedOnly)
-		},
-		GetMetadata: func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
-			return s.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-		},
 	})
 	return session, s
 }
@@ -152,7 +152,7 @@ func TestSessionWatchEventsInitial(t *testing.T) {
 			ctx, cancel := context.WithCancel(testContext(t))
 			defer cancel()
 			var got []string
-			err := s.WatchEvents(ctx, objectRef(t, mapper, "deployment/web"), query.WatchEventsOptions{EventsOptions: tc.opts},
+			err := s.WatchEvents(ctx, objectRef(t, mapper, "deployment/web"), query.EventsFeedOptions{EventsOptions: tc.opts},
 				func(ev *feed.Event) error {
 					got = append(got, string(ev.Type)+" "+ev.Object.(*corev1.Event).Reason)
 					return nil
@@ -174,7 +174,7 @@ func TestSessionWatchEventsInitial(t *testing.T) {
 
 func TestSessionWatchEventsUntil(t *testing.T) {
 	s, _ := eventsSession(t, windowObjects())
-	err := s.WatchEvents(testContext(t), query.ObjectRef{}, query.WatchEventsOptions{EventsOptions: query.EventsOptions{Until: relationsTime}},
+	err := s.WatchEvents(testContext(t), query.ObjectRef{}, query.EventsFeedOptions{EventsOptions: query.EventsOptions{Until: relationsTime}},
 		func(*feed.Event) error { return nil }, func() error { return nil })
 	if err == nil || err.Error() != "a watch of events cannot have an end time" {
 		t.Errorf("err = %v", err)

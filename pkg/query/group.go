@@ -130,11 +130,11 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 		}
 		members[i] = &member{req: r, indexer: idx}
 	}
-	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.GroupListKind, GroupBy: by.Mode}
+	doc := v1alpha1.NewGroupList(by.Mode)
 	b := newGroupBuilder(len(members), by.Mode == GroupByNode && by.IncludeCompleted)
 	switch by.Mode {
 	case GroupByOwner:
-		err = s.groupByOwner(ctx, owners, b, doc, members)
+		err = s.groupByOwner(ctx, owners, b, members)
 	case GroupByNode:
 		err = s.groupByNode(ctx, b, members, by.IncludeCompleted)
 	default:
@@ -150,7 +150,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 		}
 		return g.Name
 	})
-	doc.Warnings = append(s.Warnings(), doc.Warnings...)
+	doc.Warnings = s.Warnings()
 	return doc, missing, nil
 }
 
@@ -309,7 +309,7 @@ func groupByKey(b *groupBuilder, mode, indexName, expr string, members []*member
 // GroupByOwner groups members under their top-level controller. Direct owners
 // come from the controller index (one key per owner, however many members), and
 // only their kinds are looked up, metadata only.
-func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolver, b *groupBuilder, doc *v1alpha1.GroupList, members []*member) error {
+func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolver, b *groupBuilder, members []*member) error {
 	type direct struct {
 		t    int
 		m    *member
@@ -354,6 +354,7 @@ func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolv
 		return err
 	}
 	warned := map[schema.GroupKind]bool{}
+	var unknown []string
 	for uid, idxs := range byUID {
 		r := res[uid]
 		top := r.Top
@@ -361,14 +362,18 @@ func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolv
 		key := v1alpha1.GroupKey{APIVersion: top.APIVersion, Kind: top.Kind, Namespace: top.Namespace, Name: top.Name, UID: string(top.UID), Dangling: r.Dangling, Unknown: r.Unknown, Reason: r.Reason}
 		if r.Unknown && !warned[top.GroupKind()] {
 			warned[top.GroupKind()] = true
-			doc.Warnings = append(doc.Warnings, fmt.Sprintf("owners above %s are unknown: %s", kindName(top.GroupKind()), r.Reason))
+			unknown = append(unknown, fmt.Sprintf("owners above %s are unknown: %s", kindName(top.GroupKind()), r.Reason))
 		}
 		g := b.get("o:"+string(top.UID), name, key)
 		for _, i := range idxs {
 			b.add(g, directs[i].t, directs[i].m, directs[i].objs)
 		}
 	}
-	sort.Strings(doc.Warnings)
+	// In name order, after what the session warned of so far.
+	sort.Strings(unknown)
+	for _, w := range unknown {
+		s.warn("%s", w)
+	}
 	return nil
 }
 

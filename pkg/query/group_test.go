@@ -93,7 +93,7 @@ func (tc groupCase) run(t *testing.T) *v1alpha1.GroupList {
 	if reqs == nil {
 		reqs = []query.Request{{Resource: fixtures.Pods}}
 	}
-	cfg := query.Config{Mapper: tc.mapper, Namespace: tc.namespace, LabelSelector: tc.labelSelector}
+	cfg := query.Config{Target: query.Target{Mapper: tc.mapper, Namespace: tc.namespace}, LabelSelector: tc.labelSelector}
 	if cfg.Namespace == "" {
 		cfg.Namespace = "shop"
 	}
@@ -108,9 +108,9 @@ func (tc groupCase) run(t *testing.T) *v1alpha1.GroupList {
 	if err != nil {
 		t.Fatalf("Group: %v", err)
 	}
-	if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != v1alpha1.GroupListKind || doc.GroupBy != tc.by.Mode || doc.Warnings == nil {
+	if doc.APIVersion != v1alpha1.SchemeGroupVersion.String() || doc.Kind != v1alpha1.GroupListKind || doc.GroupBy != tc.by.Mode || doc.Warnings == nil {
 		t.Errorf("document %s %s, groupBy %q, warnings %v; want %s %s, groupBy %q and a warnings array",
-			doc.APIVersion, doc.Kind, doc.GroupBy, doc.Warnings, v1alpha1.GroupVersion, v1alpha1.GroupListKind, tc.by.Mode)
+			doc.APIVersion, doc.Kind, doc.GroupBy, doc.Warnings, v1alpha1.SchemeGroupVersion, v1alpha1.GroupListKind, tc.by.Mode)
 	}
 	var gotMissing []string
 	for _, err := range missing {
@@ -540,7 +540,7 @@ func TestSessionGroupByOwner(t *testing.T) {
 // that controller references name, metadata only; members stay full objects.
 func TestSessionGroupByOwnerLookups(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
-	session, _ := newSession(t, s, query.Config{Mapper: fixtures.OwnerMapper(), Namespace: "shop"})
+	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: fixtures.OwnerMapper(), Namespace: "shop"}})
 	if _, _, err := session.Group(testContext(t), []query.Request{{Resource: fixtures.Pods}}, query.GroupBy{Mode: query.GroupByOwner}); err != nil {
 		t.Fatalf("Group: %v", err)
 	}
@@ -578,7 +578,7 @@ func TestSessionGroupByOwnerLookups(t *testing.T) {
 func TestOwnerResolver(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
 	fixtures.ForbidMetadataList(s, "replicasets")
-	session, _ := newSession(t, s, query.Config{Mapper: fixtures.OwnerMapper(), Namespace: "shop"})
+	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: fixtures.OwnerMapper(), Namespace: "shop"}})
 	l := session.OwnerResolver()
 	defer l.Shutdown()
 

@@ -102,7 +102,7 @@ func TestSessionList(t *testing.T) {
 				objects = fixtures.ListObjects()
 			}
 			mapper, _ := testMapper(t)
-			cfg := query.Config{Mapper: mapper, Namespace: "shop", LabelSelector: tc.labelSelector, KeepManagedFields: tc.keepManagedFields}
+			cfg := query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop"}, LabelSelector: tc.labelSelector, KeepManagedFields: tc.keepManagedFields}
 			if tc.allNamespaces {
 				cfg.Namespace = ""
 			}
@@ -180,7 +180,7 @@ func TestSessionPerNamespaceFallback(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			mapper, _ := testMapper(t)
-			s, _ := newSession(t, fixtures.FallbackServer(tc.namespaces), query.Config{Mapper: mapper, Namespace: ""})
+			s, _ := newSession(t, fixtures.FallbackServer(tc.namespaces), query.Config{Target: query.Target{Mapper: mapper}})
 			reqs := []query.Request{{Resource: fixtures.Pods}}
 			var members []v1alpha1.Members
 			var warnings []string

@@ -24,12 +24,9 @@ func (s *Session) Tree(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, erro
 	if err := w.loadFull(ctx, flatten(tree)); err != nil {
 		return nil, err
 	}
-	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.GroupVersion,
-		Kind:       v1alpha1.TreeKind,
-		Root:       treeItems(w, tree, time.Now()),
-		Warnings:   s.Warnings(),
-	}, nil
+	doc := v1alpha1.NewTree(v1alpha1.TreeKind, treeItems(w, tree, time.Now()))
+	doc.Warnings = s.Warnings()
+	return doc, nil
 }
 
 // Owners answers `kubectl idx owners`: obj's owners, and theirs, up to the
@@ -64,12 +61,9 @@ func (s *Session) Owners(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, er
 	now := time.Now()
 	item := w.item(root, now)
 	item.Owners = ownerItems(w, links, now)
-	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.GroupVersion,
-		Kind:       v1alpha1.OwnerTreeKind,
-		Root:       item,
-		Warnings:   s.Warnings(),
-	}, nil
+	doc := v1alpha1.NewTree(v1alpha1.OwnerTreeKind, item)
+	doc.Warnings = s.Warnings()
+	return doc, nil
 }
 
 // Orphans answers `kubectl idx orphans`: objects whose ownerReferences point
@@ -95,7 +89,7 @@ func (s *Session) Orphans(ctx context.Context) (*v1alpha1.RelationList, error) {
 	for _, gk := range unknown {
 		s.warn("references to owners of kind %s were not checked: the kind cannot be listed", kindName(gk))
 	}
-	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}}
+	doc := v1alpha1.NewRelationList(v1alpha1.OrphanListKind)
 	for _, orphan := range orphans {
 		// Owner kinds are read cluster-wide; report only what the scope holds.
 		if ns != metav1.NamespaceAll && (!orphan.Namespaced || orphan.Object.GetNamespace() != ns) {

@@ -33,12 +33,12 @@ func relationSession(t *testing.T, objs []runtime.Object, allNamespaces bool, fo
 	dc := fixtures.Discovery(fixtures.RelationAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
 	cfg := query.Config{
-		Mapper:       mapper,
-		Namespace:    "shop",
+		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+			Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+				return informer.ListableResources(dc, namespacedOnly)
+			},
+		}},
 		ObjectStatus: printers.ObjectStatus,
-		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-			return informer.ListableResources(dc, namespacedOnly)
-		},
 	}
 	if allNamespaces {
 		cfg.Namespace, cfg.DefaultNamespace = "", "shop"
@@ -77,8 +77,8 @@ func treeLines(it *v1alpha1.TreeItem, depth int, out *[]string) {
 // checkTree checks a tree document's header and returns its lines.
 func checkTree(t *testing.T, doc *v1alpha1.Tree, kind string) []string {
 	t.Helper()
-	if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != kind || doc.Warnings == nil {
-		t.Errorf("document %s %s, warnings %v; want %s %s and a warnings array", doc.APIVersion, doc.Kind, doc.Warnings, v1alpha1.GroupVersion, kind)
+	if doc.APIVersion != v1alpha1.SchemeGroupVersion.String() || doc.Kind != kind || doc.Warnings == nil {
+		t.Errorf("document %s %s, warnings %v; want %s %s and a warnings array", doc.APIVersion, doc.Kind, doc.Warnings, v1alpha1.SchemeGroupVersion.String(), kind)
 	}
 	var lines []string
 	treeLines(doc.Root, 0, &lines)
@@ -238,7 +238,7 @@ func TestSessionOrphans(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("orphans = %q, want %q", got, want)
 			}
-			if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != v1alpha1.OrphanListKind || doc.Warnings == nil {
+			if doc.APIVersion != v1alpha1.SchemeGroupVersion.String() || doc.Kind != v1alpha1.OrphanListKind || doc.Warnings == nil {
 				t.Errorf("document %s %s, warnings %v", doc.APIVersion, doc.Kind, doc.Warnings)
 			}
 		})
@@ -385,7 +385,7 @@ func TestSessionUses(t *testing.T) {
 			if strings.Contains(string(data), fixtures.SecretValue) {
 				t.Fatalf("secret data in the answer:\n%s", data)
 			}
-			if doc.APIVersion != v1alpha1.GroupVersion || doc.Kind != v1alpha1.UsesListKind || doc.Direction != tc.wantDirection || doc.Warnings == nil {
+			if doc.APIVersion != v1alpha1.SchemeGroupVersion.String() || doc.Kind != v1alpha1.UsesListKind || doc.Direction != tc.wantDirection || doc.Warnings == nil {
 				t.Errorf("document %s %s, direction %q, warnings %v; want direction %q", doc.APIVersion, doc.Kind, doc.Direction, doc.Warnings, tc.wantDirection)
 			}
 			var got []string

@@ -10,12 +10,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -27,23 +25,12 @@ import (
 // behind the client's rate limiter or flood the server's fair queuing.
 const relationMaxLists = 16
 
-// Config is what a Session needs to ask one cluster. The command layer builds
-// it from flags and the kubeconfig; nothing in it is a flag.
+// Config is what a Session needs to ask one cluster: the Target, then what
+// the question is narrowed by. The command layer builds it from flags and the
+// kubeconfig; nothing in it is a flag.
 type Config struct {
-	// RESTConfig connects to the server. Not needed when NewFactory, Listable
-	// and the getters used by a question are all given (tests).
-	RESTConfig *rest.Config
-	// Mapper resolves kinds to resources, as kubectl's discovery-backed mapper.
-	Mapper meta.RESTMapper
-	// Discovery lists the types the server serves, for the questions that read
-	// every type (tree, orphans, events). Nil with Listable set is fine.
-	Discovery discovery.DiscoveryInterface
+	Target
 
-	// Namespace is the scope of namespaced types: "" for all namespaces (-A).
-	Namespace string
-	// DefaultNamespace is the context's namespace: where an object named on
-	// the command line of a relation question is looked for under -A.
-	DefaultNamespace string
 	// LabelSelector and FieldSelector narrow List, Group and Watch on the
 	// server. They are not applied to owners, nodes or related objects.
 	LabelSelector string
@@ -59,9 +46,14 @@ type Config struct {
 	// ObjectStatus gives the READY and STATUS of an object in a tree, as the
 	// tables print them; nil leaves them empty.
 	ObjectStatus func(obj runtime.Object, now time.Time) (ready, status string)
+}
 
-	// NewFactory builds informer factories; nil means informer.NewFactory over
-	// RESTConfig. Tests pass factories over fake clients.
+// Hooks stand in for the clients a Session builds from a target's REST
+// config: tests hand each target its fakes. Each nil hook means the real
+// client.
+type Hooks struct {
+	// NewFactory builds informer factories; nil means informer.NewFactory
+	// over RESTConfig.
 	NewFactory func(informer.Config) (*informer.Factory, error)
 	// Listable lists the types that support list and watch; nil means
 	// informer.ListableResources over Discovery.
@@ -124,10 +116,6 @@ func (s *Session) Warnings() []string {
 	defer s.mu.Unlock()
 	return append([]string{}, s.warnings...)
 }
-
-// Warn records a warning about the answer once, for the command to print
-// with the others.
-func (s *Session) Warn(format string, args ...any) { s.warn(format, args...) }
 
 // warn records a warning once.
 func (s *Session) warn(format string, args ...any) {

@@ -83,8 +83,10 @@ func TestTablesRequest(t *testing.T) {
 				}),
 			}
 			s := query.NewSession(query.Config{
-				Namespace: tc.namespace, LabelSelector: "team=a", FieldSelector: "spec.holderIdentity!=x",
-				TableClient: func(gv schema.GroupVersion) (rest.Interface, error) { return client, nil },
+				Target: query.Target{Namespace: tc.namespace, Hooks: query.Hooks{
+					TableClient: func(gv schema.GroupVersion) (rest.Interface, error) { return client, nil },
+				}},
+				LabelSelector: "team=a", FieldSelector: "spec.holderIdentity!=x",
 			})
 			names := tc.names
 			if names == nil {
@@ -137,7 +139,7 @@ func TestTablesNotATable(t *testing.T) {
 			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(strings.NewReader(`{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","items":[]}`))}, nil
 		}),
 	}
-	s := query.NewSession(query.Config{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }})
+	s := query.NewSession(query.Config{Target: query.Target{Hooks: query.Hooks{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }}}})
 	objs := []runtime.Object{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}}
 	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
 	want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table; showing NAME and AGE only"
@@ -216,7 +218,7 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(bytes.NewReader(data))}, nil
 				}),
 			}
-			s := query.NewSession(query.Config{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }})
+			s := query.NewSession(query.Config{Target: query.Target{Hooks: query.Hooks{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }}}})
 			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: pods.GVK, Namespaced: true, Objects: tc.objs}}, []query.Request{{Resource: pods}})
 			table := tables[pods.GVK.GroupKind()]
 			if table == nil {

@@ -92,7 +92,8 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 	}
 	kind := usesSubjectKinds[obj.Resource.GVK.GroupKind()]
 	key := index.UsesKey(kind, ns, obj.Name)
-	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: "users", Items: []v1alpha1.RelationItem{}}
+	doc := v1alpha1.NewRelationList(v1alpha1.UsesListKind)
+	doc.Direction = "users"
 	subjectItem := v1alpha1.RelationItem{APIVersion: obj.Resource.GVK.GroupVersion().String(), Kind: obj.Resource.GVK.Kind, Namespace: ns, Name: obj.Name}
 	if subject != nil {
 		subjectItem = v1alpha1.RelationItemFor(obj.Resource.GVK, subject)
@@ -188,7 +189,8 @@ func (s *Session) uses(ctx context.Context, ref ObjectRef) (*v1alpha1.RelationLi
 		}
 	}
 	subject := v1alpha1.RelationItemFor(ref.Resource.GVK, m)
-	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.UsesListKind, Direction: "uses", Subject: &subject, Items: []v1alpha1.RelationItem{}}
+	doc := v1alpha1.NewRelationList(v1alpha1.UsesListKind)
+	doc.Direction, doc.Subject = "uses", &subject
 	for _, r := range refs {
 		it := v1alpha1.RelationItem{APIVersion: "v1", Kind: r.Kind, Namespace: ns, Name: r.Name, Via: r.Via, Optional: r.Optional}
 		if inf, ok := stores[r.Kind]; ok {

@@ -2,8 +2,12 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
@@ -13,8 +17,8 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
-// WatchOptions are what a change feed asks for besides its types.
-type WatchOptions struct {
+// FeedOptions are what a change feed asks for besides its types.
+type FeedOptions struct {
 	// Owner, when set, narrows the feed to that object and what it owns,
 	// through any chain of ownerReferences (--owner).
 	Owner *ObjectRef
@@ -22,20 +26,25 @@ type WatchOptions struct {
 	WatchOnly bool
 	// Diff fills each MODIFIED event's changes.
 	Diff bool
+	FeedNotices
+}
+
+// FeedNotices hear what a feed has to say besides its events. All three are
+// called from informer goroutines; nil hears nothing.
+type FeedNotices struct {
 	// OnWatchLost and OnWatchRestored hear when a watch is down for more than
-	// a second and when it is caught up again; see informer.Config. Owner
-	// kinds that cannot be followed are reported through Warn. All three are
-	// called from informer goroutines.
+	// a second and when it is caught up again; see informer.Config.
 	OnWatchLost     func(res informer.Resource, err error)
 	OnWatchRestored func(informer.Reconnect)
-	Warn            func(error)
+	// Warn hears of owner kinds that cannot be followed.
+	Warn func(error)
 }
 
 // Watch runs the change feed of `kubectl idx watch` over reqs: the current
 // state (unless WatchOnly), then every change, until ctx ends or emit or
 // flush fail. emit and flush are called from one goroutine; flush is called
 // whenever the feed has caught up. It returns nil when ctx ended.
-func (s *Session) Watch(ctx context.Context, reqs []Request, opts WatchOptions, emit func(*feed.Event) error, flush func() error) error {
+func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, emit func(*feed.Event) error, flush func() error) error {
 	scope, stopScope, err := s.watchScope(ctx, reqs, opts)
 	if err != nil {
 		return err
@@ -93,7 +102,7 @@ func registrationsSynced(regs []cache.ResourceEventHandlerRegistration) cache.In
 
 // watchScope narrows the feed to the names asked for and to what the owner
 // owns; it returns a function stopping the owner lookups.
-func (s *Session) watchScope(ctx context.Context, reqs []Request, opts WatchOptions) (feed.Scope, func(), error) {
+func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptions) (feed.Scope, func(), error) {
 	names := feed.NameScope{}
 	for i, r := range reqs {
 		if len(r.Names) > 0 {
@@ -143,4 +152,46 @@ func (s *Session) uidOf(ctx context.Context, ref ObjectRef, namespace string) (t
 		return "", err
 	}
 	return obj.GetUID(), nil
+}
+
+// WarnNotices returns FeedNotices that word what a feed has to say as
+// warning lines, handed to warn: "watch of pods interrupted: ...;
+// reconnecting", "watch of pods reconnected after 2.3s".
+func WarnNotices(warn func(msg string)) FeedNotices {
+	return FeedNotices{
+		OnWatchLost: func(res informer.Resource, err error) {
+			warn(fmt.Sprintf("watch of %s interrupted: %s; reconnecting", res.Name(), watchCause(err)))
+		},
+		OnWatchRestored: func(r informer.Reconnect) {
+			warn(fmt.Sprintf("watch of %s reconnected after %s", r.Resource.Name(), roundDuration(r.Down)))
+		},
+		Warn: func(err error) { warn(err.Error()) },
+	}
+}
+
+// watchCause words why a watch is down in a few words: the server's message, or
+// the transport's error without the request URL. kubectl's wording of a refused
+// connection ("did you specify the right host or port?") suits a command that
+// never connected, not a feed that was connected a moment ago.
+func watchCause(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Message != "" {
+		return status.Status().Message
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err.Error()
+	}
+	return err.Error()
+}
+
+// roundDuration keeps two or three significant digits: 15ms, 2.3s, 1m5s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

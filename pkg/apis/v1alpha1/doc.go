@@ -6,27 +6,16 @@
 // has a JSON tag and a comment, a field is never renamed or removed within a
 // version, and README.md documents the same shapes.
 //
+// The documents are API objects of the group version kubectl-idx.io/v1alpha1
+// (SchemeGroupVersion), registered in Scheme, as the types of
+// k8s.io/apimachinery/pkg/apis/meta/v1 are: each has its apiVersion and kind
+// and deep-copies itself, so cli-runtime's printers print them as they print
+// any object. Their apiVersion and kind are fields of their own rather than
+// an embedded metav1.TypeMeta, which would write kind before apiVersion: the
+// documents' bytes are the ones scripts have read since before they were API
+// objects.
+//
 // The query engine (pkg/query) builds these documents and pkg/printers prints
 // them; neither lives here. Plain listings (`kubectl idx TYPE -o json`) print a
 // v1 List of the objects, as kubectl does, not a document of this package.
 package v1alpha1
-
-// GroupVersion is the apiVersion of every document of this package, so scripts
-// can tell them from a v1 List.
-const GroupVersion = "kubectl-idx.io/v1alpha1"
-
-// Kinds of the documents.
-const (
-	// GroupListKind is the document of a group-by query.
-	GroupListKind = "GroupList"
-	// TreeKind is the document of `kubectl idx tree`: Root and its descendants
-	// under children.
-	TreeKind = "Tree"
-	// OwnerTreeKind is the document of `kubectl idx owners`: Root and its
-	// owners, and theirs, under owners.
-	OwnerTreeKind = "OwnerTree"
-	// OrphanListKind is the document of `kubectl idx orphans`.
-	OrphanListKind = "OrphanList"
-	// UsesListKind is the document of `kubectl idx uses`.
-	UsesListKind = "UsesList"
-)

@@ -1,0 +1,245 @@
+package cmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
+
+// QueryOptions are the flags and resolved state of every command that asks
+// clusters, which the commands' Options embed as kubectl's commands compose
+// PrintFlags: the contexts asked, the printer, --sync-timeout, the
+// selectors, and the engine's configuration built from them.
+type QueryOptions struct {
+	*Flags
+	PrintFlags *get.PrintFlags
+
+	// LabelSelector and FieldSelector are -l and --field-selector, of the
+	// commands that take them (addSelectorFlags).
+	LabelSelector string
+	FieldSelector string
+	SyncTimeout   time.Duration
+
+	// targets are the contexts asked, one for a plain run, resolved by
+	// complete.
+	targets []query.Target
+	// printer and format are -o's, resolved by complete through toPrinter:
+	// nil is PrintFlags.ToPrinter, kubectl get's printers.
+	printer   cliprinters.ResourcePrinter
+	format    string
+	toPrinter func() (cliprinters.ResourcePrinter, error)
+	// progress is set when stderr is a terminal: progress lines would only
+	// be noise in a log file or a pipe.
+	progress bool
+	// stderr serializes the warnings that informer goroutines write.
+	stderr sync.Mutex
+
+	genericiooptions.IOStreams
+}
+
+// newQueryOptions returns QueryOptions with kubectl's printing flags.
+func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions {
+	if f == nil {
+		// A command built on its own (tests).
+		f = &Flags{}
+	}
+	return &QueryOptions{Flags: f, PrintFlags: get.NewGetPrintFlags(), SyncTimeout: 60 * time.Second, IOStreams: streams}
+}
+
+// addFlags adds --sync-timeout.
+func (o *QueryOptions) addFlags(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+}
+
+// addSelectorFlags adds -l and --field-selector.
+func (o *QueryOptions) addSelectorFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
+}
+
+// complete resolves the printer and the contexts asked; it sends no request
+// to the server (the REST mappers and discovery clients are lazy).
+func (o *QueryOptions) complete() error {
+	toPrinter := o.toPrinter
+	if toPrinter == nil {
+		toPrinter = o.PrintFlags.ToPrinter
+	}
+	p, err := toPrinter()
+	if err != nil {
+		return err
+	}
+	o.printer = p
+	o.format = *o.PrintFlags.OutputFormat
+	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
+		// kubectl's --template without -o.
+		o.format = "go-template"
+	}
+	if o.targets, err = o.Flags.resolveTargets(); err != nil {
+		return err
+	}
+	o.progress = isTerminal(o.ErrOut)
+	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// validate checks the shared flags; it does no I/O.
+func (o *QueryOptions) validate() error {
+	if _, err := labels.Parse(o.LabelSelector); err != nil {
+		return fmt.Errorf("invalid label selector %q: %w", o.LabelSelector, err)
+	}
+	if _, err := fields.ParseSelector(o.FieldSelector); err != nil {
+		return fmt.Errorf("invalid field selector %q: %w", o.FieldSelector, err)
+	}
+	if o.SyncTimeout < 0 {
+		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	return nil
+}
+
+// several reports whether the answer is over several contexts (--context
+// a,b or --all-contexts), each object and warning naming its own.
+func (o *QueryOptions) several() bool {
+	return len(o.targets) > 0 && o.targets[0].Context != ""
+}
+
+// human reports whether -o asks for kubectl's tables.
+func (o *QueryOptions) human() bool { return printers.IsHuman(o.format) }
+
+// sortBy is the --sort-by value, "" when unset.
+func (o *QueryOptions) sortBy() string {
+	if hf := o.PrintFlags.HumanReadableFlags; hf != nil && hf.SortBy != nil {
+		return *hf.SortBy
+	}
+	return ""
+}
+
+// config is the engine's configuration from the flags.
+func (o *QueryOptions) config() query.Config {
+	cfg := query.Config{
+		LabelSelector:     o.LabelSelector,
+		FieldSelector:     o.FieldSelector,
+		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
+		SyncTimeout:       o.SyncTimeout,
+		WarningText:       warningText,
+		ObjectStatus:      printers.ObjectStatus,
+	}
+	if o.progress {
+		cfg.Progress = o.ErrOut
+	}
+	return cfg
+}
+
+// printOptions carries the printing flags kubectl's printers do not hold,
+// and warnings, what the answer may be missing.
+func (o *QueryOptions) printOptions(warnings []string) printers.Options {
+	hf := o.PrintFlags.HumanReadableFlags
+	return printers.Options{
+		Format:        o.format,
+		NoHeaders:     *o.PrintFlags.NoHeaders,
+		ShowLabels:    *hf.ShowLabels,
+		ShowKind:      *hf.ShowKind,
+		ColumnLabels:  *hf.ColumnLabels,
+		WithNamespace: o.AllNamespaces,
+		SortBy:        o.sortBy(),
+		Now:           time.Now(),
+		Warnings:      warnings,
+		ErrorText:     warningText,
+	}
+}
+
+// warnf writes a warning line to stderr; warnings of informer goroutines
+// never interleave.
+func (o *QueryOptions) warnf(format string, args ...any) {
+	o.stderr.Lock()
+	defer o.stderr.Unlock()
+	fmt.Fprintf(o.ErrOut, "warning: "+format+"\n", args...)
+}
+
+// feedNotices are what the feed of context says besides its events, as
+// warnings naming the context when several are asked.
+func (o *QueryOptions) feedNotices(context string) query.FeedNotices {
+	return query.WarnNotices(func(msg string) {
+		if context != "" {
+			msg = prefixContext(context, msg)
+		}
+		o.warnf("%s", msg)
+	})
+}
+
+// feedPrinter prints a feed's events (printers.EventPrinter,
+// printers.EventsWatchPrinter).
+type feedPrinter interface {
+	Print(w io.Writer, ev *feed.Event) error
+	Flush(w io.Writer) error
+}
+
+// follow prints the merged feeds of targets (query.Follow) with p until ctx
+// ends or stdout's reader goes away: the one feed loop of watch and events
+// -w. Over several contexts a feed that fails is a warning naming its
+// context while the others go on, and the exit code counts it with the
+// contexts that failed before (failed of total); one context's failure is
+// its error.
+func (o *QueryOptions) follow(ctx context.Context, targets []query.Target, failed, total int, run query.FeedFunc, p feedPrinter) error {
+	// With nothing to print, a feed would otherwise learn that `| head` is
+	// done only at its next write.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if closed := stdoutClosed(o.Out); closed != nil {
+		go func() {
+			select {
+			case <-closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	out := bufio.NewWriterSize(o.Out, 64<<10)
+	var ended atomic.Int32
+	var single error
+	err := query.Follow(ctx, targets, o.config(), run,
+		func(ev *feed.Event) error { return p.Print(out, ev) },
+		func() error {
+			if err := p.Flush(out); err != nil {
+				return err
+			}
+			return out.Flush()
+		},
+		func(a query.Answer[struct{}]) {
+			if !o.several() {
+				single = a.Err
+				return
+			}
+			ended.Add(1)
+			for _, w := range contextWarnings(a.Context, a.Err) {
+				o.warnf("%s", w)
+			}
+		})
+	if err != nil {
+		return err
+	}
+	if single != nil {
+		return single
+	}
+	return contextsOutcome(failed+int(ended.Load()), total)
+}

@@ -1,0 +1,172 @@
+package printers
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
+
+// Document is a document a relation question answers with: the Tree of tree
+// and owners, the RelationList of orphans and uses.
+type Document interface {
+	*v1alpha1.Tree | *v1alpha1.RelationList
+	runtime.Object
+}
+
+// PrintDocuments prints the documents of one context or several (query.Ask's
+// answers); answers without one (failed contexts) are passed over. One
+// context of a plain run (Context "") prints its document as PrintTree or
+// PrintRelationList does, or draws it (-o dot, -o mermaid). Several print one
+// table with a CONTEXT column first, names after their context and a slash,
+// custom columns after a CONTEXT column, and otherwise a v1 List of the
+// documents, each with its "context", and opts.Warnings as the List's
+// "warnings". It returns the number of objects listed (a RelationList's
+// items; a tree counts as one).
+func PrintDocuments[D Document](w io.Writer, answers []query.Answer[D], delegate printers.ResourcePrinter, opts Options) (int, error) {
+	var docs []runtime.Object
+	n := 0
+	for _, a := range answers {
+		switch d := any(a.Value).(type) {
+		case *v1alpha1.Tree:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n++
+		case *v1alpha1.RelationList:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n += len(d.Items)
+		}
+		docs = append(docs, a.Value)
+	}
+	if len(docs) == 0 {
+		return 0, nil
+	}
+	if len(answers) > 0 && answers[0].Context == "" {
+		return n, printDocument(w, docs[0], delegate, opts)
+	}
+	return n, printContextDocuments(w, docs, delegate, opts)
+}
+
+// printDocument prints one context's document.
+func printDocument(w io.Writer, doc runtime.Object, delegate printers.ResourcePrinter, opts Options) error {
+	switch d := doc.(type) {
+	case *v1alpha1.Tree:
+		if IsGraph(opts.Format) {
+			return PrintTreeGraph(w, d, opts.Format)
+		}
+		return PrintTree(w, d, delegate, opts)
+	case *v1alpha1.RelationList:
+		if IsGraph(opts.Format) {
+			return PrintUsesGraph(w, d, opts.Format)
+		}
+		return PrintRelationList(w, d, delegate, opts)
+	}
+	return fmt.Errorf("printing %T: not a document", doc)
+}
+
+// documentTable is a document's table for human output.
+func documentTable(doc runtime.Object, opts Options) *metav1.Table {
+	switch d := doc.(type) {
+	case *v1alpha1.Tree:
+		return treeTable(d, opts)
+	case *v1alpha1.RelationList:
+		return relationTable(d, opts)
+	}
+	return &metav1.Table{}
+}
+
+// contextOf is a document's context.
+func contextOf(doc runtime.Object) string {
+	switch d := doc.(type) {
+	case *v1alpha1.Tree:
+		return d.Context
+	case *v1alpha1.RelationList:
+		return d.Context
+	}
+	return ""
+}
+
+// printContextDocuments prints the documents of several contexts. Graphs
+// draw one cluster: they are an error here.
+func printContextDocuments(w io.Writer, docs []runtime.Object, delegate printers.ResourcePrinter, opts Options) error {
+	switch {
+	case IsGraph(opts.Format):
+		return fmt.Errorf("-o %s draws the graph of one cluster: name one context with --context", opts.Format)
+	case IsHuman(opts.Format):
+		names := make([]string, len(docs))
+		tables := make([]*metav1.Table, len(docs))
+		for i, d := range docs {
+			names[i], tables[i] = contextOf(d), documentTable(d, opts)
+		}
+		table := ContextTable(names, tables, false)
+		if len(table.Rows) == 0 {
+			return nil
+		}
+		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
+	case opts.Format == "name", strings.HasPrefix(opts.Format, "custom-columns"):
+		return printContextLines(w, docs, delegate, opts)
+	}
+	// A v1 List of the documents, as kubectl prints a List of objects of
+	// several kinds: unstructured, its fields in name order.
+	list := unstructuredList(opts.Warnings)
+	for _, d := range docs {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+		if err != nil {
+			return fmt.Errorf("converting the %s document: %w", contextOf(d), err)
+		}
+		list.Items = append(list.Items, unstructured.Unstructured{Object: u})
+	}
+	return delegate.PrintObj(list, w)
+}
+
+// printContextLines prints each document's lines (-o name, custom columns)
+// after its context: "ctx/kind/name", or a CONTEXT column.
+func printContextLines(w io.Writer, docs []runtime.Object, delegate printers.ResourcePrinter, opts Options) error {
+	name := opts.Format == "name"
+	width := len("CONTEXT")
+	for _, d := range docs {
+		width = max(width, len(contextOf(d)))
+	}
+	header := false
+	bw := bufio.NewWriter(w)
+	for _, d := range docs {
+		var buf bytes.Buffer
+		if err := printDocument(&buf, d, delegate, opts); err != nil {
+			return err
+		}
+		if buf.Len() == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if !name && !opts.NoHeaders {
+			// Each document's columns come with a header: keep the first.
+			if !header {
+				fmt.Fprintf(bw, "%-*s   %s\n", width, "CONTEXT", lines[0])
+				header = true
+			}
+			lines = lines[1:]
+		}
+		for _, line := range lines {
+			if name {
+				fmt.Fprintf(bw, "%s/%s\n", contextOf(d), line)
+			} else {
+				fmt.Fprintf(bw, "%-*s   %s\n", width, contextOf(d), line)
+			}
+		}
+	}
+	return bw.Flush()
+}
