@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -122,6 +126,56 @@ func TestFormatError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := FormatError(tc.err); got != tc.want {
 				t.Errorf("FormatError() =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDemoHint: with no kubeconfig at all, kubectl's error is followed by one
+// line saying how to get a local cluster; with any kubeconfig, or an error
+// that is not about reaching a cluster, by nothing.
+func TestDemoHint(t *testing.T) {
+	server := "http://" + closedAddress(t)
+	refused := "The connection to the server " + strings.TrimPrefix(server, "http://") + " was refused - did you specify the right host or port?"
+	tests := []struct {
+		name       string
+		args       []string
+		kubeconfig string // KUBECONFIG
+		homeConfig bool   // ~/.kube/config exists
+		want       []string
+	}{
+		{name: "no kubeconfig at all", args: []string{"pods", "--server", server}, want: []string{refused, demoHint}},
+		{name: "--kubeconfig", args: []string{"pods", "--kubeconfig", writeKubeconfig(t, server)}, want: []string{refused}},
+		{name: "KUBECONFIG", args: []string{"pods", "--server", server}, kubeconfig: writeKubeconfig(t, server), want: []string{refused}},
+		{name: "~/.kube/config", args: []string{"pods", "--server", server}, homeConfig: true, want: []string{refused}},
+		{
+			name: "an error before any request", args: []string{"--server", server},
+			want: []string{`error: you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			t.Setenv("HOME", home)
+			t.Setenv("KUBECONFIG", tc.kubeconfig)
+			t.Setenv("KUBERNETES_SERVICE_HOST", "")
+			if tc.homeConfig {
+				if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, ".kube", "config"), []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			if code := Execute(streams, append(tc.args, "--cache-dir", t.TempDir())); code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			if got := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n"); !slices.Equal(got, tc.want) {
+				t.Errorf("stderr %q, want %q", got, tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q", out)
 			}
 		})
 	}

@@ -8,8 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -18,6 +21,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/homedir"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -144,13 +149,17 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 		err = perr
 	}
 	klog.Flush()
-	return finish(ctx, err, streams.ErrOut)
+	kubeconfig := ""
+	if f := root.Flag("kubeconfig"); f != nil {
+		kubeconfig = f.Value.String()
+	}
+	return finish(ctx, err, streams.ErrOut, kubeconfig)
 }
 
 // finish prints err once, in kubectl's words, and returns the exit code: 0
 // for none, for a closed stdout and for an interrupt; a partial answer's own
-// code, after what it has said; 1 otherwise.
-func finish(ctx context.Context, err error, errOut io.Writer) int {
+// code, after what it has said; 1 otherwise. kubeconfig is --kubeconfig.
+func finish(ctx context.Context, err error, errOut io.Writer, kubeconfig string) int {
 	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return 0
 	}
@@ -163,7 +172,32 @@ func finish(ctx context.Context, err error, errOut io.Writer) int {
 		return exit.code
 	}
 	fmt.Fprintln(errOut, FormatError(err))
+	if reachingCluster(err) && noKubeconfig(kubeconfig) {
+		fmt.Fprintln(errOut, demoHint)
+	}
 	return 1
+}
+
+// demoHint follows kubectl's error when there is no kubeconfig at all: a
+// newcomer learns how to get a cluster to try kubectl-idx on.
+const demoHint = "No kubeconfig found: to try kubectl idx on a local cluster, run `make demo` in a clone of https://github.com/kubectl-idx/kubectl-idx"
+
+// noKubeconfig reports whether no kubeconfig exists at all: no --kubeconfig
+// (flag), no KUBECONFIG, no ~/.kube/config, and no in-cluster config either.
+func noKubeconfig(flag string) bool {
+	if flag != "" || os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// reachingCluster reports whether err comes from reaching a cluster, or from
+// the configuration that says how: kubectl's defaults point nowhere
+// (localhost:8080) without a kubeconfig.
+func reachingCluster(err error) bool {
+	var urlErr *url.Error
+	return errors.As(err, &urlErr) || clientcmd.IsEmptyConfig(err) || clientcmd.IsConfigurationInvalid(err)
 }
 
 // eventsCommand is the name of the events subcommand, which is also the name
