@@ -1,8 +1,27 @@
-// Package printers turns objects read from informer caches into kubectl's output
-// formats: client-side tables handed to cli-runtime's TablePrinter for human
-// output, a streamed v1 List for -o json and -o yaml, and cli-runtime's own
-// printers (name, jsonpath, templates, custom-columns) for the rest.
+// Package printers prints the query engine's answers in kubectl's output
+// formats, as kubectl prints them.
 //
-// Objects passed in are shared cache objects and are never mutated: anything that
-// must set a field (TypeMeta for the type-aware printers) works on a deep copy.
+// Human output prints the API server's own table of every kind (as=Table),
+// which the engine reads beside the objects (query.Listing's Tables):
+// Tables.join is the one place a server's row meets its object, by UID, and a
+// kind whose table could not be read prints NAME and AGE. The tables go to
+// cli-runtime's TablePrinter; the tables kubectl-idx makes itself (trees,
+// relation lists, several contexts' documents) to printOwnTable, laid out as
+// kubectl lays out tables.
+//
+// Objects print as kubectl prints them: -o json and -o yaml as a v1 List
+// written an object at a time (ListStream as the server sends them), -o name,
+// jsonpath, templates and custom-columns through cli-runtime's printers. The
+// answer documents of pkg/apis/v1alpha1 are API objects and print through
+// cli-runtime's printers like any object; a GroupList's -o json is written a
+// group at a time, byte for byte what the JSON printer would print.
+//
+// One context of a plain run prints as kubectl does. An answer over several
+// contexts (query.Answer's Context set) names each object's: a CONTEXT column
+// first, a context/ prefix with -o name, a List per context (or a "context"
+// field) in JSON and YAML, and the feed's events a "context" field.
+//
+// Objects passed in are shared cache objects and are never mutated: anything
+// that must set a field (TypeMeta for the type-aware printers) works on a
+// copy.
 package printers

@@ -1,40 +1,63 @@
 // Package query is kubectl-idx's query engine: one function per question the
-// commands ask, each answered from short-lived client-go informers.
+// commands ask, each answered from short-lived client-go informers, of one
+// cluster or of several.
 //
 // # Layering
 //
 // A change belongs in exactly one room:
 //
-//   - cmd/ turns flags into a Config and a question (a []Request, an
-//     ObjectRef, a GroupBy), calls one Session method and prints what comes
-//     back. It decides only what the output needs (metadata-only objects for
-//     -o name, a CRD's printer columns).
+//   - cmd/ turns flags into Targets, a Config and a question (GetQuery, an
+//     ObjectRef, a GroupBy), asks it of every target through Ask (Follow for
+//     a feed) and reports the answers. It decides only what the output needs
+//     (Request.Mode, the server's tables for human output).
 //   - pkg/query (this package) owns the informer orchestration of a question:
 //     which factories and informers, with which indexers and selectors,
 //     waiting for them, turning a type that cannot be listed into a warning,
 //     the per-namespace fallback of an -A query the user may not run at the
-//     cluster scope, owner resolution, and assembling the answer document.
+//     cluster scope, owner resolution, assembling the answer document, and
+//     asking several clusters at once.
 //   - pkg/informer builds factories, lists and watches, transforms and syncs;
 //     pkg/index holds pure index functions and the queries over indexes
 //     (groups, the owner graph, selectors, references); pkg/feed turns
 //     informer notifications into the change feed.
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
-//     RelationList); pkg/printers prints them and the objects. Neither knows
-//     about informers.
+//     RelationList, WatchEvent), API objects; pkg/printers prints them, the
+//     objects and Listings. Neither knows about informers.
 //
 // Nothing here imports cobra, pflag or pkg/printers or writes to the
 // process's stdout: questions take a context and return documents, objects
 // and warnings.
 //
+// # Targets and answers
+//
+// A Target is one kubeconfig context resolved (REST config, mapper,
+// discovery, namespace); one context is the list of one, and several are
+// asked by the same code. Ask asks a question of every target concurrently,
+// at most MaxConcurrentTargets at once, each through a Session of its own,
+// and returns one Answer per target: its value, its warnings and its error
+// (beside a value, for an answer in part). Follow runs a feed per target and
+// merges them into one stream, each target's feed reconnecting on its own and
+// one that fails reported while the others go on. A Target's Hooks stand in
+// for its clients in tests.
+//
 // # Sessions
 //
-// A Session is one cluster and one invocation: its Config (REST config,
-// mapper, namespace scope, selectors, sync timeout) and the warnings of a
-// partial answer. Each question starts the informers it needs and shuts them
-// down before it returns (Watch when it ends); the objects returned are
-// read-only cache objects, to be deep-copied before anything changes them.
-// Questions over every type (tree, owners, orphans, events) use a client rate
-// of 50 requests a second and at most 16 LISTs in flight.
+// A Session is one cluster and one question: its Config (the Target, the
+// selectors, the sync timeout) and the warnings of a partial answer. Each
+// question starts the informers it needs and shuts them down before it
+// returns (Watch when it ends); the objects returned are read-only cache
+// objects, to be deep-copied before anything changes them. Questions over
+// every type (tree, owners, orphans, events) use a client rate of 50 requests
+// a second and at most 16 LISTs in flight.
+//
+// Each request is read as much as the output needs (Request.Mode):
+// metadata only for names and for human output, whose cells come from the
+// API server's table (read beside the objects, TableFetch); Summary for the
+// pods of grouped tables; Rows and FullRows for a feed's table, whose events
+// carry their server's row; whole objects otherwise. A listing of one whole
+// type in an output that prints each object on its own is streamed (Stream):
+// handed over a page at a time as the server sends it, in List's order, and
+// never held whole.
 //
 // # Owners
 //
