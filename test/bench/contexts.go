@@ -66,7 +66,7 @@ func runContexts(ctx context.Context, o options) error {
 		took  []time.Duration
 	)
 	for i, env := range envs {
-		p, err := populate(ctx, o, env.Clientset, names[i]+": ")
+		p, err := populate(ctx, o, writer(env.Config), names[i]+": ")
 		if err != nil {
 			return fmt.Errorf("context %s: %w", names[i], err)
 		}
@@ -75,6 +75,13 @@ func runContexts(ctx context.Context, o options) error {
 		log("%s: created %d pods on %d nodes in %d namespaces in %s (%.0f pods/s, %d workers); etcd backend %s",
 			names[i], p.pods, p.nodes, p.namespaces, p.took.Round(time.Millisecond), float64(p.pods)/p.took.Seconds(), o.workers, storageSize(ctx, env.Clientset))
 	}
+
+	// The servers hold the same pods: the first one's weight is every one's.
+	weight, err := weighPods(ctx, envs[0].Clientset)
+	if err != nil {
+		return err
+	}
+	log("%s", weight)
 
 	kubeconfig := filepath.Join(envs[0].Dir, "contexts.kubeconfig")
 	if err := writeContexts(envs, names, kubeconfig); err != nil {
@@ -144,7 +151,7 @@ func runContexts(ctx context.Context, o options) error {
 		}
 	}
 
-	reportContexts(os.Stdout, o, names, nodes, took, groups, results)
+	reportContexts(os.Stdout, o, names, nodes, took, weight, groups, results)
 	return nil
 }
 
@@ -190,13 +197,14 @@ func slowest(singles []*measurement) (*measurement, string) {
 	return s, ""
 }
 
-func reportContexts(w io.Writer, o options, names []string, nodes int, took []time.Duration, groups []contextsGroup, results []*measurement) {
+func reportContexts(w io.Writer, o options, names []string, nodes int, took []time.Duration, weight podWeight, groups []contextsGroup, results []*measurement) {
 	var created []string
 	for _, d := range took {
 		created = append(created, fmt.Sprintf("%s (%.0f pods/s)", d.Round(time.Millisecond), float64(o.pods)/d.Seconds()))
 	}
 	fmt.Fprintf(w, "\nkubectl-idx bench (-contexts %d): %d clusters, contexts %s, each its own kube-apiserver and etcd with %d pods on %d nodes in %d namespaces, created in %s; %d run(s) each, median shown\n",
 		o.contexts, len(names), strings.Join(names, ","), o.pods, nodes, o.namespaces, strings.Join(created, ", "), o.runs)
+	fmt.Fprintf(w, "pods: %s, %s\n", podKind(o), weight)
 	fmt.Fprintf(w, "kubectl: %s\n\n", kubectlVersion(o.kubectl))
 
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)

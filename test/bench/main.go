@@ -1,14 +1,22 @@
 // Command bench times kubectl-idx against kubectl get on a real kube-apiserver and etcd
-// holding many realistic pods, in the same run, and prints ratios.
+// holding many pods as heavy as a production cluster's, in the same run, and prints ratios.
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -pods 20000
 //
-// Each command runs as a child process; its wall time and peak RSS (getrusage's ru_maxrss,
-// taken by a small parent of its own: see rusageChild) are recorded and its stdout is
-// counted and discarded. The raw server
-// LISTs (JSON, protobuf, metadata-only protobuf) go through client-go's REST client in this
-// process, for reference: they bound what any client can do. This is a benchmark, not a test:
-// nothing is asserted about the numbers.
+// The pods are fixtures.RealisticPods (-light: fixtures.Pods, those of earlier runs):
+// about 12 KB of compact JSON each, half of it metadata, with the managedFields the API
+// server itself writes for the controller that creates them and the kubelet that writes
+// their status; ReplicaSets of Deployments and a StatefulSet per namespace own them, so
+// names like db-0 repeat across namespaces. Every report starts with the bytes per pod of the server's own
+// LISTs (JSON and metadata-only protobuf), measured after the pods are created.
+//
+// Each command runs as a child process; its wall time, user plus system CPU time and peak
+// RSS (getrusage's, taken by a small parent of its own: see rusageChild) are recorded and
+// its stdout is counted and discarded. The raw server LISTs (JSON, protobuf, metadata-only
+// protobuf, the server's table) go through client-go's REST client in this process, for
+// reference: they bound what any client can do. This is a benchmark, not a test: nothing is
+// asserted about the numbers. The report ends with the speed targets (targets): each
+// kubectl idx command's wall over its reference's in the same run, and each run's own ratio.
 //
 // -scale measures memory at scale instead, for the question a laptop user asks: how much does
 // a query over every pod of a big cluster take? It runs the commands that exercise each kind
@@ -25,6 +33,9 @@
 // would run it:
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/bench -binary bin/kubectl-idx -contexts 3 -pods 5000 -runs 3
+//
+// -serve creates the pods, prints a KUBECONFIG line and keeps the server up until
+// interrupted, measuring nothing: a dev control plane for --profile runs.
 //
 // A memory guard kills any command that brings the machine's available memory below
 // -min-available (a kubectl reference too big for the machine) and reports it killed, so the
@@ -83,6 +94,11 @@ type options struct {
 	// contexts, when 2 or more, selects the multi-context mode (runContexts) over that
 	// many control planes.
 	contexts int
+	// light creates the pods of earlier runs, fixtures.Pods, instead of
+	// fixtures.RealisticPods.
+	light bool
+	// serve keeps the server and its pods up for profiling instead of measuring.
+	serve bool
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -113,14 +129,16 @@ func main() {
 	flag.Int64Var(&o.minAvailableMiB, "min-available", 3072, "Kill a command, and report it killed, when the machine's available memory falls below this many MiB.")
 	flag.StringVar(&o.only, "only", "", "Run only the commands whose label contains this text, and their references, e.g. -only tree.")
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
+	flag.BoolVar(&o.light, "light", false, "Create the pods of earlier bench runs (fixtures.Pods: every object written by one field manager, the bench's own, and no StatefulSet, so no pod name repeats across namespaces) instead of fixtures.RealisticPods. They are no lighter in bytes: 13.2 KB of JSON per pod against 12.4 KB.")
+	flag.BoolVar(&o.serve, "serve", false, "Create the pods, print a KUBECONFIG for the server and wait until interrupted, measuring nothing: a dev control plane for --profile runs.")
 	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
 	if o.contexts < 0 || o.contexts == 1 {
 		fmt.Fprintln(os.Stderr, "error: -contexts must be 0 (one server) or at least 2")
 		os.Exit(1)
 	}
-	if o.contexts > 0 && (o.scale || o.kubectlJSON || o.baseline != "" || o.only != "" || o.createWithin > 0) {
-		fmt.Fprintln(os.Stderr, "error: -contexts cannot be combined with -scale, -kubectl-json, -baseline, -only or -create-within")
+	if o.contexts > 0 && (o.scale || o.kubectlJSON || o.baseline != "" || o.only != "" || o.createWithin > 0 || o.serve) {
+		fmt.Fprintln(os.Stderr, "error: -contexts cannot be combined with -scale, -kubectl-json, -baseline, -only, -create-within or -serve")
 		os.Exit(1)
 	}
 	if o.pods < 1 || o.namespaces < 1 || o.runs < 1 || o.workers < 1 || o.minAvailableMiB < 0 {
@@ -142,7 +160,10 @@ type measurement struct {
 	command string
 	walls   []time.Duration
 	rssKB   []int64
-	bytes   int64
+	// cpu is each run's user plus system CPU time, the command's children included: on
+	// a machine shared with others it moves far less than the wall.
+	cpu   []time.Duration
+	bytes int64
 	// inProcess marks the raw LISTs, which have no child process and so no RSS of their own.
 	inProcess bool
 	// ref is the label of the measurement this one is compared with; empty means
@@ -189,7 +210,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}()
 
-	p, err := populate(ctx, o, env.Clientset, "")
+	p, err := populate(ctx, o, writer(env.Config), "")
 	if err != nil {
 		return err
 	}
@@ -201,6 +222,14 @@ func run(ctx context.Context, o options) error {
 	}
 	log("created %d pods on %d nodes in %d namespaces in %s (%.0f pods/s, %d workers); etcd backend %s",
 		o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.workers, storageSize(ctx, env.Clientset))
+	weight, err := weighPods(ctx, env.Clientset)
+	if err != nil {
+		return err
+	}
+	log("%s", weight)
+	if o.serve {
+		return serve(ctx, env)
+	}
 	if o.scale {
 		// The creation burst leaves the API server's watch cache holding its event history
 		// (up to 102,400 pod events with their encodings: 7.5 GB of RSS at 35,000 pods
@@ -323,7 +352,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
-	report(os.Stdout, o, nodes, created, results)
+	report(os.Stdout, o, nodes, created, weight, results)
 	return nil
 }
 
@@ -393,7 +422,11 @@ func populate(ctx context.Context, o options, cs kubernetes.Interface, prefix st
 				mu.Unlock()
 				return nil
 			}
-			if err := fixtures.Pods(gctx, cs, ns, n); err != nil {
+			create := fixtures.RealisticPods
+			if o.light {
+				create = fixtures.Pods
+			}
+			if err := create(gctx, cs, ns, n); err != nil {
 				return fmt.Errorf("creating pods in %s: %w", ns, err)
 			}
 			mu.Lock()
@@ -415,14 +448,14 @@ func populate(ctx context.Context, o options, cs kubernetes.Interface, prefix st
 func measureOnce(ctx context.Context, c child, m *measurement, env []string, guard *memoryGuard, rssFile string) (testenv.Result, error) {
 	cw := &countingWriter{}
 	stopGuard := guard.watch()
-	res, err := runMeasured(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: env, Stdout: cw, Timeout: 30 * time.Minute}, rssFile)
+	res, cpu, err := runMeasured(ctx, testenv.Cmd{Path: c.path, Args: c.args, Env: env, Stdout: cw, Timeout: 30 * time.Minute}, rssFile)
 	killed, killedAtKB := stopGuard()
 	if killed != "" {
 		// Peak RSS up to the kill, as the guard read it: a lower bound.
 		res.MaxRSSKB = max(res.MaxRSSKB, killedAtKB)
 		m.failed, m.killed = killed, true
 	}
-	m.walls, m.rssKB, m.bytes = append(m.walls, res.Wall), append(m.rssKB, res.MaxRSSKB), cw.n
+	m.walls, m.rssKB, m.cpu, m.bytes = append(m.walls, res.Wall), append(m.rssKB, res.MaxRSSKB), append(m.cpu, cpu), cw.n
 	return res, err
 }
 
@@ -441,7 +474,8 @@ func runRusageChild(file string, args []string) int {
 		return 127
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		if err := os.WriteFile(file, []byte(strconv.FormatInt(ru.Maxrss, 10)), 0o600); err != nil {
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		if err := os.WriteFile(file, fmt.Appendf(nil, "%d %d", ru.Maxrss, cpu.Microseconds()), 0o600); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			return 127
 		}
@@ -450,21 +484,22 @@ func runRusageChild(file string, args []string) int {
 }
 
 // runMeasured runs c through rusageChild and returns its result with MaxRSSKB the
-// command's own peak RSS. A command killed (by the memory guard, at its timeout) leaves
-// no figure: MaxRSSKB is then zero.
-func runMeasured(ctx context.Context, c testenv.Cmd, rssFile string) (testenv.Result, error) {
+// command's own peak RSS, and its user plus system CPU time. A command killed (by the
+// memory guard, at its timeout) leaves no figure: MaxRSSKB and the CPU time are then zero.
+func runMeasured(ctx context.Context, c testenv.Cmd, rssFile string) (testenv.Result, time.Duration, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return testenv.Result{}, err
+		return testenv.Result{}, 0, err
 	}
 	_ = os.Remove(rssFile)
 	c.Path, c.Args = self, append([]string{rusageChild, rssFile, c.Path}, c.Args...)
 	res, err := testenv.Run(ctx, c)
 	res.MaxRSSKB = 0
+	var cpuMicros int64
 	if data, rerr := os.ReadFile(rssFile); rerr == nil {
-		res.MaxRSSKB, _ = strconv.ParseInt(string(data), 10, 64)
+		_, _ = fmt.Sscan(string(data), &res.MaxRSSKB, &cpuMicros)
 	}
-	return res, err
+	return res, time.Duration(cpuMicros) * time.Microsecond, err
 }
 
 // child is one command the bench runs as a child process.
@@ -599,7 +634,7 @@ func rawLists(cfg *rest.Config) []rawList {
 	}
 }
 
-func report(w io.Writer, o options, nodes int, created time.Duration, results []*measurement) {
+func report(w io.Writer, o options, nodes int, created time.Duration, weight podWeight, results []*measurement) {
 	mode := ""
 	if o.scale {
 		mode = " (-scale)"
@@ -609,6 +644,7 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 	if o.pods != o.requested {
 		fmt.Fprintf(w, "creation stopped at -create-within %s: %d of the %d pods asked for\n", o.createWithin, o.pods, o.requested)
 	}
+	fmt.Fprintf(w, "pods: %s, %s\n", podKind(o), weight)
 	fmt.Fprintf(w, "kubectl: %s\n\n", kubectlVersion(o.kubectl))
 
 	byLabel := map[string]*measurement{}
@@ -616,12 +652,13 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 		byLabel[m.label] = m
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "command\tpod informer\twall s\tpeak RSS MB\tRSS MB per 1k pods\tstdout MB\tidx/reference wall\tidx/reference RSS\tidx/floor wall\tfloor\t")
+	fmt.Fprintln(tw, "command\tpod informer\twall s\tCPU s\tpeak RSS MB\tRSS MB per 1k pods\tstdout MB\tidx/reference wall\tidx/reference RSS\tidx/floor wall\tfloor\t")
 	perK := float64(o.pods) / 1000
 	var failed []*measurement
 	for _, m := range results {
-		rss, rssPerK, ratioWall, ratioRSS, ratioFloor := "-", "-", "", "", ""
+		rss, rssPerK, cpu, ratioWall, ratioRSS, ratioFloor := "-", "-", "-", "", "", ""
 		if !m.inProcess {
+			cpu = fmt.Sprintf("%.2f", median(m.cpu).Seconds())
 			rss = fmt.Sprintf("%.1f", float64(median(m.rssKB))/1024)
 			rssPerK = fmt.Sprintf("%.2f", float64(median(m.rssKB))/1024/perK)
 		}
@@ -646,7 +683,7 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 			// The figures are those of the run up to the kill: lower bounds.
 			rss, rssPerK = ">="+rss, ">="+rssPerK
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", label, m.informer, median(m.walls).Seconds(), rss, rssPerK, float64(m.bytes)/(1<<20), ratioWall, ratioRSS, ratioFloor, strings.TrimPrefix(m.floor, "raw LIST pods, "))
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", label, m.informer, median(m.walls).Seconds(), cpu, rss, rssPerK, float64(m.bytes)/(1<<20), ratioWall, ratioRSS, ratioFloor, strings.TrimPrefix(m.floor, "raw LIST pods, "))
 	}
 	_ = tw.Flush()
 	for _, m := range failed {
@@ -655,8 +692,57 @@ func report(w io.Writer, o options, nodes int, created time.Duration, results []
 	if o.scale && !o.kubectlJSON {
 		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 240 MB per 1,000 pods.")
 	}
+	if !o.scale {
+		reportTargets(w, byLabel)
+	}
 
 	reportCommands(w, o, results, "KUBECONFIG points at the bench server")
+}
+
+// targets are the speed targets: each kubectl idx command against its reference in the
+// same run, and the largest ratio of their walls that meets the target.
+var targets = []struct {
+	label, ref string
+	max        float64
+}{
+	{"kubectl idx pods -A --by-owner -o name", rawMetadata, 1.5},
+	{"kubectl idx pods -A -o json", rawJSON, 1.3},
+	{"kubectl idx tree deployment/X -n NS -A", rawMetadata, 2},
+	{"kubectl idx pods -A", "kubectl get pods -A", 0.10},
+	{"kubectl idx pods -A --by-owner -o json", "kubectl get pods,rs -A -o json | jq (by owner)", 0.05},
+}
+
+// reportTargets prints the targets table: the ratio of the medians, whether it meets
+// the target, and each run's own ratio (the command and its reference ran minutes
+// apart at most, so a run's ratio is less exposed to drift on a shared machine than
+// the medians, which may come from different runs).
+func reportTargets(w io.Writer, byLabel map[string]*measurement) {
+	fmt.Fprintln(w, "\ntargets (wall of kubectl idx over its reference's, this run):")
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "command\twall s\tCPU s\treference\twall s\tratio\ttarget\tmet\teach run\t")
+	for _, t := range targets {
+		for _, label := range []string{t.label, t.label + " [baseline]"} {
+			m, ref := byLabel[label], byLabel[t.ref]
+			if m == nil || ref == nil {
+				continue
+			}
+			ratio, _ := ratios(m, ref)
+			met := "no"
+			if r := median(m.walls).Seconds() / median(ref.walls).Seconds(); r <= t.max && m.failed == "" {
+				met = "yes"
+			}
+			if ratio == "" {
+				met = "-"
+			}
+			var each []string
+			for i := range min(len(m.walls), len(ref.walls)) {
+				each = append(each, fmt.Sprintf("%.2fx", m.walls[i].Seconds()/ref.walls[i].Seconds()))
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2f\t%s\t<= %.2fx\t%s\t%s\t\n", strings.TrimPrefix(label, "kubectl idx "), median(m.walls).Seconds(), median(m.cpu).Seconds(),
+				ref.label, median(ref.walls).Seconds(), ratio, t.max, met, strings.Join(each, " "))
+		}
+	}
+	_ = tw.Flush()
 }
 
 // ratios returns m's median wall and peak RSS over ref's, as the table prints them. A
@@ -686,14 +772,14 @@ func reportCommands(w io.Writer, o options, results []*measurement, kubeconfig s
 		fmt.Fprintf(w, "  %-34s %s\n", m.label+":", m.command)
 	}
 	if o.runs > 1 {
-		fmt.Fprintln(w, "\nall runs (wall s / peak RSS MB):")
+		fmt.Fprintln(w, "\nall runs (wall s / CPU s / peak RSS MB):")
 		for _, m := range results {
 			var cells []string
 			for i, d := range m.walls {
 				if m.inProcess {
 					cells = append(cells, fmt.Sprintf("%.2f", d.Seconds()))
 				} else {
-					cells = append(cells, fmt.Sprintf("%.2f/%.0f", d.Seconds(), float64(m.rssKB[i])/1024))
+					cells = append(cells, fmt.Sprintf("%.2f/%.2f/%.0f", d.Seconds(), m.cpu[i].Seconds(), float64(m.rssKB[i])/1024))
 				}
 			}
 			fmt.Fprintf(w, "  %-34s %s\n", m.label+":", strings.Join(cells, "  "))
@@ -961,4 +1047,31 @@ func shellQuote(args []string) string {
 
 func log(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// writer returns a clientset for creating the pods: protobuf, which the API server decodes
+// several times faster than JSON, and a client-side rate limit far above what the workers
+// can ask for.
+func writer(cfg *rest.Config) kubernetes.Interface {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = cfg.ContentType + ",application/json"
+	cfg.QPS, cfg.Burst = 5000, 10000
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// podKind names the pods o creates, for the report.
+func podKind(o options) string {
+	if o.light {
+		return "earlier bench pods (-light: fixtures.Pods)"
+	}
+	return "realistic (fixtures.RealisticPods)"
+}
+
+// serve is -serve: it prints how to reach the server and waits for ctx to end.
+func serve(ctx context.Context, env *testenv.Env) error {
+	fmt.Printf("export KUBECONFIG=%s\n", env.Kubeconfig)
+	log("serving until interrupted (Ctrl-C)")
+	<-ctx.Done()
+	return nil
 }
