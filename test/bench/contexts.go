@@ -76,6 +76,13 @@ func runContexts(ctx context.Context, o options) error {
 			names[i], p.pods, p.nodes, p.namespaces, p.took.Round(time.Millisecond), float64(p.pods)/p.took.Seconds(), o.workers, storageSize(ctx, env.Clientset))
 	}
 
+	churnCtx, stopChurn := context.WithCancel(ctx)
+	defer stopChurn()
+	for i, env := range envs {
+		if err := churn(churnCtx, env.Clientset, o.churn); err != nil {
+			return fmt.Errorf("context %s: %w", names[i], err)
+		}
+	}
 	// The servers hold the same pods: the first one's weight is every one's.
 	weight, err := weighPods(ctx, envs[0].Clientset)
 	if err != nil {

@@ -8,7 +8,9 @@
 // server itself writes for the controller that creates them and the kubelet that writes
 // their status; ReplicaSets of Deployments and a StatefulSet per namespace own them, so
 // names like db-0 repeat across namespaces. Every report starts with the bytes per pod of the server's own
-// LISTs (JSON and metadata-only protobuf), measured after the pods are created.
+// LISTs (JSON and metadata-only protobuf), measured after the pods are created. The API
+// server is then restarted, to hold its objects and not their creation's history, and one
+// pod's status changes every -churn as in a cluster at work (see churn).
 //
 // Each command runs as a child process; its wall time, user plus system CPU time and peak
 // RSS (getrusage's, taken by a small parent of its own: see rusageChild) are recorded and
@@ -62,6 +64,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -99,6 +102,9 @@ type options struct {
 	light bool
 	// serve keeps the server and its pods up for profiling instead of measuring.
 	serve bool
+	// churn is how often a pod's status changes while the bench measures; zero means
+	// never.
+	churn time.Duration
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -131,6 +137,7 @@ func main() {
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
 	flag.BoolVar(&o.light, "light", false, "Create the pods of earlier bench runs (fixtures.Pods: every object written by one field manager, the bench's own, and no StatefulSet, so no pod name repeats across namespaces) instead of fixtures.RealisticPods. They are no lighter in bytes: 13.2 KB of JSON per pod against 12.4 KB.")
 	flag.BoolVar(&o.serve, "serve", false, "Create the pods, print a KUBECONFIG for the server and wait until interrupted, measuring nothing: a dev control plane for --profile runs.")
+	flag.DurationVar(&o.churn, "churn", 5*time.Second, "Restart a container of a pod this often, through its status as the kubelet writes it, while measuring, as in a cluster at work (the API server serves the later pages of a paged LIST from the watch-cache snapshots such changes leave); 0 means never.")
 	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
 	if o.contexts < 0 || o.contexts == 1 {
@@ -227,25 +234,29 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	log("%s", weight)
+	// The creation burst leaves the API server's watch cache holding its event history
+	// (up to 102,400 pod events with their encodings: 7.5 GB of RSS at 35,000 pods, 8.7 GB
+	// at 20,000 realistic pods here), whose garbage collection slows every answer; a
+	// cluster at rest holds its objects only. A restart gets there and leaves room for the
+	// clients measured.
+	log("restarting kube-apiserver (%s)", serverRSS())
+	if err := env.StopAPIServer(); err != nil {
+		return err
+	}
+	if err := env.StartAPIServer(); err != nil {
+		return err
+	}
+	if err := waitForPodCache(ctx, env.Clientset); err != nil {
+		return err
+	}
+	log("kube-apiserver restarted (%s)", serverRSS())
+	churnCtx, stopChurn := context.WithCancel(ctx)
+	defer stopChurn()
+	if err := churn(churnCtx, env.Clientset, o.churn); err != nil {
+		return err
+	}
 	if o.serve {
 		return serve(ctx, env)
-	}
-	if o.scale {
-		// The creation burst leaves the API server's watch cache holding its event history
-		// (up to 102,400 pod events with their encodings: 7.5 GB of RSS at 35,000 pods
-		// here); a cluster at rest holds its objects only. A restart gets there and leaves room for
-		// the clients measured.
-		log("restarting kube-apiserver (%s)", serverRSS())
-		if err := env.StopAPIServer(); err != nil {
-			return err
-		}
-		if err := env.StartAPIServer(); err != nil {
-			return err
-		}
-		if err := waitForPodCache(ctx, env.Clientset); err != nil {
-			return err
-		}
-		log("kube-apiserver restarted (%s)", serverRSS())
 	}
 
 	// The discovery cache is filled once, so no run pays for discovery more than another.
@@ -322,6 +333,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	log("measuring (%s)", serverRSS())
+	fromEtcd := podListsFromEtcd(ctx, env.Clientset)
 	rssFile := filepath.Join(env.Dir, "maxrss")
 	for i := range o.runs {
 		// Alternate kubectl and kubectl-idx so drift on the machine hits both alike.
@@ -352,6 +364,9 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
+	if n := podListsFromEtcd(ctx, env.Clientset) - fromEtcd; n > 0 {
+		log("warning: the API server read %d pod LIST pages from etcd instead of its watch cache while measuring", n)
+	}
 	report(os.Stdout, o, nodes, created, weight, results)
 	return nil
 }
@@ -367,18 +382,17 @@ func serverOptions(o options) testenv.Options {
 			"max-mutating-requests-inflight": {"1000"},
 		},
 		// 20,000 pods with managedFields and two revisions each approach etcd's default
-		// 2 GiB backend quota.
-		EtcdFlags:    map[string][]string{"quota-backend-bytes": {"8589934592"}},
+		// 2 GiB backend quota; 8 GiB holds 100,000. Without fsync the creation runs at the
+		// API server's pace, not the disk's; nothing measured waits for the disk.
+		EtcdFlags:    map[string][]string{"quota-backend-bytes": {"8589934592"}, "unsafe-no-fsync": {"true"}},
 		StartTimeout: 2 * time.Minute,
+		// The API server restarts once the pods are created (see run).
+		RestartableAPIServer: true,
 	}
 	if o.scale {
-		// The 8 GiB quota holds 100,000 pods (about 0.22 GiB of backend per 10,000).
-		// Without fsync the creation runs at the API server's pace, not the disk's;
-		// nothing measured waits for the disk. The API server's one-minute default would
-		// end a LIST that is slow to encode on a loaded machine.
-		opts.EtcdFlags["unsafe-no-fsync"] = []string{"true"}
+		// The API server's one-minute default would end a LIST that is slow to encode
+		// on a loaded machine.
 		opts.APIServerFlags["request-timeout"] = []string{"10m"}
-		opts.RestartableAPIServer = true
 	}
 	return opts
 }
@@ -978,6 +992,79 @@ func serverRSS() string {
 		parts = append(parts, fmt.Sprintf("%s RSS %.0f MB", strings.TrimSpace(string(comm)), float64(procStatusKB(pid, "VmRSS:"))/1024))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// churn restarts a container of one pod now and then every, through the pod's status as
+// the kubelet writes it, until ctx ends; every zero means now only.
+//
+// The pods of a cluster at work change all the time, and the API server's watch cache
+// keeps a snapshot at each change, from which it serves the later pages of a paged LIST
+// (Kubernetes 1.34 and later). It drops the snapshots older than etcd's last compaction
+// (every five minutes): a server with no pod changed since serves every page after the
+// first from etcd. On 20,000 realistic pods a metadata-only LIST in pages of 2,000 took
+// 1.46 s that way, 0.72 s from the watch cache.
+func churn(ctx context.Context, cs kubernetes.Interface, every time.Duration) error {
+	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 100})
+	if err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	i := slices.IndexFunc(list.Items, func(p corev1.Pod) bool { return len(p.Status.ContainerStatuses) > 0 })
+	if i < 0 {
+		return errors.New("no pod has a container status to update")
+	}
+	ns, name := list.Items[i].Namespace, list.Items[i].Name
+	restart := func() error {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Status.ContainerStatuses[0].RestartCount++
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{FieldManager: fixtures.ManagerKubelet})
+		return err
+	}
+	if err := restart(); err != nil {
+		return fmt.Errorf("updating the status of pod %s/%s: %w", ns, name, err)
+	}
+	if every <= 0 {
+		return nil
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		warned := false
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := restart(); err != nil && ctx.Err() == nil && !warned {
+				log("warning: updating the status of pod %s/%s: %v", ns, name, err)
+				warned = true
+			}
+		}
+	}()
+	return nil
+}
+
+// podListsFromEtcd returns how many pod LIST requests the API server has served from etcd
+// rather than its watch cache (apiserver_storage_list_total), or 0 when its metrics do not
+// say.
+func podListsFromEtcd(ctx context.Context, cs kubernetes.Interface) int {
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "apiserver_storage_list_total{") && strings.Contains(line, `resource="pods"`) && strings.Contains(line, `storage="etcd"`) {
+			f := strings.Fields(line)
+			if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+				n += int(v)
+			}
+		}
+	}
+	return n
 }
 
 // storageSize returns the etcd backend size the API server reports in its metrics, the
