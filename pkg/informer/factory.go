@@ -142,11 +142,16 @@ type Clients struct {
 // for 500, but every page is a round trip the server answers with a fresh
 // snapshot: on 10,000 realistic pods, 5,000 per page took a metadata-only
 // owner query from 2.3 s to 0.9 s against 500 (most of it client-go's rate
-// limiter, since lifted, see query.NewSession). A page is decoded whole
-// before the next is asked for, so its size is also the memory a list needs
-// besides what it keeps: on 20,000 pods, pages of 2,000 took the table from
-// 300 MB to 216 MB and --by-owner -o name from 315 MB to 212 MB against
-// 5,000, in the same time.
+// limiter, since lifted, see query.NewSession). A page is decoded whole, and
+// the next one is decoded while it is taken (see pageAhead), so its size is
+// also the memory a list needs besides what it keeps: on 20,000 pods, pages of
+// 2,000 took the table from 300 MB to 216 MB and --by-owner -o name from
+// 315 MB to 212 MB against 5,000, in the same time. With pages asked for
+// ahead, on 20,000 realistic pods (12 KB each), --by-owner -o name took 0.78 s
+// with pages of 2,000, 0.84 s with 1,000 and 0.77 s with 5,000; one unpaged
+// LIST took 1.21 s (decoding one 120 MB answer after it has all arrived) and
+// client-go's streaming watch-list 1.21 s, against 0.62 s for the server's
+// own unpaged metadata-only LIST.
 const DefaultPageSize = 2000
 
 // Factory builds and owns the informers of one invocation.
@@ -227,6 +232,9 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 		restConfig.Timeout = 0
 		restConfig.Wrap(progressDeadline(timeout))
 	}
+	// Each LIST page's continue token is read from the first bytes of the
+	// answer, so that the next page is asked for while this one arrives.
+	restConfig.Wrap(sniffContinue)
 	dyn, err := dynamic.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -462,6 +470,41 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	if e.conn != nil {
 		list, watchFn = e.conn.list(list), e.conn.watch(watchFn)
 	}
+	// One page of the list, as pages reads it: decoded, counted and
+	// transformed in a goroutine of its own, while the page before it may
+	// still be with the caller.
+	fetch := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		if f.listSlots != nil {
+			select {
+			case f.listSlots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			defer func() { <-f.listSlots }()
+		}
+		// One page is one request, however many times the REST client
+		// tries it; its bytes count as the list's progress.
+		obj, err := list(withRequest(ctx, &e.bodyBytes), o)
+		if err != nil {
+			return nil, err
+		}
+		if transform := f.transform(e.mode); transform != nil {
+			// The reflector transforms a list's objects only once every
+			// page has arrived. Transforming page by page keeps what is
+			// dropped (managedFields: half of a pod's metadata) from piling
+			// up meanwhile; the informer's own transform then finds
+			// nothing left to drop.
+			if err := meta.EachListItem(obj, func(item runtime.Object) error {
+				_, err := transform(item)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+		e.received.Add(int64(meta.LenList(obj)))
+		return obj, nil
+	}
+	pages := &pageAhead{fetch: fetch}
 	return pagedListWatch{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
@@ -476,33 +519,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			if o.Limit > 0 {
 				o.Limit = f.cfg.PageSize
 			}
-			if f.listSlots != nil {
-				select {
-				case f.listSlots <- struct{}{}:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-				defer func() { <-f.listSlots }()
-			}
-			// One page is one request, however many times the REST client
-			// tries it; its bytes count as the list's progress.
-			obj, err := list(withRequest(ctx, &e.bodyBytes), o)
+			obj, err := pages.get(ctx, o)
 			if err != nil {
 				return nil, err
-			}
-			e.received.Add(int64(meta.LenList(obj)))
-			if transform := f.transform(e.mode); transform != nil {
-				// The reflector transforms a list's objects only once every
-				// page has arrived. Transforming page by page keeps what is
-				// dropped (managedFields: half of a pod's metadata) from piling
-				// up meanwhile; the informer's own transform then finds
-				// nothing left to drop.
-				if err := meta.EachListItem(obj, func(item runtime.Object) error {
-					_, err := transform(item)
-					return err
-				}); err != nil {
-					return nil, err
-				}
 			}
 			if e.sink != nil {
 				if err := toSink(ctx, e.sink, obj, o.Continue == ""); err != nil {
@@ -521,7 +540,10 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 // pagedListWatch is a ListWatch whose initial list the reflector reads with
 // paged LIST requests, never a streaming watch-list (client-go's
 // WatchListClient, on by default since v0.35): the pages are what the progress
-// line counts and what the factory's concurrent-LIST bound holds back.
+// line counts, what the factory's concurrent-LIST bound holds back and what
+// pageAhead overlaps. On 20,000 realistic pods the watch-list took --by-owner
+// -o name 1.21 s and 1.04 s of CPU, against 0.78 s and 0.76 s in pages of
+// 2,000 asked for ahead.
 type pagedListWatch struct{ *cache.ListWatch }
 
 // IsWatchListSemanticsUnSupported tells the reflector to list in pages.

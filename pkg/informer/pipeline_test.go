@@ -1,0 +1,184 @@
+package informer_test
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// pagedServer is a TLS server speaking HTTP/2, as the API server does, serving a
+// list of pods in pages: page i is asked for with continue token "p<i>" (the
+// first with none). It sends the start of each page at once and holds the rest
+// back until the next page has been asked for, or until wait has passed: a client
+// that asks for a page only once it has the one before waits that long per page.
+type pagedServer struct {
+	pages, perPage int
+	wait           time.Duration
+	// protobuf answers metadata-only requests in protobuf; otherwise every
+	// answer is JSON.
+	protobuf bool
+
+	mu sync.Mutex
+	// asked is closed once page i has been asked for.
+	asked []chan struct{}
+	// early counts the pages asked for while the page before was still
+	// being sent.
+	early int
+}
+
+func newPagedServer(t *testing.T, pages, perPage int, protobuf bool) (*pagedServer, *httptest.Server) {
+	p := &pagedServer{pages: pages, perPage: perPage, wait: 3 * time.Second, protobuf: protobuf}
+	for range pages {
+		p.asked = append(p.asked, make(chan struct{}))
+	}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return p, s
+}
+
+func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("watch") == "true" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
+	page := 0
+	if c := r.URL.Query().Get("continue"); c != "" {
+		if _, err := fmt.Sscanf(c, "p%d", &page); err != nil || page >= p.pages {
+			http.Error(w, "bad continue token", http.StatusBadRequest)
+			return
+		}
+	}
+	p.mu.Lock()
+	select {
+	case <-p.asked[page]:
+	default:
+		close(p.asked[page])
+	}
+	p.mu.Unlock()
+
+	next := ""
+	if page+1 < p.pages {
+		next = fmt.Sprintf("p%d", page+1)
+	}
+	meta := metav1.ListMeta{ResourceVersion: "7", Continue: next}
+	var body []byte
+	var err error
+	if p.protobuf && strings.HasPrefix(r.Header.Get("Accept"), "application/vnd.kubernetes.protobuf") {
+		list := &metav1.PartialObjectMetadataList{ListMeta: meta}
+		for i := range p.perPage {
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: podMeta(page, i)})
+		}
+		body, err = protobufAnswer("meta.k8s.io/v1", "PartialObjectMetadataList", list)
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+	} else {
+		list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta}
+		for i := range p.perPage {
+			list.Items = append(list.Items, corev1.Pod{ObjectMeta: podMeta(page, i)})
+		}
+		body, err = json.Marshal(list)
+		w.Header().Set("Content-Type", "application/json")
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	// The start of the page, its metadata and a little more, then the rest
+	// once the next page is asked for.
+	head := min(len(body), 1024)
+	_, _ = w.Write(body[:head])
+	w.(http.Flusher).Flush()
+	if next != "" {
+		select {
+		case <-p.asked[page+1]:
+			p.mu.Lock()
+			p.early++
+			p.mu.Unlock()
+		case <-time.After(p.wait):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	_, _ = w.Write(body[head:])
+}
+
+// podMeta is the metadata of pod i of page.
+func podMeta(page, i int) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name: fmt.Sprintf("web-%d-%d", page, i), Namespace: "shop", ResourceVersion: "7",
+		Labels: map[string]string{"app": "web", "pad": fmt.Sprintf("%060d", i)},
+	}
+}
+
+// protobufAnswer renders list as the API server does in protobuf.
+func protobufAnswer(apiVersion, kind string, list interface{ Marshal() ([]byte, error) }) ([]byte, error) {
+	raw, err := list.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	data, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}).Marshal()
+	return append([]byte("k8s\x00"), data...), err
+}
+
+// TestFactoryAsksForTheNextPageEarly: with the clients NewFactory builds, each
+// page of a list is asked for while the page before is still arriving, as soon
+// as the continue token at its start has come, whether the server speaks
+// protobuf (metadata-only) or JSON (full objects); every object arrives.
+func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     informer.Mode
+		protobuf bool
+	}{
+		{"metadata-only, protobuf", informer.MetadataOnly, true},
+		{"full, JSON", informer.Full, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const pages, perPage = 5, 40
+			p, s := newPagedServer(t, pages, perPage, tc.protobuf)
+			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+			f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.Shutdown)
+			inf := mustInformer(t, f, podsRes, tc.mode)
+			err, took := syncFor(t, f)
+			if err != nil {
+				t.Fatalf("WaitForSync after %s: %v", took, err)
+			}
+			if n := len(storeKeys(inf)); n != pages*perPage {
+				t.Errorf("%d pods in the store, want %d", n, pages*perPage)
+			}
+			p.mu.Lock()
+			early := p.early
+			p.mu.Unlock()
+			if early != pages-1 {
+				t.Errorf("%d of the %d pages after the first were asked for while the page before was arriving, want all (the list took %s)", early, pages-1, took)
+			}
+			if took > p.wait {
+				t.Errorf("the list took %s, want less than one page's wait (%s)", took, p.wait)
+			}
+		})
+	}
+}
