@@ -4,13 +4,28 @@
 // Vocabulary:
 //   - Resource: one API resource to watch, identified by its REST mapping
 //     (GroupVersionResource, Kind, scope).
-//   - Mode: how much of each object is fetched. Full objects come from typed,
-//     protobuf-speaking informers for types compiled into client-go and from
-//     dynamic (unstructured JSON) informers for everything else; MetadataOnly
-//     objects are *metav1.PartialObjectMetadata fetched as protobuf; Summary
-//     objects are Full ones with pods stripped to what group summaries read.
-//     Transforms run on each LIST page as it arrives, so what they drop never
-//     piles up.
+//   - Mode: how much of each object is fetched and kept. Full objects come from
+//     typed, protobuf-speaking informers for types compiled into client-go and
+//     from dynamic (unstructured JSON) informers for everything else;
+//     MetadataOnly objects are *metav1.PartialObjectMetadata fetched as
+//     protobuf; Summary objects are Full ones with pods stripped to what group
+//     summaries read; Rows and FullRows keep a *Row per object, the API server's
+//     table row of it with the object's metadata (Rows) or the whole object
+//     (FullRows), for change feeds printed in the server's columns.
+//   - Page: informers list in paged LISTs of DefaultPageSize objects, at the
+//     latest resource version (consistent, as kubectl get), never with
+//     client-go's streaming watch-list: the pages are what the progress line
+//     counts, what Config.MaxConcurrentLists bounds and what a PageSink takes.
+//     Each page is decoded, counted and transformed as it arrives, so what the
+//     transforms drop never piles up.
+//   - Page ahead: the next page of a list is asked for as soon as its continue
+//     token is known, while the page before is still arriving and being
+//     decoded: the server sends a list's ListMeta first, and NewFactory's
+//     clients read the token from the first bytes of each answer. The server
+//     produces a page while the client reads the one before, instead of each
+//     waiting for the other. At most one page is asked for ahead of the one the
+//     reflector (or a PageSink) waits for, so a list never holds more than two
+//     pages besides what it keeps.
 //   - PageSink: where a StreamInformer's list goes, page by page, in place of
 //     its store: a listing printed as it arrives keeps no object.
 //   - Outage: the time a synced informer cannot see changes because its watch
@@ -33,8 +48,9 @@
 // Contract: objects read from an informer's store are shared and read-only. Callers
 // must DeepCopyObject before changing anything, including setting TypeMeta for a
 // printer. Informers run in their own goroutines; stores and indexers are safe for
-// concurrent reads. A Factory itself is not safe for concurrent configuration:
-// configure from one goroutine, then Start.
+// concurrent reads. A PageSink is called from one goroutine at a time, in page
+// order, and may keep what it is given. A Factory itself is not safe for concurrent
+// configuration: configure from one goroutine, then Start.
 //
 // Nothing here imports cobra or writes to os.Stdout: progress goes to the writer in
 // Config, and errors are returned.
