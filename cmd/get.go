@@ -80,15 +80,7 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 		Long:    getLong,
 		Example: getExample,
 		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	o.PrintFlags.AddFlags(cmd)
 	o.addSelectorFlags(cmd)

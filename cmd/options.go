@@ -53,6 +53,26 @@ type QueryOptions struct {
 	genericiooptions.IOStreams
 }
 
+// command is the Options of one command, in kubectl's shape.
+type command interface {
+	Complete(cmd *cobra.Command, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of c's command: Complete, Validate, then Run.
+func runE(c command) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := c.Complete(cmd, args); err != nil {
+			return err
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		return c.Run(cmd.Context())
+	}
+}
+
 // newQueryOptions returns QueryOptions with kubectl's printing flags.
 func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions {
 	if f == nil {

@@ -52,25 +52,10 @@ func newGraphOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOpti
 	return o
 }
 
-// relationCommand is the Options of one relation command, in kubectl's shape.
-type relationCommand interface {
-	Complete(cmd *cobra.Command, args []string) error
-	Validate() error
-	Run(ctx context.Context) error
-}
-
-// newRelationCmd finishes cmd for o: RunE completes, validates and runs, and
-// the shared flags are added.
-func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c relationCommand) *cobra.Command {
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := c.Complete(cmd, args); err != nil {
-			return err
-		}
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		return c.Run(cmd.Context())
-	}
+// newRelationCmd finishes cmd for c, o's command: RunE completes,
+// validates and runs, and the shared flags are added.
+func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c command) *cobra.Command {
+	cmd.RunE = runE(c)
 	if o.graphs {
 		o.addGraphPrintFlags(cmd)
 	} else {

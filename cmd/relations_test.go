@@ -52,7 +52,7 @@ func (c *relationCase) options(t *testing.T) *RelationOptions {
 }
 
 // command returns the Options of the relation command name over the fakes.
-func (c *relationCase) command(t *testing.T, name string) relationCommand {
+func (c *relationCase) command(t *testing.T, name string) command {
 	t.Helper()
 	ro := c.options(t)
 	switch name {

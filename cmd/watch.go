@@ -129,15 +129,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Long:    watchLong,
 		Example: watchExample,
 		Args:    cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(cmd, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	// Types and names complete as for `kubectl idx`.
 	c := &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
