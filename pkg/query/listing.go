@@ -19,12 +19,11 @@ import (
 // TYPE`, or their groups, the pods `selects` finds, an object's events, with
 // what human output prints them with.
 type Listing struct {
-	// Requests are the types asked, as this cluster's server maps them, and
 	// SingleItem is set when the arguments name exactly one object
 	// (TYPE/NAME), which kubectl prints by itself rather than in a List.
-	Requests   []Request
 	SingleItem bool
-	// Members are the objects, one Members per type. A grouping has none.
+	// Members are the objects, one Members per type. A grouping has none,
+	// nor has a listing streamed to GetQuery.Stream.
 	Members []v1alpha1.Members
 	// Groups is a grouping's document.
 	Groups *v1alpha1.GroupList
@@ -34,9 +33,6 @@ type Listing struct {
 	// Owner names an object's top-level controller (--show-owner); nil
 	// without the column. Close stops its informers.
 	Owner func(runtime.Object) string
-	// Streamed says the objects went to GetQuery.Stream as they arrived:
-	// they are in no Members.
-	Streamed bool
 	// Scope is the one namespace the answer is of, for kubectl's notice of an
 	// empty answer ("No resources found in shop namespace."): "" when it
 	// spans namespaces or its kinds have none.
@@ -53,22 +49,6 @@ func (l *Listing) Close() {
 	if l != nil && l.close != nil {
 		l.close()
 	}
-}
-
-// Objects counts the listing's objects, grouped or not.
-func (l *Listing) Objects() int {
-	members := l.Members
-	if l.Groups != nil {
-		members = nil
-		for _, g := range l.Groups.Groups {
-			members = append(members, g.Members...)
-		}
-	}
-	n := 0
-	for _, m := range members {
-		n += len(m.Objects)
-	}
-	return n
 }
 
 // GetQuery is the question of `kubectl idx TYPE[,TYPE] [NAME...]`.
@@ -110,7 +90,7 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 			return nil, err
 		}
 	}
-	l := &Listing{Requests: reqs, SingleItem: single}
+	l := &Listing{SingleItem: single}
 	if anyNamespaced(reqs) {
 		l.Scope = s.cfg.Namespace
 	}
@@ -129,7 +109,6 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 		if err := s.Stream(ctx, asked[0], q.Stream(asked[0])); err != nil {
 			return nil, err
 		}
-		l.Streamed = true
 		return l, nil
 	}
 	var fetch *TableFetch
