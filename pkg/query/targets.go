@@ -134,6 +134,8 @@ func Follow(ctx context.Context, targets []Target, cfg Config, run FeedFunc, emi
 		}
 		return nil
 	}
+	// Every feed runs at once, unlike Ask's questions: a feed does not end,
+	// so a bound would leave the contexts beyond it unheard.
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
