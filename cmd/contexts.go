@@ -32,6 +32,7 @@ type exitError struct {
 	msg  string
 }
 
+// Error returns what the exit code says, which the command has printed.
 func (e *exitError) Error() string { return e.msg }
 
 // resolveTargets resolves the contexts the flags name, once, before any
