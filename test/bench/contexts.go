@@ -142,12 +142,14 @@ func runContexts(ctx context.Context, o options) error {
 	}
 	log("measuring (%s)", serverRSS())
 	rssFile := filepath.Join(envs[0].Dir, "maxrss")
+	idle := &idleWaiter{max: o.waitIdle}
 	for i := range o.runs {
 		for j, c := range children {
 			m := results[j]
 			if m.failed != "" {
 				continue
 			}
+			idle.wait(ctx)
 			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
 			if !m.killed && (err != nil || res.ExitCode != 0) {
 				// A command that fails (kubectl idx built without several contexts, a
@@ -158,7 +160,7 @@ func runContexts(ctx context.Context, o options) error {
 		}
 	}
 
-	reportContexts(os.Stdout, o, names, nodes, took, weight, groups, results)
+	reportContexts(os.Stdout, o, names, nodes, took, weight, idle, groups, results)
 	return nil
 }
 
@@ -204,7 +206,7 @@ func slowest(singles []*measurement) (*measurement, string) {
 	return s, ""
 }
 
-func reportContexts(w io.Writer, o options, names []string, nodes int, took []time.Duration, weight podWeight, groups []contextsGroup, results []*measurement) {
+func reportContexts(w io.Writer, o options, names []string, nodes int, took []time.Duration, weight podWeight, idle *idleWaiter, groups []contextsGroup, results []*measurement) {
 	var created []string
 	for _, d := range took {
 		created = append(created, fmt.Sprintf("%s (%.0f pods/s)", d.Round(time.Millisecond), float64(o.pods)/d.Seconds()))
@@ -212,6 +214,7 @@ func reportContexts(w io.Writer, o options, names []string, nodes int, took []ti
 	fmt.Fprintf(w, "\nkubectl-idx bench (-contexts %d): %d clusters, contexts %s, each its own kube-apiserver and etcd with %d pods on %d nodes in %d namespaces, created in %s; %d run(s) each, median shown\n",
 		o.contexts, len(names), strings.Join(names, ","), o.pods, nodes, o.namespaces, strings.Join(created, ", "), o.runs)
 	fmt.Fprintf(w, "pods: %s, %s\n", podKind(o), weight)
+	fmt.Fprintf(w, "machine: %s\n", idle)
 	fmt.Fprintf(w, "kubectl: %s\n\n", kubectlVersion(o.kubectl))
 
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)

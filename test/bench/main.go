@@ -105,6 +105,8 @@ type options struct {
 	// churn is how often a pod's status changes while the bench measures; zero means
 	// never.
 	churn time.Duration
+	// waitIdle bounds the wait for an idle machine before each measurement (idleWaiter).
+	waitIdle time.Duration
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -137,6 +139,7 @@ func main() {
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
 	flag.BoolVar(&o.light, "light", false, "Create the pods of earlier bench runs (fixtures.Pods: every object written by one field manager, the bench's own, and no StatefulSet, so no pod name repeats across namespaces) instead of fixtures.RealisticPods. They are no lighter in bytes: 13.2 KB of JSON per pod against 12.4 KB.")
 	flag.BoolVar(&o.serve, "serve", false, "Create the pods, print a KUBECONFIG for the server and wait until interrupted, measuring nothing: a dev control plane for --profile runs.")
+	flag.DurationVar(&o.waitIdle, "wait-idle", time.Minute, "Before each measurement, wait up to this long for the machine to be idle (at least 90% of its CPU time idle over half a second), so that other work on a shared machine does not land in one command's figures; 0 means never wait.")
 	flag.DurationVar(&o.churn, "churn", 5*time.Second, "Restart a container of a pod this often, through its status as the kubelet writes it, while measuring, as in a cluster at work (the API server serves the later pages of a paged LIST from the watch-cache snapshots such changes leave); 0 means never.")
 	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
@@ -333,6 +336,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	log("measuring (%s)", serverRSS())
+	idle := &idleWaiter{max: o.waitIdle}
 	fromEtcd := podListsFromEtcd(ctx, env.Clientset)
 	rssFile := filepath.Join(env.Dir, "maxrss")
 	for i := range o.runs {
@@ -342,6 +346,7 @@ func run(ctx context.Context, o options) error {
 			if m.failed != "" {
 				continue
 			}
+			idle.wait(ctx)
 			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
 			if !m.killed && (err != nil || res.ExitCode != 0) {
 				if !o.scale {
@@ -354,6 +359,7 @@ func run(ctx context.Context, o options) error {
 			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(m.bytes)/(1<<20), m.failed)
 		}
 		for j, r := range raws {
+			idle.wait(ctx)
 			wall, n, err := r.do(ctx)
 			if err != nil {
 				return fmt.Errorf("%s: %w", r.label, err)
@@ -367,7 +373,7 @@ func run(ctx context.Context, o options) error {
 	if n := podListsFromEtcd(ctx, env.Clientset) - fromEtcd; n > 0 {
 		log("warning: the API server read %d pod LIST pages from etcd instead of its watch cache while measuring", n)
 	}
-	report(os.Stdout, o, nodes, created, weight, results)
+	report(os.Stdout, o, nodes, created, weight, idle, results)
 	return nil
 }
 
@@ -648,7 +654,7 @@ func rawLists(cfg *rest.Config) []rawList {
 	}
 }
 
-func report(w io.Writer, o options, nodes int, created time.Duration, weight podWeight, results []*measurement) {
+func report(w io.Writer, o options, nodes int, created time.Duration, weight podWeight, idle *idleWaiter, results []*measurement) {
 	mode := ""
 	if o.scale {
 		mode = " (-scale)"
@@ -659,6 +665,7 @@ func report(w io.Writer, o options, nodes int, created time.Duration, weight pod
 		fmt.Fprintf(w, "creation stopped at -create-within %s: %d of the %d pods asked for\n", o.createWithin, o.pods, o.requested)
 	}
 	fmt.Fprintf(w, "pods: %s, %s\n", podKind(o), weight)
+	fmt.Fprintf(w, "machine: %s\n", idle)
 	fmt.Fprintf(w, "kubectl: %s\n\n", kubectlVersion(o.kubectl))
 
 	byLabel := map[string]*measurement{}
@@ -992,6 +999,91 @@ func serverRSS() string {
 		parts = append(parts, fmt.Sprintf("%s RSS %.0f MB", strings.TrimSpace(string(comm)), float64(procStatusKB(pid, "VmRSS:"))/1024))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// idleWaiter waits, before each measurement, for the machine to be idle: on a machine
+// shared with other work, a command that starts while another process is busy takes
+// longer than the one it is compared with, by as much as the other process takes.
+type idleWaiter struct {
+	// max bounds each wait; zero means never wait.
+	max time.Duration
+	// measured counts the waits, busy those that ended at max.
+	measured, busy int
+}
+
+// wait returns once the machine's CPU time has been at least 90% idle over half a
+// second, or after w.max.
+func (w *idleWaiter) wait(ctx context.Context) {
+	if w.max <= 0 {
+		return
+	}
+	w.measured++
+	deadline := time.Now().Add(w.max)
+	for ctx.Err() == nil {
+		idle, err := idleFraction(ctx, 500*time.Millisecond)
+		if err != nil || idle >= 0.9 {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.busy++
+			return
+		}
+	}
+}
+
+// String says how the measurements started, for the report.
+func (w *idleWaiter) String() string {
+	switch {
+	case w.max <= 0:
+		return "measurements started without waiting for an idle machine (-wait-idle 0)"
+	case w.busy == 0:
+		return fmt.Sprintf("each of the %d measurements started on an idle machine (at least 90%% of its CPU time idle over half a second, -wait-idle)", w.measured)
+	}
+	return fmt.Sprintf("%d of the %d measurements started on a machine still busy with other work after -wait-idle %s: their figures include it", w.busy, w.measured, w.max)
+}
+
+// idleFraction returns the share of the machine's CPU time spent idle over the next
+// period, from /proc/stat.
+func idleFraction(ctx context.Context, period time.Duration) (float64, error) {
+	read := func() (idle, total uint64, err error) {
+		data, err := os.ReadFile("/proc/stat")
+		if err != nil {
+			return 0, 0, err
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		f := strings.Fields(line)
+		if len(f) < 6 || f[0] != "cpu" {
+			return 0, 0, errors.New("no cpu line in /proc/stat")
+		}
+		for i, v := range f[1:] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return 0, 0, err
+			}
+			total += n
+			if i == 3 || i == 4 { // idle, iowait
+				idle += n
+			}
+		}
+		return idle, total, nil
+	}
+	i0, t0, err := read()
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(period):
+	}
+	i1, t1, err := read()
+	if err != nil {
+		return 0, err
+	}
+	if t1 == t0 {
+		return 1, nil
+	}
+	return float64(i1-i0) / float64(t1-t0), nil
 }
 
 // churn restarts a container of one pod now and then every, through the pod's status as
