@@ -17,7 +17,8 @@
 //     client-go's streaming watch-list: the pages are what the progress line
 //     counts, what Config.MaxConcurrentLists bounds and what a PageSink takes.
 //     Each page is decoded, counted and transformed as it arrives, so what the
-//     transforms drop never piles up.
+//     transforms drop never piles up; a protobuf page loses its items'
+//     managedFields before it is decoded at all, unless they are kept.
 //   - Page ahead: the next page of a list is asked for as soon as its continue
 //     token is known, while the page before is still arriving and being
 //     decoded: the server sends a list's ListMeta first, and NewFactory's

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,7 @@ import (
 // the client reads and decodes a page, and the client waits while the server
 // produces the next. pageAhead asks for the next page as soon as the token is
 // known, which is long before the page has arrived: the server sends a list's
-// ListMeta first, and sniffContinue reads the token from the first bytes of the
+// ListMeta first, and listTransport reads the token from the first bytes of the
 // answer. The server then produces a page while the client still reads and
 // decodes the one before, each on a core of its own.
 
@@ -34,9 +35,12 @@ import (
 // writing to a slow pipe).
 type pageAhead struct {
 	// fetch asks for one page and returns it decoded and transformed. It runs
-	// in a goroutine of its own, with a context that carries the hook of
-	// sniffContinue.
+	// in a goroutine of its own, with a context that carries a listHook for
+	// listTransport.
 	fetch func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error)
+	// dropManagedFields asks listTransport to take managedFields out of
+	// protobuf pages before they are decoded.
+	dropManagedFields bool
 
 	mu sync.Mutex
 	// next is the page asked for ahead of the caller, if any.
@@ -121,7 +125,7 @@ func (p *pageAhead) launch(ctx context.Context, o metav1.ListOptions) *pageFetch
 	f := &pageFetch{opts: o, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		f.obj, f.err = p.fetch(withContinueHook(ctx, f.setToken), o)
+		f.obj, f.err = p.fetch(withListHook(ctx, listHook{onContinue: f.setToken, dropManagedFields: p.dropManagedFields}), o)
 		// The decoded page has the token when the answer's first bytes did
 		// not tell it (a client that is not ours, a fake); a page that failed
 		// has no next page.
@@ -189,34 +193,55 @@ func equalPtr[T comparable](a, b *T) bool {
 	return a == b || (a != nil && b != nil && *a == *b)
 }
 
-type continueHookKey struct{}
-
-// withContinueHook returns ctx for a LIST request whose continue token is
-// wanted as soon as it arrives: sniffContinue calls hook with it.
-func withContinueHook(ctx context.Context, hook func(token string)) context.Context {
-	return context.WithValue(ctx, continueHookKey{}, hook)
+// listHook is what a LIST page request asks of listTransport, carried in its
+// context (withListHook).
+type listHook struct {
+	// onContinue is called once with the page's continue token, as soon as
+	// it has arrived.
+	onContinue func(token string)
+	// dropManagedFields takes the managedFields of the items out of a
+	// protobuf page before the REST client reads it.
+	dropManagedFields bool
 }
 
-// sniffContinue is a transport wrapper (for rest.Config.Wrap) that reads the
-// continue token of a LIST answer from its first bytes, protobuf or JSON, and
-// gives it to the hook in the request's context (withContinueHook) while the
-// rest of the answer is still arriving. Other requests, and answers it cannot
-// read, pass untouched: the token is then taken from the decoded page.
-func sniffContinue(rt http.RoundTripper) http.RoundTripper {
-	return &sniffTransport{next: rt}
+type listHookKey struct{}
+
+// withListHook returns ctx for a LIST page request that listTransport serves
+// as hook asks.
+func withListHook(ctx context.Context, hook listHook) context.Context {
+	return context.WithValue(ctx, listHookKey{}, hook)
 }
 
-// sniffTransport is the RoundTripper sniffContinue installs.
-type sniffTransport struct{ next http.RoundTripper }
+// listTransport is a transport wrapper (for rest.Config.Wrap) for the LIST
+// page requests of pageAhead, whose context carries a listHook; other requests
+// pass untouched. It reads the continue token of an answer from its first
+// bytes, protobuf or JSON, and gives it to the hook while the rest of the
+// answer is still arriving; an answer it cannot read passes untouched, and the
+// token is then taken from the decoded page. When the hook asks, it reads a
+// protobuf answer whole, as the REST client would, into a buffer the size of
+// the last page, and hands the REST client the answer without its items'
+// managedFields (stripManagedFields).
+func listTransport(rt http.RoundTripper) http.RoundTripper {
+	return &listRoundTripper{next: rt}
+}
+
+// listRoundTripper is the RoundTripper listTransport installs.
+type listRoundTripper struct {
+	next http.RoundTripper
+	// sizes holds, per URL path, the size of the last protobuf answer read
+	// whole (an *atomic.Int64): the pages of a list are much alike, and a
+	// buffer of the right size is filled without growing.
+	sizes sync.Map
+}
 
 // WrappedRoundTripper lets client-go find the transport underneath.
-func (t *sniffTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+func (t *listRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 // RoundTrip implements http.RoundTripper.
-func (t *sniffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	hook, _ := req.Context().Value(continueHookKey{}).(func(string))
+func (t *listRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	hook, ok := req.Context().Value(listHookKey{}).(listHook)
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || hook == nil || resp.StatusCode != http.StatusOK {
+	if err != nil || !ok || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	ct := resp.Header.Get("Content-Type")
@@ -229,7 +254,17 @@ func (t *sniffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		return resp, nil
 	}
-	resp.Body = &sniffBody{ReadCloser: resp.Body, parse: parse, hook: hook}
+	sniff := &sniffBody{ReadCloser: resp.Body, parse: parse, hook: hook.onContinue}
+	if hook.dropManagedFields && strings.HasPrefix(ct, "application/vnd.kubernetes.protobuf") {
+		size, _ := t.sizes.LoadOrStore(req.URL.Path, new(atomic.Int64))
+		resp.Body = &strippedBody{answer: sniff, size: size.(*atomic.Int64)}
+		// The REST client reads the body whole; its length is no longer the
+		// server's.
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+		return resp, nil
+	}
+	resp.Body = sniff
 	return resp, nil
 }
 
@@ -252,6 +287,9 @@ type sniffBody struct {
 
 // Read reads from the body and, until the token is found, looks for it.
 func (b *sniffBody) Read(p []byte) (int, error) {
+	if b.hook == nil {
+		return b.ReadCloser.Read(p)
+	}
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 && !b.done {
 		b.prefix = append(b.prefix, p[:n]...)
@@ -367,4 +405,51 @@ func jsonContinue(data []byte) (string, error) {
 			return "", errors.New("no metadata before the items")
 		}
 	}
+}
+
+// strippedBody reads a protobuf LIST answer whole, as the REST client would,
+// and serves it without its items' managedFields; an answer it cannot rewrite
+// is served as it came. Reading it reads the answer as it arrives, so a
+// progress deadline underneath still sees every byte.
+type strippedBody struct {
+	answer io.ReadCloser
+	// size is the size of the last answer of the same path, which the buffer
+	// is made for, and is set to this one's.
+	size *atomic.Int64
+	// out is what is served, once the answer has been read; err ends it.
+	out  []byte
+	err  error
+	read bool
+}
+
+// Read serves the stripped answer, reading the answer first.
+func (b *strippedBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		last := b.size.Load()
+		buf := bytes.NewBuffer(make([]byte, 0, last+last/8+bytes.MinRead))
+		if _, err := buf.ReadFrom(b.answer); err != nil {
+			b.err = err
+		} else {
+			b.size.Store(int64(buf.Len()))
+			if b.out, err = stripManagedFields(buf.Bytes()); err != nil {
+				b.out = buf.Bytes()
+			}
+		}
+	}
+	if len(b.out) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, b.out)
+	b.out = b.out[n:]
+	return n, nil
+}
+
+// Close closes the answer.
+func (b *strippedBody) Close() error {
+	b.out = nil
+	return b.answer.Close()
 }

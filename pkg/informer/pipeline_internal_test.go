@@ -17,7 +17,7 @@ import (
 
 // protobufList renders list as the API server sends it in protobuf: the magic
 // number, then a runtime.Unknown holding its type and its bytes.
-func protobufList(t *testing.T, apiVersion, kind string, list interface{ Marshal() ([]byte, error) }) []byte {
+func protobufList(t testing.TB, apiVersion, kind string, list interface{ Marshal() ([]byte, error) }) []byte {
 	t.Helper()
 	raw, err := list.Marshal()
 	if err != nil {
@@ -122,7 +122,7 @@ func TestContinueFromPrefix(t *testing.T) {
 type fakePages struct {
 	pages int
 	// early makes each request tell its token before it answers, as
-	// sniffContinue does for our clients; otherwise the token comes with the
+	// listTransport does for our clients; otherwise the token comes with the
 	// page.
 	early bool
 
@@ -175,8 +175,8 @@ func (p *fakePages) fetch(ctx context.Context, o metav1.ListOptions) (runtime.Ob
 		p.inFlight--
 		p.mu.Unlock()
 	}()
-	if hook, _ := ctx.Value(continueHookKey{}).(func(string)); p.early && hook != nil {
-		hook(next)
+	if hook, ok := ctx.Value(listHookKey{}).(listHook); p.early && ok {
+		hook.onContinue(next)
 	}
 	select {
 	case <-p.gate(o.Continue):

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -27,8 +29,8 @@ import (
 type pagedServer struct {
 	pages, perPage int
 	wait           time.Duration
-	// protobuf answers metadata-only requests in protobuf; otherwise every
-	// answer is JSON.
+	// protobuf answers in protobuf the requests that accept it; otherwise
+	// every answer is JSON.
 	protobuf bool
 
 	mu sync.Mutex
@@ -81,14 +83,23 @@ func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
 	meta := metav1.ListMeta{ResourceVersion: "7", Continue: next}
 	var body []byte
 	var err error
-	if p.protobuf && strings.HasPrefix(r.Header.Get("Accept"), "application/vnd.kubernetes.protobuf") {
+	accept := r.Header.Get("Accept")
+	switch {
+	case p.protobuf && strings.HasPrefix(accept, "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList"):
 		list := &metav1.PartialObjectMetadataList{ListMeta: meta}
 		for i := range p.perPage {
 			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: podMeta(page, i)})
 		}
 		body, err = protobufAnswer("meta.k8s.io/v1", "PartialObjectMetadataList", list)
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
-	} else {
+	case p.protobuf && strings.HasPrefix(accept, "application/vnd.kubernetes.protobuf"):
+		list := &corev1.PodList{ListMeta: meta}
+		for i := range p.perPage {
+			list.Items = append(list.Items, corev1.Pod{ObjectMeta: podMeta(page, i)})
+		}
+		body, err = protobufAnswer("v1", "PodList", list)
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+	default:
 		list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta}
 		for i := range p.perPage {
 			list.Items = append(list.Items, corev1.Pod{ObjectMeta: podMeta(page, i)})
@@ -120,11 +131,17 @@ func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body[head:])
 }
 
-// podMeta is the metadata of pod i of page.
+// podMeta is the metadata of pod i of page, with managedFields of two writers.
 func podMeta(page, i int) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name: fmt.Sprintf("web-%d-%d", page, i), Namespace: "shop", ResourceVersion: "7",
 		Labels: map[string]string{"app": "web", "pad": fmt.Sprintf("%060d", i)},
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:pad":{}}}}`)}},
+			{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1", Subresource: "status",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:phase":{}}}`)}},
+		},
 	}
 }
 
@@ -141,15 +158,21 @@ func protobufAnswer(apiVersion, kind string, list interface{ Marshal() ([]byte, 
 // TestFactoryAsksForTheNextPageEarly: with the clients NewFactory builds, each
 // page of a list is asked for while the page before is still arriving, as soon
 // as the continue token at its start has come, whether the server speaks
-// protobuf (metadata-only) or JSON (full objects); every object arrives.
+// protobuf (metadata-only and full objects) or JSON; every object arrives, with
+// its managedFields only when they are kept (protobuf pages lose them before
+// they are decoded).
 func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 	tests := []struct {
-		name     string
-		mode     informer.Mode
-		protobuf bool
+		name        string
+		mode        informer.Mode
+		protobuf    bool
+		keepManaged bool
 	}{
-		{"metadata-only, protobuf", informer.MetadataOnly, true},
-		{"full, JSON", informer.Full, false},
+		{"metadata-only, protobuf", informer.MetadataOnly, true, false},
+		{"full, protobuf", informer.Full, true, false},
+		{"full, protobuf, managedFields kept", informer.Full, true, true},
+		{"full, JSON", informer.Full, false, false},
+		{"full, JSON, managedFields kept", informer.Full, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +180,7 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 			p, s := newPagedServer(t, pages, perPage, tc.protobuf)
 			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 			f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
-				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage})
+				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage, KeepManagedFields: tc.keepManaged})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,6 +192,22 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 			}
 			if n := len(storeKeys(inf)); n != pages*perPage {
 				t.Errorf("%d pods in the store, want %d", n, pages*perPage)
+			}
+			for _, obj := range inf.GetStore().List() {
+				m, err := meta.Accessor(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := podMeta(0, 0).ManagedFields
+				if !tc.keepManaged {
+					want = nil
+				}
+				if got := m.GetManagedFields(); !equality.Semantic.DeepEqual(got, want) {
+					t.Fatalf("%s has managedFields %v, want %v", m.GetName(), got, want)
+				}
+				if m.GetLabels()["app"] != "web" {
+					t.Fatalf("%s has labels %v", m.GetName(), m.GetLabels())
+				}
 			}
 			p.mu.Lock()
 			early := p.early
