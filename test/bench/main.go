@@ -133,7 +133,7 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "Times each command runs; the table shows the median.")
 	flag.IntVar(&o.workers, "workers", fixtures.Workers, "Concurrent requests while creating the pods.")
 	flag.BoolVar(&o.scale, "scale", false, "Measure peak RSS per 1,000 pods of the full and metadata-only pod informer commands against kubectl get, instead of the comparison table.")
-	flag.BoolVar(&o.kubectlJSON, "kubectl-json", false, "With -scale, also run kubectl get pods -A -o json (about 240 MB per 1,000 pods).")
+	flag.BoolVar(&o.kubectlJSON, "kubectl-json", false, "With -scale, also run kubectl get pods -A -o json (about 300 MB per 1,000 realistic pods).")
 	flag.Int64Var(&o.minAvailableMiB, "min-available", 3072, "Kill a command, and report it killed, when the machine's available memory falls below this many MiB.")
 	flag.StringVar(&o.only, "only", "", "Run only the commands whose label contains this text, and their references, e.g. -only tree.")
 	flag.DurationVar(&o.createWithin, "create-within", 0, "Start no new namespace of pods after this long, and measure the pods created by then; 0 means no limit.")
@@ -711,7 +711,7 @@ func report(w io.Writer, o options, nodes int, created time.Duration, weight pod
 		fmt.Fprintf(w, "\n%s did not complete: %s\n", m.label, m.failed)
 	}
 	if o.scale && !o.kubectlJSON {
-		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 240 MB per 1,000 pods.")
+		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 300 MB per 1,000 realistic pods.")
 	}
 	if !o.scale {
 		reportTargets(w, byLabel)
