@@ -150,9 +150,11 @@ func TestTablesNotATable(t *testing.T) {
 
 // TestTablesMatchBareRowsByName: tables are read without the rows' objects
 // and matched by name: one request when every name is unique across the
-// namespaces, a namespace's own table for names that repeat in several, or
-// for an object the first table lacks; a table with each row's metadata when
-// the kind has no name column. Every object gets its own row's cells.
+// namespaces; for names that repeat in several namespaces, or an object the
+// first table lacks, the rows of each such name with their metadata, or each
+// namespace's own table when there are fewer namespaces than names; a table
+// with each row's metadata when the kind has no name column. Every object gets
+// its own row's cells.
 func TestTablesMatchBareRowsByName(t *testing.T) {
 	pod := func(ns, name string) runtime.Object {
 		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + ns + "-" + name)}}
@@ -173,9 +175,22 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 			wantReqs: []string{"/api/v1/pods None"},
 		},
 		{
-			name:     "a name in two namespaces: their own tables",
+			name:     "a name in two namespaces: its rows",
 			server:   []row{{"a", "web-1"}, {"a", "cfg"}, {"b", "cfg"}},
 			objs:     []runtime.Object{pod("a", "web-1"), pod("a", "cfg"), pod("b", "cfg")},
+			wantReqs: []string{"/api/v1/pods None", "/api/v1/pods Metadata metadata.name=cfg"},
+		},
+		{
+			name: "StatefulSet pods in every namespace: the rows of each name",
+			server: []row{{"a", "web-1"}, {"a", "db-0"}, {"a", "db-1"}, {"b", "db-0"}, {"b", "db-1"}, {"c", "db-0"}, {"c", "db-1"},
+				{"x", "db-0"}, {"x", "db-1"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("a", "db-0"), pod("a", "db-1"), pod("b", "db-0"), pod("b", "db-1"), pod("c", "db-0"), pod("c", "db-1")},
+			wantReqs: []string{"/api/v1/pods None", "/api/v1/pods Metadata metadata.name=db-0", "/api/v1/pods Metadata metadata.name=db-1"},
+		},
+		{
+			name:     "many names in one namespace: its table",
+			server:   []row{{"a", "cfg-1"}, {"a", "cfg-2"}, {"a", "cfg-3"}, {"b", "cfg-1"}, {"b", "cfg-2"}, {"b", "cfg-3"}},
+			objs:     []runtime.Object{pod("a", "cfg-1"), pod("a", "cfg-2"), pod("a", "cfg-3"), pod("b", "cfg-1"), pod("b", "cfg-2"), pod("b", "cfg-3")},
 			wantReqs: []string{"/api/v1/pods None", "/api/v1/namespaces/a/pods None", "/api/v1/namespaces/b/pods None"},
 		},
 		{
@@ -196,8 +211,9 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 				VersionedAPIPath:     "/api/v1",
 				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
 					include := req.URL.Query().Get("includeObject")
+					nameIs := strings.TrimPrefix(req.URL.Query().Get("fieldSelector"), "metadata.name=")
 					mu.Lock()
-					reqs = append(reqs, req.URL.Path+" "+include)
+					reqs = append(reqs, strings.TrimSpace(req.URL.Path+" "+include+" "+req.URL.Query().Get("fieldSelector")))
 					mu.Unlock()
 					table := metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
 						ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Where", Type: "string"}}}
@@ -206,6 +222,9 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 					}
 					for _, r := range tc.server {
 						if ns := strings.TrimPrefix(req.URL.Path, "/api/v1/namespaces/"); ns != req.URL.Path && !strings.HasPrefix(ns, r.ns+"/") {
+							continue
+						}
+						if nameIs != "" && r.name != nameIs {
 							continue
 						}
 						tr := metav1.TableRow{Cells: []any{r.name, r.ns + "/" + r.name}}
