@@ -136,6 +136,10 @@ type Clients struct {
 	Dynamic dynamic.Interface
 	// Metadata serves *metav1.PartialObjectMetadata.
 	Metadata metadata.Interface
+	// ServerMinor returns the server's minor version, asked only for kinds
+	// whose client types have always-encoded fields some servers lack (see
+	// newerFields); nil means the server is as new as the types.
+	ServerMinor func() (int, error)
 }
 
 // DefaultPageSize is the LIST page size. client-go's reflector and kubectl ask
@@ -245,13 +249,29 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
 	f := NewFactoryWithClients(Clients{
-		Typed:     CachedClients(restConfig, runtime.ContentTypeProtobuf),
-		TypedJSON: CachedClients(restConfig, runtime.ContentTypeJSON),
-		Dynamic:   dyn,
-		Metadata:  md,
+		Typed:       CachedClients(restConfig, runtime.ContentTypeProtobuf),
+		TypedJSON:   CachedClients(restConfig, runtime.ContentTypeJSON),
+		Dynamic:     dyn,
+		Metadata:    md,
+		ServerMinor: serverMinor(restConfig),
 	}, cfg)
 	f.requestTimeout = timeout
 	return f, nil
+}
+
+// serverJSON reports whether full objects of gk are read as the server's JSON
+// instead of typed, because the server is older than a field the types always
+// encode (newerFields). A server whose version cannot be read counts as older:
+// its JSON is exact, only slower to decode.
+func (f *Factory) serverJSON(gk schema.GroupKind) bool {
+	if _, ok := newerFields[gk]; !ok || f.clients.ServerMinor == nil {
+		return false
+	}
+	minor, err := f.clients.ServerMinor()
+	if err != nil {
+		minor = 0
+	}
+	return readsServerJSON(gk, minor)
 }
 
 // Clients returns the clients the factory lists and watches with.
@@ -435,7 +455,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ri.Watch(ctx, o) }
 		example = &metav1.PartialObjectMetadata{}
-	case clientgoscheme.Scheme.Recognizes(e.res.GVK):
+	case clientgoscheme.Scheme.Recognizes(e.res.GVK) && !f.serverJSON(e.res.GVK.GroupKind()):
 		obj, err := clientgoscheme.Scheme.New(e.res.GVK)
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating %s: %w", e.res.GVK, err)
