@@ -86,7 +86,7 @@ if ((${#kube_missing[@]} > 0)); then
   # v0.0.0-master.
   minor=${KUBE_VERSION#v1.}
   minor=${minor%%.*}
-  ldflags="-s"
+  ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldflags+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
     ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
@@ -143,7 +143,7 @@ if [[ -n $kwok_missing ]]; then
   } >"$OUT/kwok-stages.yaml.tmp"
   mv "$OUT/kwok-stages.yaml.tmp" "$OUT/kwok-stages.yaml"
   (cd "$src" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-    go build -trimpath -buildvcs=false -ldflags="-s -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+    go build -trimpath -buildvcs=false -ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
     -o "$OUT/kwok.tmp" ./cmd/kwok) >&2 ||
     { rm -f "$OUT/kwok.tmp"; log "building kwok $KWOK_VERSION failed"; exit 1; }
   mv "$OUT/kwok.tmp" "$OUT/kwok"
