@@ -93,6 +93,19 @@ func check(env *cel.Env, expr string, estimator checker.CostEstimator) (*cel.Ast
 	return checked, nil
 }
 
+// Fork returns Conditions of the same expressions, parsed once, whose Filters
+// count their run-time errors apart from c's: a command over several clusters
+// forks its Conditions per cluster, so that each cluster's answer warns of its
+// own errors, with its own counts. A nil *Conditions forks to nil.
+func (c *Conditions) Fork() *Conditions {
+	if c == nil {
+		return nil
+	}
+	f := *c
+	f.errs = newErrorCounts(c.exprs)
+	return &f
+}
+
 // Uses reports what the expressions read, all together. A nil *Conditions
 // reads nothing.
 func (c *Conditions) Uses() Uses {

@@ -2,6 +2,7 @@ package where
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -587,6 +588,34 @@ func TestWarnings(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// TestFork: Filters of a fork count their errors apart from the Conditions
+// forked, which keep counting their own.
+func TestFork(t *testing.T) {
+	c := mustParse(t, "object.spec.nodeName == 'a'")
+	fork := c.Fork()
+	if got := fork.Expressions(); !slices.Equal(got, c.Expressions()) || fork.Uses() != c.Uses() {
+		t.Errorf("fork reads %q (%+v), want %q (%+v)", got, fork.Uses(), c.Expressions(), c.Uses())
+	}
+	unscheduled := Input{Object: &corev1.Pod{}}
+	mustCompile(t, c, podGVK, nil).Match(unscheduled)
+	f := mustCompile(t, fork, podGVK, nil)
+	f.Match(unscheduled)
+	f.Match(unscheduled)
+	count := func(c *Conditions) int {
+		n := 0
+		for _, w := range c.Warnings() {
+			n += w.Objects
+		}
+		return n
+	}
+	if a, b := count(c), count(fork); a != 1 || b != 2 {
+		t.Errorf("errors counted: %d by the Conditions, %d by the fork; want 1 and 2", a, b)
+	}
+	if (*Conditions)(nil).Fork() != nil {
+		t.Error("a nil Conditions forks to something")
 	}
 }
 
