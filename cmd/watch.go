@@ -243,6 +243,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Diff:         o.Diff,
 		Sources:      sources,
 		Contexts:     o.several(),
+		Scope:        o.scopeFlags(),
 	}
 	var mu sync.Mutex
 	owners := map[string]func(runtime.Object) string{}
@@ -269,6 +270,18 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			return emit(ev)
 		}, flush)
 	}, p)
+}
+
+// scopeFlags names the flags that narrow the feed, for the note under an
+// object that left it.
+func (o *WatchOptions) scopeFlags() string {
+	switch {
+	case o.Owner != "" && len(o.Where) > 0:
+		return "--owner or --where"
+	case len(o.Where) > 0:
+		return "--where"
+	}
+	return "--owner"
 }
 
 // feedRequests are reqs, each read as much as the output needs.
