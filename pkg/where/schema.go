@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,11 +35,11 @@ type Schemas struct {
 	kinds map[schemaKey]*resolved
 }
 
-// schemaKey is a kind, whole or (metadata) its apiVersion, kind and metadata
-// alone.
+// schemaKey is a kind, whole or trimmed to some of its top-level fields
+// (comma-separated, sorted; "" for the whole kind).
 type schemaKey struct {
-	gvk      schema.GroupVersionKind
-	metadata bool
+	gvk    schema.GroupVersionKind
+	fields string
 }
 
 type resolved struct {
@@ -59,8 +61,9 @@ type resolved struct {
 // document is read once, not once per kind (Pods' and Nodes' schemas are in
 // the same document, 1.6 MB of JSON), and only the schemas a kind refers to
 // are decoded: decoding all of core/v1 takes 10 to 20 ms and allocated 5.8 MB
-// (3.2 MB kept), typing a Pod needs a fifth of its schemas, and typing
-// expressions that read only metadata needs ObjectMeta's.
+// (3.2 MB kept), and an expression is typed by the kind's schema trimmed to
+// the fields it selects (with apiVersion, kind and metadata): a phase
+// predicate needs PodStatus's schemas, not PodSpec's.
 func NewSchemas(client clientopenapi.Client) *Schemas {
 	return NewSchemasFromResolver(&documents{client: client, docs: map[schema.GroupVersion]*document{}})
 }
@@ -98,19 +101,14 @@ type document struct {
 const refPrefix = "#/components/schemas/"
 
 func (d *documents) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	return d.resolveKind(gvk, false)
+	return d.ResolveFields(gvk, nil)
 }
 
-// ResolveMetadata resolves the schema of gvk with its apiVersion, kind and
-// metadata properties alone (metadataResolver).
-func (d *documents) ResolveMetadata(gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	return d.resolveKind(gvk, true)
-}
-
-// resolveKind resolves the schema of gvk, or with metadataOnly the schema
-// trimmed to apiVersion, kind and metadata, which decodes ObjectMeta's
-// schemas and not the kind's spec and status.
-func (d *documents) resolveKind(gvk schema.GroupVersionKind, metadataOnly bool) (*spec.Schema, error) {
+// ResolveFields resolves the schema of gvk with the top-level properties
+// named alone, every property when names is nil (fieldsResolver). Only the
+// schemas they refer to are decoded: ObjectMeta's for metadata, not the
+// kind's spec and status.
+func (d *documents) ResolveFields(gvk schema.GroupVersionKind, names []string) (*spec.Schema, error) {
 	doc := d.document(gvk.GroupVersion())
 	if doc.err != nil {
 		return nil, doc.err
@@ -123,8 +121,8 @@ func (d *documents) resolveKind(gvk schema.GroupVersionKind, metadataOnly bool) 
 	if !ok {
 		return nil, fmt.Errorf("decoding the OpenAPI document of %s: %s", gvk.GroupVersion(), name)
 	}
-	if metadataOnly {
-		root = onlyMetadata(root)
+	if names != nil {
+		root = onlyFields(root, names)
 	}
 	return resolver.PopulateRefs(func(ref string) (*spec.Schema, bool) {
 		n := strings.TrimPrefix(ref, refPrefix)
@@ -135,12 +133,13 @@ func (d *documents) resolveKind(gvk schema.GroupVersionKind, metadataOnly bool) 
 	}, refPrefix+name)
 }
 
-// onlyMetadata returns a copy of a kind's schema whose properties are its
-// apiVersion, kind and metadata alone.
-func onlyMetadata(s *spec.Schema) *spec.Schema {
+// onlyFields returns a copy of a kind's schema whose properties are those
+// named alone. A name the schema has not is left out: selecting it is the
+// same unknown field as in the whole schema.
+func onlyFields(s *spec.Schema, names []string) *spec.Schema {
 	out := *s
 	out.Properties = map[string]spec.Schema{}
-	for _, p := range []string{"apiVersion", "kind", "metadata"} {
+	for _, p := range names {
 		if v, ok := s.Properties[p]; ok {
 			out.Properties[p] = v
 		}
@@ -228,9 +227,9 @@ func (d *documents) load(gv schema.GroupVersion) (map[string]json.RawMessage, ma
 	return doc.Components.Schemas, kinds, nil
 }
 
-// metadataResolver resolves a kind's apiVersion, kind and metadata alone.
-type metadataResolver interface {
-	ResolveMetadata(gvk schema.GroupVersionKind) (*spec.Schema, error)
+// fieldsResolver resolves a kind trimmed to some of its top-level fields.
+type fieldsResolver interface {
+	ResolveFields(gvk schema.GroupVersionKind, names []string) (*spec.Schema, error)
 }
 
 // resolve returns the kind's schema with its references inlined.
@@ -241,7 +240,23 @@ func (s *Schemas) resolve(gvk schema.GroupVersionKind) (*spec.Schema, error) {
 // resolveMetadata returns the kind's schema trimmed to apiVersion, kind and
 // metadata, what expressions that read nothing else are typed by.
 func (s *Schemas) resolveMetadata(gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	return s.resolveKey(schemaKey{gvk: gvk, metadata: true})
+	return s.resolveFields(gvk, fields{})
+}
+
+// resolveFields returns the kind's schema trimmed to apiVersion, kind,
+// metadata and the fields f names; the whole schema when f may be any field.
+func (s *Schemas) resolveFields(gvk schema.GroupVersionKind, f fields) (*spec.Schema, error) {
+	if f.all {
+		return s.resolve(gvk)
+	}
+	names := slices.Collect(maps.Keys(metadataFields))
+	for n := range f.names {
+		if !metadataFields[n] {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return s.resolveKey(schemaKey{gvk: gvk, fields: strings.Join(names, ",")})
 }
 
 func (s *Schemas) resolveKey(key schemaKey) (*spec.Schema, error) {
@@ -254,18 +269,19 @@ func (s *Schemas) resolveKey(key schemaKey) (*spec.Schema, error) {
 	s.mu.Unlock()
 	r.once.Do(func() {
 		start := time.Now()
-		switch mr, ok := s.resolver.(metadataResolver); {
-		case !key.metadata:
+		names := strings.Split(key.fields, ",")
+		switch fr, ok := s.resolver.(fieldsResolver); {
+		case key.fields == "":
 			r.schema, r.err = s.resolver.ResolveSchema(key.gvk)
 		case ok:
-			r.schema, r.err = mr.ResolveMetadata(key.gvk)
+			r.schema, r.err = fr.ResolveFields(key.gvk, names)
 		default:
 			var full *spec.Schema
 			if full, r.err = s.resolve(key.gvk); full != nil {
-				r.schema = onlyMetadata(full)
+				r.schema = onlyFields(full, names)
 			}
 		}
-		klog.V(4).InfoS("resolved OpenAPI schema for --where", "kind", key.gvk, "metadataOnly", key.metadata, "took", time.Since(start), "err", r.err)
+		klog.V(4).InfoS("resolved OpenAPI schema for --where", "kind", key.gvk, "fields", key.fields, "took", time.Since(start), "err", r.err)
 	})
 	return r.schema, r.err
 }
@@ -279,20 +295,21 @@ var podGK = schema.GroupKind{Kind: "Pod"}
 // for objects of kind gvk. A variable whose schema cannot be found is dyn: a
 // custom resource without a structural schema, an aggregated API that
 // publishes none, a server that does not answer /openapi/v3.
-func (s *Schemas) types(gvk schema.GroupVersionKind, uses Uses) varTypes {
+func (s *Schemas) types(gvk schema.GroupVersionKind, uses Uses, r reads) varTypes {
 	var vt varTypes
 	if s == nil {
 		return vt
 	}
 	var objectSchema *spec.Schema
 	if uses.Object || uses.Owner {
-		// Expressions that read only metadata are typed by the kind's
-		// metadata alone: the same types, for a fraction of the schema.
-		resolve := s.resolveMetadata
-		if uses.ObjectBeyondMetadata {
-			resolve = s.resolve
+		// Expressions are typed by the kind trimmed to the fields they
+		// select, and to metadata (which owner reads): the same types for
+		// what they read, for a fraction of the schema.
+		f := r.object
+		if !uses.ObjectBeyondMetadata {
+			f = fields{}
 		}
-		sch, err := resolve(gvk)
+		sch, err := s.resolveFields(gvk, f)
 		if err != nil {
 			logDynamic(ObjectVar, gvk, err)
 		}
@@ -305,11 +322,11 @@ func (s *Schemas) types(gvk schema.GroupVersionKind, uses Uses) varTypes {
 		vt.object = declType(objectSchema, gvk.Kind)
 	}
 	if uses.Node {
-		resolve := s.resolveMetadata
-		if uses.NodeBeyondMetadata {
-			resolve = s.resolve
+		f := r.node
+		if !uses.NodeBeyondMetadata {
+			f = fields{}
 		}
-		if sch, err := resolve(nodeGVK); err != nil {
+		if sch, err := s.resolveFields(nodeGVK, f); err != nil {
 			logDynamic(NodeVar, nodeGVK, err)
 		} else {
 			vt.node = declType(sch, nodeGVK.Kind)

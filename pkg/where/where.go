@@ -23,6 +23,7 @@ type Conditions struct {
 	exprs []string
 	uses  []Uses
 	all   Uses
+	reads reads
 	now   types.Timestamp
 	errs  *errorCounts
 }
@@ -55,8 +56,9 @@ func Parse(exprs []string, now time.Time) (*Conditions, error) {
 		if iss.Err() != nil {
 			return nil, issueError(expr, "syntax error", iss, nil)
 		}
-		c.uses[i] = analyze(parsed.NativeRep().Expr())
-		c.all = c.all.or(c.uses[i])
+		var r reads
+		c.uses[i], r = analyze(parsed.NativeRep().Expr())
+		c.all, c.reads = c.all.or(c.uses[i]), c.reads.or(r)
 		// Checking rewrites the parsed tree: parse again for it.
 		if _, err := check(env, expr, nil); err != nil {
 			return nil, err
@@ -146,7 +148,7 @@ func (c *Conditions) Compile(gvk schema.GroupVersionKind, schemas *Schemas) (*Fi
 			}
 		}
 	}
-	vt := schemas.types(gvk, c.all)
+	vt := schemas.types(gvk, c.all, c.reads)
 	env, err := dynamicEnv()
 	if vt != (varTypes{}) {
 		env, err = newEnv(vt)

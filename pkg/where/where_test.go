@@ -2,6 +2,8 @@ package where
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -390,6 +392,64 @@ func TestUses(t *testing.T) {
 	all := mustParse(t, "object.metadata.name == 'web'", "owner.kind == 'ReplicaSet'", "node.metadata.name != ''", "object.status.phase == 'Running'", "now > timestamp('2024-01-01T00:00:00Z')").Uses()
 	if want := (Uses{Object: true, ObjectBeyondMetadata: true, Owner: true, Node: true, Now: true}); all != want {
 		t.Errorf("Uses of several = %+v, want their union %+v", all, want)
+	}
+}
+
+// TestReads: the fields expressions select of object and node, which their
+// schemas are trimmed to; a use that may read any field reads them all.
+func TestReads(t *testing.T) {
+	cases := []struct {
+		exprs  []string
+		object string // sorted, comma-separated; "*" for every field
+		node   string
+	}{
+		{[]string{"object.status.phase == 'Running'"}, "status", ""},
+		{[]string{"object.spec.nodeName == 'a'", "object['status'].phase == 'x'", "object.?metadata.name.orValue('') == ''"}, "metadata,spec,status", ""},
+		{[]string{"object.spec.containers.exists(c, c.image == 'x')"}, "spec", ""},
+		{[]string{"size(object) > 1"}, "*", ""},
+		{[]string{"object[object.metadata.name] == 1"}, "*", ""},
+		{[]string{"[1].exists(object, object > 0) && node.status.conditions.size() > 0"}, "", "status"},
+		{[]string{"node.metadata.name == 'a'", "dyn(node) != null"}, "", "*"},
+	}
+	describe := func(f fields) string {
+		if f.all {
+			return "*"
+		}
+		return strings.Join(slices.Sorted(maps.Keys(f.names)), ",")
+	}
+	for _, tc := range cases {
+		c := mustParse(t, tc.exprs...)
+		if got := describe(c.reads.object); got != tc.object {
+			t.Errorf("%q: object fields %q, want %q", tc.exprs, got, tc.object)
+		}
+		if got := describe(c.reads.node); got != tc.node {
+			t.Errorf("%q: node fields %q, want %q", tc.exprs, got, tc.node)
+		}
+	}
+}
+
+// TestTrimmedTyping: typed by the kind trimmed to the fields they select,
+// expressions find the same errors as with the whole kind, in the fields
+// they select and in those they do not have.
+func TestTrimmedTyping(t *testing.T) {
+	for _, expr := range []string{
+		"object.status.phase == 'Running'",
+		"object.status.phse == 'Running'",
+		"object.sttus.phase == 'Running'",
+		"object.status.phase == 1",
+		"object.status == 1",
+		"object.spec.containers.exists(c, c.image.startsWith('x') && c.ports.exists(p, p.containerPort == 80))",
+		"object.spec.containers.exists(c, c.imag == 'x')",
+		"object.metadata.labels.app == 'web' && object.status.startTime != ''",
+	} {
+		c := mustParse(t, expr)
+		_, trimmed := c.Compile(podGVK, embeddedSchemas())
+		whole := *c
+		whole.reads = reads{object: fields{all: true}}
+		_, full := whole.Compile(podGVK, embeddedSchemas())
+		if fmt.Sprint(trimmed) != fmt.Sprint(full) {
+			t.Errorf("%s: typed by the fields it selects: %v; by the whole Pod: %v", expr, trimmed, full)
+		}
 	}
 }
 
