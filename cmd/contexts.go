@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
 // Exit codes. A complete answer exits 0 and an error 1, as kubectl does. With
@@ -90,6 +91,8 @@ func (f *Flags) target(context string, flags *genericclioptions.ConfigFlags) (qu
 		return t, err
 	}
 	t.Discovery, t.Categories = dc, restmapper.NewDiscoveryCategoryExpander(dc)
+	// --where's schemas, from the OpenAPI documents discovery's cache keeps.
+	t.Schemas = where.NewSchemas(dc.OpenAPIV3())
 	return t, nil
 }
 

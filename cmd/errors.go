@@ -14,6 +14,7 @@ import (
 
 	// ListError, to word a list that failed for good.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
 // FormatError renders err the way kubectl does: API errors as
@@ -40,6 +41,12 @@ func FormatError(err error) string {
 	var listErr *informer.ListError
 	if errors.As(err, &listErr) {
 		return "error: " + listErr.Error()
+	}
+	// A --where expression that does not compile is one line, then the
+	// expression with a caret under the place when there is one.
+	var whereErr *where.Error
+	if errors.As(err, &whereErr) {
+		return "error: " + strings.TrimRight(err.Error(), "\n")
 	}
 	// kubectl's formatter matches on the concrete type, so hand it the innermost
 	// API status or URL error when one is wrapped.
@@ -106,7 +113,12 @@ func flagError(_ *cobra.Command, err error) error {
 }
 
 // warningText is err as FormatError words it, without the "error: " prefix,
-// for use inside a warning line.
+// for use inside a warning line: a --where error without its caret lines.
 func warningText(err error) string {
-	return strings.TrimPrefix(FormatError(err), "error: ")
+	text := strings.TrimPrefix(FormatError(err), "error: ")
+	var whereErr *where.Error
+	if errors.As(err, &whereErr) {
+		text, _, _ = strings.Cut(text, "\n")
+	}
+	return text
 }

@@ -57,7 +57,13 @@ var getExample = `  # List pods in the current namespace
   kubectl idx deploy,svc,pods --by-label app
 
   # Pods grouped by service account
-  kubectl idx pods -A --by '{.spec.serviceAccountName}'`
+  kubectl idx pods -A --by '{.spec.serviceAccountName}'
+
+  # Pods that are not ready, by a CEL expression
+  kubectl idx pods -A --where '!has(object.status.conditions) || !object.status.conditions.exists(c, c.type == "Ready" && c.status == "True")'
+
+  # Pods whose top-level owner is a StatefulSet, on nodes that are not Ready
+  kubectl idx pods -A --where 'owner != null && owner.kind == "StatefulSet"' --where 'node != null && !node.status.conditions.exists(c, c.type == "Ready" && c.status == "True")'`
 
 // GetOptions holds the flags and resolved state of the root listing command.
 type GetOptions struct {

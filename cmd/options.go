@@ -20,11 +20,12 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
 // QueryOptions are the flags and resolved state of every command that asks
 // clusters, which the commands' Options embed as kubectl's commands compose
-// PrintFlags: the contexts asked, the printer, --sync-timeout, the
+// PrintFlags: the contexts asked, the printer, --sync-timeout, --where, the
 // selectors, and the engine's configuration built from them.
 type QueryOptions struct {
 	*Flags
@@ -35,6 +36,8 @@ type QueryOptions struct {
 	LabelSelector string
 	FieldSelector string
 	SyncTimeout   time.Duration
+	// Where are the --where expressions, parsed by complete into where.
+	Where []string
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -49,6 +52,8 @@ type QueryOptions struct {
 	progress bool
 	// stderr serializes the warnings that informer goroutines write.
 	stderr sync.Mutex
+	// where is --where parsed; nil without it.
+	where *where.Conditions
 
 	genericiooptions.IOStreams
 }
@@ -82,9 +87,10 @@ func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions
 	return &QueryOptions{Flags: f, PrintFlags: get.NewGetPrintFlags(), SyncTimeout: 60 * time.Second, IOStreams: streams}
 }
 
-// addFlags adds --sync-timeout.
+// addFlags adds --sync-timeout and --where.
 func (o *QueryOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	cmd.Flags().StringArrayVar(&o.Where, "where", nil, "Only objects for which this CEL expression is true, e.g. 'object.status.phase != \"Running\"'. It may name object (the object as -o json prints it), owner (its top-level controller: apiVersion, kind and metadata; null when it has none), node (a pod's Node; null when unscheduled) and now (when the command started). Repeat it for several conditions that must all hold.")
 }
 
 // addSelectorFlags adds -l and --field-selector.
@@ -105,6 +111,11 @@ func (o *QueryOptions) complete() error {
 		return err
 	}
 	o.printer = p
+	// Bad expressions are found here, before any request: CEL needs no server
+	// to read them, only to type them (query's compileWhere).
+	if o.where, err = where.Parse(o.Where, time.Now()); err != nil {
+		return err
+	}
 	o.format = *o.PrintFlags.OutputFormat
 	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
 		// kubectl's --template without -o.
@@ -163,6 +174,7 @@ func (o *QueryOptions) config() query.Config {
 		SyncTimeout:       o.SyncTimeout,
 		WarningText:       warningText,
 		ObjectStatus:      printers.ObjectStatus,
+		Where:             o.where,
 	}
 	if o.progress {
 		cfg.Progress = o.ErrOut

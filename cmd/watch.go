@@ -39,7 +39,7 @@ The table shows TIME, EVENT, KIND, NAMESPACE and NAME, then the kind's usual
 columns. -o json prints one JSON document per line (NDJSON):
 {"type": "ADDED|MODIFIED|DELETED", "time": RFC 3339, "object": {...}}, plus
 "detectedOnRelist": true, "leftScope": true (DELETED of an object that left the
---owner scope and still exists) and, with --diff, "diff": [{"path", "old", "new"}].
+--owner or --where scope and still exists) and, with --diff, "diff": [{"path", "old", "new"}].
 -o yaml prints one YAML document per event; -o name one name per event; jsonpath
 and go-template apply to each event document, one line per event.
 
@@ -60,7 +60,10 @@ var watchExample = `  # Deployments in the current namespace: the current state,
   kubectl idx watch pods -A -o json | jq -c 'select(.type=="DELETED")'
 
   # Changes only, one line each: event type and name
-  kubectl idx watch configmaps --watch-only -o jsonpath='{.type} {.object.metadata.name}'`
+  kubectl idx watch configmaps --watch-only -o jsonpath='{.type} {.object.metadata.name}'
+
+  # Deployments as they grow past 3 replicas (ADDED) and shrink back (DELETED, leftScope)
+  kubectl idx watch deployments -A --where 'object.spec.replicas > 3'`
 
 // addFeedPrintFlags registers the output flags of a feed on cmd, with
 // kubectl's help texts: kubectl's flag groups for the formats a feed can
@@ -243,6 +246,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Diff:         o.Diff,
 		Sources:      sources,
 		Contexts:     o.several(),
+		Scope:        o.scopeFlags(),
 	}
 	var mu sync.Mutex
 	owners := map[string]func(runtime.Object) string{}
@@ -269,6 +273,18 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			return emit(ev)
 		}, flush)
 	}, p)
+}
+
+// scopeFlags names the flags that narrow the feed, for the note under an
+// object that left it.
+func (o *WatchOptions) scopeFlags() string {
+	switch {
+	case o.Owner != "" && len(o.Where) > 0:
+		return "--owner or --where"
+	case len(o.Where) > 0:
+		return "--where"
+	}
+	return "--owner"
 }
 
 // feedRequests are reqs, each read as much as the output needs.

@@ -46,8 +46,8 @@ type Event struct {
 	// known, so changes it went through just before deletion may be missing.
 	DetectedOnRelist bool
 	// LeftScope marks a DELETED of an object that still exists but no longer
-	// belongs to an OwnerScope: it, or an owner above it, was orphaned or
-	// adopted elsewhere. The object is its current state. A replay that removes
+	// belongs to the Scope: it stopped matching, or (OwnerScope) it, or an
+	// owner above it, was orphaned or adopted elsewhere. The object is its current state. A replay that removes
 	// objects on DELETED stays right without reading it; if the object comes
 	// back into scope it is ADDED again.
 	LeftScope bool
@@ -114,12 +114,12 @@ type Config struct {
 	WatchOnly bool
 	// Diff fills Event.Changes for MODIFIED events.
 	Diff bool
-	// Scope, when non-nil, narrows the feed; one that enters it is ADDED.
-	// With an OwnerScope in it (alone or in AllOf), membership follows the
-	// garbage collector (see OwnerScope) and an object that leaves the scope is
-	// emitted as DELETED with LeftScope. With other scopes only, which decide
-	// by the object alone, an object that leaves is emitted once more as
-	// MODIFIED (its last change is what took it out) and then forgotten.
+	// Scope, when non-nil, narrows the feed; an object that enters it is
+	// ADDED, one that leaves it while it still exists is DELETED with
+	// LeftScope, whichever scope it left. With an OwnerScope in it (alone or
+	// in AllOf), membership follows the garbage collector (see OwnerScope);
+	// other scopes decide by the object alone (a --where predicate: an object
+	// leaves when a change makes it stop matching).
 	Scope Scope
 	// Now returns the time stamped on events; nil means time.Now.
 	Now func() time.Time
@@ -393,12 +393,9 @@ func (f *Feed) changed(ctx context.Context, n *notification, k objectKey, obj ru
 			return nil
 		}
 		delete(f.last, k)
-		if len(f.owners) > 0 {
-			e := ev(Deleted, obj)
-			e.LeftScope = true
-			return emit(e)
-		}
-		return f.emitModified(n, prev, obj, emit)
+		e := ev(Deleted, obj)
+		e.LeftScope = true
+		return emit(e)
 	}
 	f.last[k] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: obj}
 	switch {

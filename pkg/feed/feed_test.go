@@ -71,7 +71,8 @@ func deliver(f *feed.Feed, steps []step) {
 }
 
 // runFeed delivers steps, runs f until the queue is drained and returns the events as
-// "TYPE source ns/name@rv" lines, "(relist)" marking DetectedOnRelist.
+// "TYPE source ns/name@rv" lines, "(relist)" marking DetectedOnRelist and
+// "(left)" LeftScope.
 func runFeed(t *testing.T, cfg feed.Config, steps []step) ([]string, []*feed.Event) {
 	t.Helper()
 	f := feed.New(cfg)
@@ -84,6 +85,9 @@ func runFeed(t *testing.T, cfg feed.Config, steps []step) ([]string, []*feed.Eve
 		line := fmt.Sprintf("%s %d %s/%s@%s", ev.Type, ev.Source, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
 		if ev.DetectedOnRelist {
 			line += " (relist)"
+		}
+		if ev.LeftScope {
+			line += " (left)"
 		}
 		lines = append(lines, line)
 		events = append(events, ev)
@@ -161,7 +165,7 @@ func TestFeedEvents(t *testing.T) {
 			want:  []string{"ADDED 0 shop/a@10", "ADDED 1 shop/a@10", "MODIFIED 1 shop/a@11"},
 		},
 		{
-			name: "scope: objects out of scope are not fed; leaving is a last MODIFIED, entering an ADDED",
+			name: "scope: objects out of scope are not fed; leaving is a DELETED that left the scope, entering an ADDED",
 			cfg:  feed.Config{Scope: dataScope{"in": "yes"}},
 			steps: []step{
 				add(0, cm("shop", "x", "uid-x", "1", "in", "yes")),
@@ -173,7 +177,7 @@ func TestFeedEvents(t *testing.T) {
 				del(0, cm("shop", "x", "uid-x", "5", "in", "no")),
 				del(0, cm("shop", "y", "uid-y", "6", "in", "yes")),
 			},
-			want: []string{"ADDED 0 shop/x@1", "MODIFIED 0 shop/x@4", "ADDED 0 shop/y@6", "DELETED 0 shop/y@6"},
+			want: []string{"ADDED 0 shop/x@1", "DELETED 0 shop/x@4 (left)", "ADDED 0 shop/y@6", "DELETED 0 shop/y@6"},
 		},
 	}
 	for _, tc := range tests {

@@ -29,6 +29,8 @@
 //     pages besides what it keeps.
 //   - PageSink: where a StreamInformer's list goes, page by page, in place of
 //     its store: a listing printed as it arrives keeps no object.
+//   - Keep: a filter on the objects of every LIST page (Config.Keep, --where
+//     on the object alone): what it refuses never reaches a store or a sink.
 //   - Outage: the time a synced informer cannot see changes because its watch
 //     failed, expired (410 Gone) or was cut, until it watches again or has listed
 //     again. Config.OnWatchLost and Config.OnWatchRestored report outages to

@@ -118,6 +118,13 @@ type Config struct {
 	// goroutines and timers, so they must be safe for concurrent use.
 	OnWatchLost     func(res Resource, err error)
 	OnWatchRestored func(Reconnect)
+	// Keep, when non-nil, is asked of every object a LIST page brings, once
+	// the page is transformed: an object it refuses never reaches the store,
+	// or the PageSink, so it costs no memory past its page (see keepItems).
+	// Objects that watches deliver later are not asked; a question that reads
+	// a store after its sync judges them itself. It is called from the
+	// goroutines that fetch pages and must be safe for concurrent use.
+	Keep func(res Resource, obj runtime.Object) bool
 }
 
 // Clients are the API clients a Factory lists and watches with. NewFactory builds
@@ -521,6 +528,11 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				_, err := transform(item)
 				return err
 			}); err != nil {
+				return nil, err
+			}
+		}
+		if f.cfg.Keep != nil {
+			if err := keepItems(obj, e, f.cfg.Keep); err != nil {
 				return nil, err
 			}
 		}

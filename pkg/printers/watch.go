@@ -68,6 +68,10 @@ type EventPrinterOptions struct {
 	// column, -o name lines with the context and a slash, and JSON events
 	// have a "context" field.
 	Contexts bool
+	// Scope names the flags that narrow the feed, for the note under the row
+	// of an object that left it: "--owner" when empty, "--where",
+	// "--owner or --where".
+	Scope string
 	// Owner, when set, adds an OWNER column after each kind's own columns:
 	// the object's top-level controller when the event was printed, as the
 	// lookup of the event's context names it (Owner(ev.Context)).
@@ -302,7 +306,11 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 	if ev.LeftScope {
 		// DELETED alone would tell a reader of the table that the object is
 		// gone; scripts read JSON, where "leftScope" says the same.
-		row.diff = append(row.diff, leftScopeNote)
+		scope := p.opts.Scope
+		if scope == "" {
+			scope = "--owner"
+		}
+		row.diff = append(row.diff, "    (left the "+scope+" scope; not deleted)")
 	}
 	if p.opts.Diff && ev.Type == feed.Modified {
 		for _, c := range ev.Changes {
@@ -328,9 +336,6 @@ func eventTable(obj runtime.Object, src WatchSource, now time.Time) (*metav1.Tab
 	}
 	return TableFor(src.GVK.GroupKind(), []runtime.Object{obj}, now)
 }
-
-// leftScopeNote follows the row of an object that left the --owner scope.
-const leftScopeNote = "    (left the --owner scope; not deleted)"
 
 // cellString renders a table cell as kubectl's table printer does: a string up
 // to its first line break (then "..."), anything else with fmt, nil as nothing,

@@ -59,6 +59,19 @@
 // handed over a page at a time as the server sends it, in List's order, and
 // never held whole.
 //
+// # --where
+//
+// The --where expressions (Config.Where, parsed by the command layer) enter
+// the engine in where.go and nowhere else: each question compiles them for
+// the kinds it lists, typed by the target's OpenAPI schemas, before it lists
+// anything; reads each request in the mode the expressions need (Request.Mode
+// raised from metadata to whole objects when they read beyond metadata); and
+// judges objects where it has them: a one-shot listing's LIST pages as they
+// arrive when the expressions read the object alone (informer.Config.Keep),
+// stores and streams once synced when they name owner or node, tree and
+// owner nodes before the tree is pruned, a feed's objects as its Scope.
+// Run-time errors are counted per session and said with its warnings.
+//
 // # Owners
 //
 // informer.OwnerResolver is the one owner lookup (Session.OwnerResolver): one

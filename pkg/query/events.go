@@ -186,11 +186,17 @@ func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts EventsFee
 	if err != nil {
 		return err
 	}
+	m, err := s.whereMatcher(ctx, []schema.GroupVersionKind{EventsGVK}, true)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	defer s.warnWhere(opts.Warn)
 	owners := s.newOwnerResolver(ns)
 	owners.Warn = opts.Warn
 	defer owners.Shutdown()
 	filter := eventFilter{opts: opts.EventsOptions, namespaced: obj.Resource.Namespaced, namespace: rootNS}
-	scope := feed.AllOf(filter, feed.NewInvolvedObjectScope(uid, owners))
+	scope := feed.AllOf(filter, m.scope([]schema.GroupVersionKind{EventsGVK}), feed.NewInvolvedObjectScope(uid, owners))
 
 	factory, err := s.newFactory(informer.Config{
 		Namespace:       ns,
@@ -227,6 +233,9 @@ func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts EventsFee
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		return nil
+	}
+	if err := m.ready(ctx); err != nil {
+		return err
 	}
 	return f.Run(ctx, emit, flush)
 }

@@ -97,6 +97,11 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 	if err != nil {
 		return nil, nil, err
 	}
+	m, err := s.whereMatcher(ctx, requestKinds(reqs), false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.close()
 	var owners *informer.OwnerResolver
 	if by.Mode == GroupByOwner {
 		owners = s.newOwnerResolver(s.cfg.Namespace)
@@ -110,16 +115,22 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 		return nil, nil, err
 	}
 	defer shutdown()
+	if err := m.ready(ctx); err != nil {
+		return nil, nil, err
+	}
 	members := make([]*member, len(reqs))
 	var missing []error
 	for i, r := range reqs {
 		idx := idxs[i]
-		if len(r.Names) > 0 {
+		if len(r.Names) > 0 || m != nil {
 			// A name list is short: index a private copy of just those objects.
+			// So with --where: the members that match, before they are
+			// grouped, so that the summaries count only them.
 			objs, notFound := collect(idx, r, s.cfg.Namespace)
 			for _, name := range notFound {
 				missing = append(missing, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
 			}
+			objs = m.filter(r.Resource.GVK, objs)
 			narrow := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, idx.GetIndexers())
 			for _, obj := range objs {
 				if err := narrow.Add(obj); err != nil {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -21,6 +22,11 @@ import (
 // Names that do not exist are returned as kubectl's NotFound errors beside
 // the answer, so the objects found still print.
 func (s *Session) List(ctx context.Context, reqs []Request) ([]v1alpha1.Members, []error, error) {
+	m, err := s.whereMatcher(ctx, requestKinds(reqs), false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.close()
 	idxs, shutdown, err := s.load(ctx, reqs, nil)
 	if err != nil {
 		return nil, nil, err
@@ -28,10 +34,16 @@ func (s *Session) List(ctx context.Context, reqs []Request) ([]v1alpha1.Members,
 	// Everything needed is in hand: release connections and goroutines now,
 	// not after a long print.
 	defer shutdown()
+	if err := m.ready(ctx); err != nil {
+		return nil, nil, err
+	}
 	out := make([]v1alpha1.Members, len(reqs))
 	var missing []error
 	for i, r := range reqs {
 		objs, notFound := collect(idxs[i], r, s.cfg.Namespace)
+		// The pages were judged as they arrived; what a watch brought since
+		// was not.
+		objs = m.filter(r.Resource.GVK, objs)
 		for _, name := range notFound {
 			missing = append(missing, apierrors.NewNotFound(r.Resource.GVR.GroupResource(), name))
 		}
@@ -89,6 +101,11 @@ func (s *Session) listConfig(namespace string, progress io.Writer, reqs []Reques
 	if progress != nil {
 		cfg.Progress, cfg.ProgressDelay = progress, time.Second
 	}
+	// Objects asked for by name are few, and one that does not match --where
+	// must not read as one that does not exist.
+	if !slices.ContainsFunc(reqs, func(r Request) bool { return len(r.Names) > 0 }) {
+		cfg.Keep = s.pageKeep()
+	}
 	// One object asked for by name is the only one listed: `kubectl idx po
 	// web-1` must not list a whole namespace.
 	if len(reqs) == 1 && len(reqs[0].Names) == 1 {
@@ -127,6 +144,15 @@ func collect(store cache.Indexer, r Request, namespace string) ([]runtime.Object
 		objs = append(objs, it.(runtime.Object))
 	}
 	return objs, missing
+}
+
+// requestKinds returns the kinds of reqs, in their order.
+func requestKinds(reqs []Request) []schema.GroupVersionKind {
+	kinds := make([]schema.GroupVersionKind, len(reqs))
+	for i, r := range reqs {
+		kinds[i] = r.Resource.GVK
+	}
+	return kinds
 }
 
 // anyNamespaced reports whether any request is for a namespaced type.

@@ -100,6 +100,10 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 		if q.Mode != nil {
 			asked[i].Mode = q.Mode(r)
 		}
+		asked[i].Mode = s.readMode(r.Resource.GVK.GroupKind(), asked[i].Mode)
+	}
+	if err := s.compileWhere(requestKinds(asked)); err != nil {
+		return nil, err
 	}
 	if q.Stream != nil && q.GroupBy == nil && !q.Owners && len(asked) == 1 && Streamable(asked[0]) {
 		if q.Quiet {
@@ -188,8 +192,16 @@ func (s *Session) Kinds(types []string) ([]schema.GroupKind, error) {
 // Listing, with the server's tables of its kinds when tables is set. Its
 // scope is the namespace the object is looked for in.
 func (s *Session) Selection(ctx context.Context, obj ObjectRef, inverse, tables bool) (*Listing, error) {
+	kinds := []schema.GroupVersionKind{podGVK}
+	if inverse {
+		kinds = s.mappedKinds(index.SelectorKinds())
+	}
+	m, err := s.whereMatcher(ctx, kinds, false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	var members []v1alpha1.Members
-	var err error
 	if inverse {
 		members, err = s.SelectedBy(ctx, obj)
 	} else {
@@ -198,6 +210,10 @@ func (s *Session) Selection(ctx context.Context, obj ObjectRef, inverse, tables 
 	if err != nil {
 		return nil, err
 	}
+	if err := m.ready(ctx); err != nil {
+		return nil, err
+	}
+	members = filterMembers(m, members)
 	l := &Listing{Members: members, Scope: s.rootNamespace()}
 	l.Subject = &v1alpha1.RelationItem{APIVersion: obj.Resource.GVK.GroupVersion().String(), Kind: obj.Resource.GVK.Kind, Name: obj.Name}
 	if obj.Resource.Namespaced {
@@ -213,13 +229,20 @@ func (s *Session) Selection(ctx context.Context, obj ObjectRef, inverse, tables 
 // the core Event kind, oldest first. Its scope is the object's namespace
 // when the object is namespaced and one namespace is asked.
 func (s *Session) EventList(ctx context.Context, obj ObjectRef, opts EventsOptions) (*Listing, error) {
+	m, err := s.whereMatcher(ctx, []schema.GroupVersionKind{EventsGVK}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	evs, err := s.Events(ctx, obj, opts)
 	if err != nil {
 		return nil, err
 	}
-	objs := make([]runtime.Object, len(evs))
-	for i, e := range evs {
-		objs[i] = e
+	objs := make([]runtime.Object, 0, len(evs))
+	for _, e := range evs {
+		if m.match(EventsGVK, e) {
+			objs = append(objs, e)
+		}
 	}
 	l := &Listing{Members: []v1alpha1.Members{{GVK: EventsGVK, Namespaced: true, Objects: objs}}}
 	if obj.Resource.Namespaced {

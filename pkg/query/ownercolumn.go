@@ -40,30 +40,41 @@ func (s *Session) TopOwners(ctx context.Context) (*TopOwners, func()) {
 // Of returns obj's top-level controller as Kind/name, NoOwner when no
 // controller owns it.
 func (t *TopOwners) Of(obj runtime.Object) string {
+	ctrl, _ := t.top(obj)
+	if ctrl == nil {
+		return NoOwner
+	}
+	return ctrl.Kind + "/" + ctrl.Name
+}
+
+// top walks obj's controller references up and returns the last one it
+// could follow, with the owner it names when that owner was found: nil, nil
+// when no controller owns obj.
+func (t *TopOwners) top(obj runtime.Object) (*metav1.OwnerReference, metav1.Object) {
 	acc, err := meta.Accessor(obj)
 	if err != nil {
-		return NoOwner
+		return nil, nil
 	}
 	ctrl := metav1.GetControllerOfNoCopy(acc)
 	if ctrl == nil {
-		return NoOwner
+		return nil, nil
 	}
 	for depth := 1; depth < index.MaxOwnerDepth; depth++ {
 		gv, _ := schema.ParseGroupVersion(ctrl.APIVersion)
 		if t.prepare(gv.WithKind(ctrl.Kind)) != nil {
-			break
+			return ctrl, nil
 		}
 		owner, err := t.resolver.Get(schema.GroupKind{Group: gv.Group, Kind: ctrl.Kind}, ctrl.UID)
 		if err != nil || owner == nil {
-			break
+			return ctrl, nil
 		}
 		next := metav1.GetControllerOfNoCopy(owner)
 		if next == nil {
-			break
+			return ctrl, owner
 		}
 		ctrl = next
 	}
-	return ctrl.Kind + "/" + ctrl.Name
+	return ctrl, nil
 }
 
 // prepare syncs the informer of owner kind gvk once.

@@ -21,8 +21,19 @@ func (s *Session) Tree(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, erro
 		return nil, err
 	}
 	defer w.shutdown()
+	m, err := s.whereMatcher(ctx, nodeKinds(flatten(tree)), false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	if err := w.loadFull(ctx, flatten(tree)); err != nil {
 		return nil, err
+	}
+	if m != nil {
+		if err := m.ready(ctx); err != nil {
+			return nil, err
+		}
+		tree = pruneTree(tree, w.matches(m), true)
 	}
 	doc := v1alpha1.NewTree(v1alpha1.TreeKind, treeItems(w, tree, time.Now()))
 	doc.Warnings = s.Warnings()
@@ -55,8 +66,19 @@ func (s *Session) Owners(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, er
 	links := w.graph().Owners(root)
 	nodes := []index.Node{root}
 	collectOwners(links, &nodes)
+	m, err := s.whereMatcher(ctx, nodeKinds(nodes), false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	if err := w.loadFull(ctx, nodes); err != nil {
 		return nil, err
+	}
+	if m != nil {
+		if err := m.ready(ctx); err != nil {
+			return nil, err
+		}
+		links = pruneOwners(links, w.matches(m))
 	}
 	now := time.Now()
 	item := w.item(root, now)
@@ -84,6 +106,9 @@ func (s *Session) Orphans(ctx context.Context) (*v1alpha1.RelationList, error) {
 	}
 	orphans, unknown, err := w.graph().Orphans()
 	if err != nil {
+		return nil, err
+	}
+	if orphans, err = s.whereOrphans(ctx, w, orphans); err != nil {
 		return nil, err
 	}
 	for _, gk := range unknown {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
 // relationMaxLists bounds the LISTs in flight when a query informs on every
@@ -46,6 +47,9 @@ type Config struct {
 	// ObjectStatus gives the READY and STATUS of an object in a tree, as the
 	// tables print them; nil leaves them empty.
 	ObjectStatus func(obj runtime.Object, now time.Time) (ready, status string)
+	// Where are the --where expressions every object of an answer must match
+	// (where.go); nil for none.
+	Where *where.Conditions
 }
 
 // Hooks stand in for the clients a Session builds from a target's REST
@@ -83,6 +87,8 @@ type Session struct {
 	tableOnce    sync.Once
 	tableClients func(schema.GroupVersion) (rest.Interface, error)
 	clientsReady chan struct{}
+	// where is the session's --where, nil without one.
+	where *whereState
 }
 
 // NewSession returns a Session for cfg.
@@ -95,7 +101,7 @@ func NewSession(cfg Config) *Session {
 		cfg.RESTConfig = rest.CopyConfig(cfg.RESTConfig)
 		cfg.RESTConfig.QPS, cfg.RESTConfig.Burst = 50, 300
 	}
-	s := &Session{cfg: cfg, clientsReady: make(chan struct{})}
+	s := &Session{cfg: cfg, clientsReady: make(chan struct{}), where: newWhereState(cfg.Where, cfg.Target)}
 	if cfg.RESTConfig != nil {
 		wide := rest.CopyConfig(cfg.RESTConfig)
 		// A query over every type would repeat the server's deprecation
@@ -110,11 +116,11 @@ func NewSession(cfg Config) *Session {
 func (s *Session) Config() Config { return s.cfg }
 
 // Warnings returns what the answers so far may be missing, in the order found,
-// each once. It is never nil.
+// each once, then --where's run-time errors. It is never nil.
 func (s *Session) Warnings() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string{}, s.warnings...)
+	return append(append([]string{}, s.warnings...), s.whereWarnings()...)
 }
 
 // warn records a warning once.

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // Streamable reports whether Stream can answer r: a whole type (no names)
@@ -44,9 +46,29 @@ const StreamPageSize = 1000
 // When a list at the cluster scope is forbidden, the answer is read namespace
 // by namespace as List reads it, and emitted at once. emit is called from
 // Stream's goroutine; an error it returns ends the list and is returned.
+//
+// With --where, the pages are filtered as they arrive (informer.Config's
+// Keep) when the expressions read the object alone; expressions that name
+// owner or node are judged before emit, once the owners and nodes are known.
 func (s *Session) Stream(ctx context.Context, r Request, emit func([]runtime.Object) error) error {
 	reqs := []Request{r}
 	cfg := s.listConfig(s.cfg.Namespace, s.cfg.Progress, reqs)
+	if cfg.Keep == nil {
+		m, err := s.whereMatcher(ctx, requestKinds(reqs), false)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		if m != nil {
+			all := emit
+			emit = func(objs []runtime.Object) error {
+				if err := m.ready(ctx); err != nil {
+					return err
+				}
+				return all(m.filter(r.Resource.GVK, objs))
+			}
+		}
+	}
 	cfg.PageSize = StreamPageSize
 	factory, err := s.newFactory(cfg)
 	if err != nil {
@@ -88,7 +110,7 @@ func (s *Session) Stream(ctx context.Context, r Request, emit func([]runtime.Obj
 			var idxs []cache.Indexer
 			if idxs, err = s.perNamespace(ctx, err, reqs, nil); err == nil {
 				objs, _ := collect(idxs[0], r, s.cfg.Namespace)
-				err = send(objs)
+				err = send(keepObjects(cfg.Keep, r.Resource, objs))
 			}
 		}
 		done <- err
@@ -103,6 +125,22 @@ func (s *Session) Stream(ctx context.Context, r Request, emit func([]runtime.Obj
 		}
 	}
 	return <-done
+}
+
+// keepObjects returns the objects of objs, of resource r, that keep keeps:
+// those of a store, which the pages' filter did not see if a watch brought
+// them. A nil keep keeps everything.
+func keepObjects(keep func(informer.Resource, runtime.Object) bool, r informer.Resource, objs []runtime.Object) []runtime.Object {
+	if keep == nil {
+		return objs
+	}
+	out := objs[:0:0]
+	for _, o := range objs {
+		if keep(r, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // orderedSink takes a list's pages in the server's order, storage key order,

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
 // Target is one kubeconfig context, resolved: the clients and the scope a
@@ -32,6 +33,9 @@ type Target struct {
 	// Discovery lists the types the server serves, for the questions that read
 	// every type (tree, orphans, events). Nil with Hooks.Listable set is fine.
 	Discovery discovery.DiscoveryInterface
+	// Schemas types --where expressions by the server's OpenAPI schemas, read
+	// through Discovery's cache; nil types them dynamically.
+	Schemas *where.Schemas
 	// Namespace is the scope of namespaced types: "" for all namespaces (-A).
 	Namespace string
 	// DefaultNamespace is the context's namespace: where an object named on

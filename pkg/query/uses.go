@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -57,6 +58,17 @@ var usersKinds = []schema.GroupVersionKind{
 // users finds the pods and templates that refer to the object.
 func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationList, error) {
 	ns := s.rootNamespace()
+	var kinds []schema.GroupVersionKind
+	for _, gvk := range usersKinds {
+		if _, err := s.cfg.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			kinds = append(kinds, gvk)
+		}
+	}
+	m, err := s.whereMatcher(ctx, kinds, false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	f, err := s.newWideFactory(informer.Config{Namespace: ns})
 	if err != nil {
 		return nil, err
@@ -101,6 +113,9 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 	exists := subject != nil
 	subjectItem.Exists = &exists
 	doc.Subject = &subjectItem
+	if err := m.ready(ctx); err != nil {
+		return nil, err
+	}
 	for _, u := range users {
 		if failed[u.res.GVR] {
 			continue
@@ -111,7 +126,10 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 		}
 		var items []v1alpha1.RelationItem
 		for _, user := range objs {
-			m, err := meta.Accessor(user)
+			if ro, ok := user.(runtime.Object); !ok || !m.match(u.gvk, ro) {
+				continue
+			}
+			acc, err := meta.Accessor(user)
 			if err != nil {
 				return nil, err
 			}
@@ -121,9 +139,9 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 			}
 			podName := ""
 			if u.gvk.Kind == "Pod" {
-				podName = m.GetName()
+				podName = acc.GetName()
 			}
-			it := v1alpha1.RelationItemFor(u.gvk, m)
+			it := v1alpha1.RelationItemFor(u.gvk, acc)
 			for _, r := range index.SpecReferences(spec, podName) {
 				if r.Kind == kind && r.Name == obj.Name {
 					it.Via, it.Optional = r.Via, r.Optional
@@ -147,11 +165,24 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 // uses lists what a pod or workload refers to and whether each exists.
 func (s *Session) uses(ctx context.Context, ref ObjectRef) (*v1alpha1.RelationList, error) {
 	ns := s.rootNamespace()
+	if s.where != nil && s.whereUses().ObjectBeyondMetadata {
+		return nil, errWhereUsesMetadata
+	}
+	var kinds []schema.GroupVersionKind
+	for gk := range usesSubjectKinds {
+		kinds = append(kinds, gk.WithVersion("v1"))
+	}
+	slices.SortFunc(kinds, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.Kind, b.Kind) })
+	m, err := s.whereMatcher(ctx, kinds, false)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
 	obj, err := s.namedFull(ctx, ref, ns)
 	if err != nil {
 		return nil, err
 	}
-	m, _ := meta.Accessor(obj)
+	om, _ := meta.Accessor(obj)
 	spec, _ := index.PodSpecOf(obj)
 	podName := ""
 	if ref.Resource.GVK.Kind == "Pod" {
@@ -188,17 +219,27 @@ func (s *Session) uses(ctx context.Context, ref ObjectRef) (*v1alpha1.RelationLi
 			delete(stores, kind)
 		}
 	}
-	subject := v1alpha1.RelationItemFor(ref.Resource.GVK, m)
+	subject := v1alpha1.RelationItemFor(ref.Resource.GVK, om)
 	doc := v1alpha1.NewRelationList(v1alpha1.UsesListKind)
 	doc.Direction, doc.Subject = "uses", &subject
+	if err := m.ready(ctx); err != nil {
+		return nil, err
+	}
 	for _, r := range refs {
 		it := v1alpha1.RelationItem{APIVersion: "v1", Kind: r.Kind, Namespace: ns, Name: r.Name, Via: r.Via, Optional: r.Optional}
+		var found runtime.Object
 		if inf, ok := stores[r.Kind]; ok {
-			_, exists, err := inf.GetIndexer().GetByKey(ns + "/" + r.Name)
+			obj, exists, err := inf.GetIndexer().GetByKey(ns + "/" + r.Name)
 			if err != nil {
 				return nil, err
 			}
 			it.Exists = &exists
+			found, _ = obj.(runtime.Object)
+		}
+		// With --where, an object that does not exist, or whose existence
+		// is unknown, has nothing to match.
+		if m != nil && (found == nil || !m.match(resources[r.Kind].GVK, found)) {
+			continue
 		}
 		doc.Items = append(doc.Items, it)
 	}

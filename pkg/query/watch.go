@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,7 +46,17 @@ type FeedNotices struct {
 // flush fail. emit and flush are called from one goroutine; flush is called
 // whenever the feed has caught up. It returns nil when ctx ended.
 func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, emit func(*feed.Event) error, flush func() error) error {
-	scope, stopScope, err := s.watchScope(ctx, reqs, opts)
+	reqs = slices.Clone(reqs)
+	for i, r := range reqs {
+		reqs[i].Mode = s.readMode(r.Resource.GVK.GroupKind(), r.Mode)
+	}
+	m, err := s.whereMatcher(ctx, requestKinds(reqs), true)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	defer s.warnWhere(opts.Warn)
+	scope, stopScope, err := s.watchScope(ctx, reqs, opts, m)
 	if err != nil {
 		return err
 	}
@@ -53,6 +64,9 @@ func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, e
 
 	cfg := s.listConfig(s.cfg.Namespace, nil, reqs)
 	cfg.OnWatchLost, cfg.OnWatchRestored = opts.OnWatchLost, opts.OnWatchRestored
+	// The feed judges --where itself: an object that stops matching leaves
+	// its scope, which a store that never held it could not say.
+	cfg.Keep = nil
 	factory, err := s.newFactory(cfg)
 	if err != nil {
 		return err
@@ -86,6 +100,9 @@ func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, e
 	if !cache.WaitForCacheSync(ctx.Done(), registrationsSynced(regs)) {
 		return nil
 	}
+	if err := m.ready(ctx); err != nil {
+		return err
+	}
 	return f.Run(ctx, emit, flush)
 }
 
@@ -100,9 +117,10 @@ func registrationsSynced(regs []cache.ResourceEventHandlerRegistration) cache.In
 	}
 }
 
-// watchScope narrows the feed to the names asked for and to what the owner
-// owns; it returns a function stopping the owner lookups.
-func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptions) (feed.Scope, func(), error) {
+// watchScope narrows the feed to the names asked for, to the objects that
+// match --where (m) and to what the owner owns; it returns a function
+// stopping the owner lookups.
+func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptions, m *matcher) (feed.Scope, func(), error) {
 	names := feed.NameScope{}
 	for i, r := range reqs {
 		if len(r.Names) > 0 {
@@ -113,8 +131,9 @@ func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptio
 	if len(names) > 0 {
 		namesScope = names
 	}
+	matching := m.scope(requestKinds(reqs))
 	if opts.Owner == nil {
-		return feed.AllOf(namesScope), func() {}, nil
+		return feed.AllOf(namesScope, matching), func() {}, nil
 	}
 	ns := s.cfg.Namespace
 	if !opts.Owner.Resource.Namespaced {
@@ -128,7 +147,7 @@ func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptio
 	// namespace or are cluster-scoped.
 	owners := s.OwnerResolver()
 	owners.Warn = opts.Warn
-	return feed.AllOf(namesScope, feed.NewOwnerScope(uid, owners)), owners.Shutdown, nil
+	return feed.AllOf(namesScope, matching, feed.NewOwnerScope(uid, owners)), owners.Shutdown, nil
 }
 
 // uidOf reads an object's UID with one metadata GET.

@@ -168,13 +168,18 @@ var statusKinds = map[schema.GroupKind]bool{
 	{Group: "batch", Kind: "Job"}: true, {Group: "batch", Kind: "CronJob"}: true,
 }
 
+// secretKind is the kind whose objects a question over every type never
+// reads beyond metadata.
+var secretKind = schema.GroupKind{Kind: "Secret"}
+
 // fullNamespaceLimit is how many namespaces a cluster-wide world reads full
 // objects from one namespace at a time; beyond it, one cluster-wide list per
 // kind is cheaper than many small ones.
 const fullNamespaceLimit = 8
 
 // loadFull starts full informers for the kinds among nodes that have a status
-// worth showing and waits for them. Failures only cost the status column. In
+// worth showing, or whose objects --where reads beyond metadata, and waits for
+// them. Failures only cost the status column. In
 // a cluster-wide world, a kind whose nodes live in a few namespaces is read
 // from those namespaces only: a tree of one Deployment must not cost a full
 // list of every pod in the cluster.
@@ -193,7 +198,9 @@ func (w *world) loadFull(ctx context.Context, nodes []index.Node) error {
 		wt, ok := wants[gk]
 		if !ok {
 			builtin := gk.Group == "" || strings.HasSuffix(gk.Group, ".k8s.io") || !strings.Contains(gk.Group, ".")
-			if builtin && !statusKinds[gk] {
+			// --where may read any kind's objects; a Secret's data is never
+			// read (its expressions see its metadata).
+			if builtin && !statusKinds[gk] && (!w.s.readsObject(gk) || gk == secretKind) {
 				continue
 			}
 			r := informer.Resource{GVR: w.resourceFor(gk), GVK: n.GVK, Namespaced: n.Namespaced}

@@ -57,21 +57,77 @@ func (u Uses) or(v Uses) Uses {
 // server's PartialObjectMetadata.
 var metadataFields = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
 
+// fields are the top-level fields expressions select of a variable: object
+// typed by a schema trimmed to them needs only their schemas decoded and typed
+// (a phase predicate reads Pod's status, not its spec). all is set when some
+// use may read any field: the variable on its own, a computed key.
+type fields struct {
+	all   bool
+	names map[string]bool
+}
+
+func (f *fields) add(name string) {
+	if f.names == nil {
+		f.names = map[string]bool{}
+	}
+	f.names[name] = true
+}
+
+func (f fields) or(g fields) fields {
+	out := fields{all: f.all || g.all}
+	for _, s := range []fields{f, g} {
+		for n := range s.names {
+			out.add(n)
+		}
+	}
+	return out
+}
+
+// reads are the fields expressions select of object and of node.
+type reads struct {
+	object, node fields
+}
+
+func (r reads) or(s reads) reads {
+	return reads{object: r.object.or(s.object), node: r.node.or(s.node)}
+}
+
 // analyze reports which variables a parsed expression names, and whether
-// every use of object, and of node, selects one of metadataFields first. It walks the
-// parsed, unchecked tree, so that it needs no schema: macros are already
-// expanded into comprehensions there, and a comprehension variable that shadows
-// a variable's name is tracked by scope.
-func analyze(e ast.Expr) Uses {
+// every use of object, and of node, selects one of metadataFields first, and
+// which of their fields it selects. It walks the parsed, unchecked tree, so
+// that it needs no schema: macros are already expanded into comprehensions
+// there, and a comprehension variable that shadows a variable's name is
+// tracked by scope.
+func analyze(e ast.Expr) (Uses, reads) {
 	a := analyzer{}
 	a.visit(e)
-	return a.uses
+	return a.uses, a.reads
 }
 
 type analyzer struct {
-	uses Uses
+	uses  Uses
+	reads reads
 	// shadowed counts, per name, the enclosing comprehensions that bind it.
 	shadowed map[string]int
+}
+
+// field records that variable v is read through its field name; known is
+// false when which field cannot be told (v alone, a computed key).
+func (a *analyzer) field(v, name string, known bool) {
+	var f *fields
+	switch v {
+	case ObjectVar:
+		f = &a.reads.object
+	case NodeVar:
+		f = &a.reads.node
+	default:
+		return
+	}
+	if !known {
+		f.all = true
+		return
+	}
+	f.add(name)
 }
 
 // variable returns the variable an expression is, if it is an identifier
@@ -129,11 +185,13 @@ func (a *analyzer) visit(e ast.Expr) {
 		// below: all of it may be read.
 		if v := a.variable(e); v != "" {
 			a.mark(v, true)
+			a.field(v, "", false)
 		}
 	case ast.SelectKind:
 		sel := e.AsSelect()
 		if v := a.variable(sel.Operand()); v != "" {
 			a.mark(v, !selectsMetadata(v, sel.FieldName()))
+			a.field(v, sel.FieldName(), true)
 			return
 		}
 		a.visit(sel.Operand())
@@ -149,6 +207,7 @@ func (a *analyzer) visit(e ast.Expr) {
 				if v := a.variable(args[0]); v != "" {
 					key, ok := constantKey(args[1])
 					a.mark(v, !(ok && selectsMetadata(v, key)))
+					a.field(v, key, ok)
 					a.visit(args[1])
 					return
 				}

@@ -126,7 +126,19 @@
 // is cached as immutable under its hash) and 26-40 ms, most of it decoding the
 // document (10-20 ms). A Deployment filter (the apps/v1 document, 0.7 MB) took
 // 23-35 ms cold and 17-24 ms warm. With no schemas, compiling takes about a
-// millisecond.
+// millisecond. A document is since decoded only as far as the expressions
+// read: its schemas stay JSON until a kind refers to them, and object (node
+// too) is typed by the kind's schema trimmed to apiVersion, kind, metadata and
+// the top-level fields the expressions select, or whole when some use may read
+// any (object alone, a computed key). The types of what they read are the
+// same, and so are the errors: a field the kind has not is as unknown in the
+// trimmed schema as in the whole one. On client-go's copy of the core/v1
+// document, compiling a pod filter on labels takes 14-21 ms, allocates 2.7 MB
+// and keeps 0.6 MB; on status.phase 15 ms, 3.3 MB and 0.7 MB; over
+// spec.containers 26 ms, 8.7 MB and 1.7 MB. With the whole document decoded
+// and the whole Pod typed, each took about 11 MB and kept about 2 MB.
+// Allocations before the list matter: the garbage a command makes early sets
+// the heap its list grows into.
 //
 // Evaluating (BenchmarkMatch, on the realistic pod of testdata, 12 KB of JSON;
 // the same on 2 shared cores): a label or phase predicate 0.6-0.9 µs and 10-11

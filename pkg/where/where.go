@@ -23,6 +23,7 @@ type Conditions struct {
 	exprs []string
 	uses  []Uses
 	all   Uses
+	reads reads
 	now   types.Timestamp
 	errs  *errorCounts
 }
@@ -55,8 +56,9 @@ func Parse(exprs []string, now time.Time) (*Conditions, error) {
 		if iss.Err() != nil {
 			return nil, issueError(expr, "syntax error", iss, nil)
 		}
-		c.uses[i] = analyze(parsed.NativeRep().Expr())
-		c.all = c.all.or(c.uses[i])
+		var r reads
+		c.uses[i], r = analyze(parsed.NativeRep().Expr())
+		c.all, c.reads = c.all.or(c.uses[i]), c.reads.or(r)
 		// Checking rewrites the parsed tree: parse again for it.
 		if _, err := check(env, expr, nil); err != nil {
 			return nil, err
@@ -91,6 +93,19 @@ func check(env *cel.Env, expr string, estimator checker.CostEstimator) (*cel.Ast
 		}
 	}
 	return checked, nil
+}
+
+// Fork returns Conditions of the same expressions, parsed once, whose Filters
+// count their run-time errors apart from c's: a command over several clusters
+// forks its Conditions per cluster, so that each cluster's answer warns of its
+// own errors, with its own counts. A nil *Conditions forks to nil.
+func (c *Conditions) Fork() *Conditions {
+	if c == nil {
+		return nil
+	}
+	f := *c
+	f.errs = newErrorCounts(c.exprs)
+	return &f
 }
 
 // Uses reports what the expressions read, all together. A nil *Conditions
@@ -133,7 +148,7 @@ func (c *Conditions) Compile(gvk schema.GroupVersionKind, schemas *Schemas) (*Fi
 			}
 		}
 	}
-	vt := schemas.types(gvk, c.all)
+	vt := schemas.types(gvk, c.all, c.reads)
 	env, err := dynamicEnv()
 	if vt != (varTypes{}) {
 		env, err = newEnv(vt)

@@ -2,6 +2,9 @@ package where
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -392,6 +395,64 @@ func TestUses(t *testing.T) {
 	}
 }
 
+// TestReads: the fields expressions select of object and node, which their
+// schemas are trimmed to; a use that may read any field reads them all.
+func TestReads(t *testing.T) {
+	cases := []struct {
+		exprs  []string
+		object string // sorted, comma-separated; "*" for every field
+		node   string
+	}{
+		{[]string{"object.status.phase == 'Running'"}, "status", ""},
+		{[]string{"object.spec.nodeName == 'a'", "object['status'].phase == 'x'", "object.?metadata.name.orValue('') == ''"}, "metadata,spec,status", ""},
+		{[]string{"object.spec.containers.exists(c, c.image == 'x')"}, "spec", ""},
+		{[]string{"size(object) > 1"}, "*", ""},
+		{[]string{"object[object.metadata.name] == 1"}, "*", ""},
+		{[]string{"[1].exists(object, object > 0) && node.status.conditions.size() > 0"}, "", "status"},
+		{[]string{"node.metadata.name == 'a'", "dyn(node) != null"}, "", "*"},
+	}
+	describe := func(f fields) string {
+		if f.all {
+			return "*"
+		}
+		return strings.Join(slices.Sorted(maps.Keys(f.names)), ",")
+	}
+	for _, tc := range cases {
+		c := mustParse(t, tc.exprs...)
+		if got := describe(c.reads.object); got != tc.object {
+			t.Errorf("%q: object fields %q, want %q", tc.exprs, got, tc.object)
+		}
+		if got := describe(c.reads.node); got != tc.node {
+			t.Errorf("%q: node fields %q, want %q", tc.exprs, got, tc.node)
+		}
+	}
+}
+
+// TestTrimmedTyping: typed by the kind trimmed to the fields they select,
+// expressions find the same errors as with the whole kind, in the fields
+// they select and in those they do not have.
+func TestTrimmedTyping(t *testing.T) {
+	for _, expr := range []string{
+		"object.status.phase == 'Running'",
+		"object.status.phse == 'Running'",
+		"object.sttus.phase == 'Running'",
+		"object.status.phase == 1",
+		"object.status == 1",
+		"object.spec.containers.exists(c, c.image.startsWith('x') && c.ports.exists(p, p.containerPort == 80))",
+		"object.spec.containers.exists(c, c.imag == 'x')",
+		"object.metadata.labels.app == 'web' && object.status.startTime != ''",
+	} {
+		c := mustParse(t, expr)
+		_, trimmed := c.Compile(podGVK, embeddedSchemas())
+		whole := *c
+		whole.reads = reads{object: fields{all: true}}
+		_, full := whole.Compile(podGVK, embeddedSchemas())
+		if fmt.Sprint(trimmed) != fmt.Sprint(full) {
+			t.Errorf("%s: typed by the fields it selects: %v; by the whole Pod: %v", expr, trimmed, full)
+		}
+	}
+}
+
 // TestLibraries runs functions of each Kubernetes CEL library, as a policy
 // would call them, over the realistic pod with its schema.
 func TestLibraries(t *testing.T) {
@@ -587,6 +648,34 @@ func TestWarnings(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// TestFork: Filters of a fork count their errors apart from the Conditions
+// forked, which keep counting their own.
+func TestFork(t *testing.T) {
+	c := mustParse(t, "object.spec.nodeName == 'a'")
+	fork := c.Fork()
+	if got := fork.Expressions(); !slices.Equal(got, c.Expressions()) || fork.Uses() != c.Uses() {
+		t.Errorf("fork reads %q (%+v), want %q (%+v)", got, fork.Uses(), c.Expressions(), c.Uses())
+	}
+	unscheduled := Input{Object: &corev1.Pod{}}
+	mustCompile(t, c, podGVK, nil).Match(unscheduled)
+	f := mustCompile(t, fork, podGVK, nil)
+	f.Match(unscheduled)
+	f.Match(unscheduled)
+	count := func(c *Conditions) int {
+		n := 0
+		for _, w := range c.Warnings() {
+			n += w.Objects
+		}
+		return n
+	}
+	if a, b := count(c), count(fork); a != 1 || b != 2 {
+		t.Errorf("errors counted: %d by the Conditions, %d by the fork; want 1 and 2", a, b)
+	}
+	if (*Conditions)(nil).Fork() != nil {
+		t.Error("a nil Conditions forks to something")
 	}
 }
 

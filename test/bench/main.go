@@ -277,6 +277,9 @@ func run(ctx context.Context, o options) error {
 		children = []child{
 			{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""},
 			{"kubectl idx pods -A -o json", o.binary, []string{"pods", "-A", "-o", "json"}, "", full},
+			{"kubectl idx pods -A -o json --where <status>", o.binary, []string{"pods", "-A", "-o", "json", "--where", `object.status.phase == "Running"`}, "kubectl idx pods -A -o json", full},
+			{"kubectl idx pods -A -o name", o.binary, []string{"pods", "-A", "-o", "name"}, rawMetadata, metadataOnly},
+			{"kubectl idx pods -A -o name --where <labels>", o.binary, []string{"pods", "-A", "-o", "name", "--where", `object.metadata.labels["tier"] == "frontend"`}, "kubectl idx pods -A -o name", metadataOnly},
 			{"kubectl get pods -A", o.kubectl, []string{"get", "pods", "-A"}, "", ""},
 			{"kubectl idx pods -A", o.binary, []string{"pods", "-A"}, "", metadataOnly + " + server table"},
 			{"kubectl get pods,rs -A -o json | jq (by owner)", "bash", []string{"-o", "pipefail", "-c", shellQuote([]string{o.kubectl, "get", "pods,replicasets", "-A", "-o", "json"}) + " | jq " + shellQuote([]string{ownerGroupingJQ})}, "", ""},
@@ -731,6 +734,8 @@ var targets = []struct {
 	{"kubectl idx tree deployment/X -n NS -A", rawMetadata, 2},
 	{"kubectl idx pods -A", "kubectl get pods -A", 0.10},
 	{"kubectl idx pods -A --by-owner -o json", "kubectl get pods,rs -A -o json | jq (by owner)", 0.05},
+	{"kubectl idx pods -A -o json --where <status>", "kubectl idx pods -A -o json", 1.05},
+	{"kubectl idx pods -A -o name --where <labels>", "kubectl idx pods -A -o name", 1.05},
 }
 
 // reportTargets prints the targets table: the ratio of the medians, whether it meets
