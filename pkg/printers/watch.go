@@ -209,9 +209,11 @@ func (p *EventPrinter) eventDocument(ev *feed.Event, src WatchSource) *v1alpha1.
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
 		DetectedOnRelist: ev.DetectedOnRelist,
 		LeftScope:        ev.LeftScope,
+		Gap:              ev.Gap,
+		OldUnknown:       ev.OldUnknown,
 		Object:           Printable(ev.Object, src.GVK),
 	}
-	if p.opts.Diff && ev.Type == feed.Modified {
+	if p.opts.Diff && ev.Type == feed.Modified && !ev.OldUnknown {
 		changes := ev.Changes
 		if changes == nil {
 			changes = []v1alpha1.Change{}
@@ -305,6 +307,9 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 		row.diff = append(row.diff, leftScopeNote)
 	}
 	if p.opts.Diff && ev.Type == feed.Modified {
+		if ev.OldUnknown {
+			row.diff = append(row.diff, oldUnknownNote)
+		}
 		for _, c := range ev.Changes {
 			row.diff = append(row.diff, "    "+printers.EscapeTerminal(c.Path+": "+diffValue(c.Old, c.HasOld)+" → "+diffValue(c.New, c.HasNew)))
 		}
@@ -331,6 +336,10 @@ func eventTable(obj runtime.Object, src WatchSource, now time.Time) (*metav1.Tab
 
 // leftScopeNote follows the row of an object that left the --owner scope.
 const leftScopeNote = "    (left the --owner scope; not deleted)"
+
+// oldUnknownNote follows, with --diff, the row of a MODIFIED whose state
+// before is not known (feed.Event.OldUnknown).
+const oldUnknownNote = "    (changed while the feed was stopped; the checkpoint keeps no state to compare with)"
 
 // cellString renders a table cell as kubectl's table printer does: a string up
 // to its first line break (then "..."), anything else with fmt, nil as nothing,
