@@ -71,6 +71,11 @@ type ResumePoint struct {
 	// told every change since, each in turn, or lists again if the server no
 	// longer has that point.
 	Known []runtime.Object
+	// Relist, when set, is a relist the feed was printing when it stopped:
+	// the informer lists again at once rather than watch from
+	// ResourceVersion, whose changes that relist had printed folded. Its
+	// Reason is the new gap's.
+	Relist *Gap
 }
 
 // staleWatchWindow: a watch from a resourceVersion that ends this soon
@@ -136,9 +141,13 @@ type Cursor struct {
 	// was gone; the next relist's gap says so.
 	expired bool
 	// pending counts a list's items over its pages; resumed is set once the
-	// first list carried the resume point.
-	pending int
-	resumed bool
+	// first list carried the resume point; relisted once the resume point's
+	// Relist was done.
+	pending  int
+	resumed  bool
+	relisted bool
+	// reason, when set, is the next relist's gap reason.
+	reason string
 }
 
 type logKind uint8
@@ -352,6 +361,9 @@ func (c *Cursor) queuedList(rv string, n int) {
 		if c.expired {
 			reason = GapExpired
 		}
+		if c.reason != "" {
+			reason, c.reason = c.reason, ""
+		}
 		gap = &Gap{From: c.queued, To: rv, Reason: reason}
 		// An informer that holds nothing, with every notification handed on,
 		// has nothing to find deleted.
@@ -499,6 +511,17 @@ func (l *cursorListWatch) resumePage(obj runtime.Object, last bool) (runtime.Obj
 }
 
 func (l *cursorListWatch) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	c := l.c
+	c.mu.Lock()
+	relist := c.resumed && !c.relisted && c.resume.Relist != nil
+	if relist {
+		c.relisted, c.reason = true, c.resume.Relist.Reason
+	}
+	c.mu.Unlock()
+	if relist {
+		// The reflector lists again after a failed watch.
+		return nil, apierrors.NewResourceExpired("the feed was listing again when it stopped")
+	}
 	w, err := l.lw.WatchWithContext(ctx, o)
 	if err != nil {
 		l.c.watchEnded(apierrors.IsResourceExpired(err) || apierrors.IsGone(err))

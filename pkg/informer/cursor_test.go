@@ -362,3 +362,23 @@ func TestCursorResumesFromExpiredPoint(t *testing.T) {
 		t.Errorf("onGap heard %q", g)
 	}
 }
+
+// Resuming while the checkpoint says a relist was being printed: the
+// informer lists again at once, the gap keeping that relist's reason.
+func TestCursorResumesARelist(t *testing.T) {
+	h := newHistory(t)
+	h.list("12", pod("a", "", "9"))
+	h.list("14", pod("a", "", "13"))
+	r, gaps := startCursor(t, h, &informer.ResumePoint{ResourceVersion: "5", Known: []runtime.Object{pod("a", "", "3")}, Relist: &informer.Gap{From: "5", To: "11", Reason: informer.GapInterrupted}})
+	got := r.waitFor(t, 4)
+	want := []string{"add a@9 initial", "position at 5", "update a@13 gap 5-14 interrupted", "position at 14"}
+	if !slices.Equal(got, want) {
+		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if g := gaps(); !slices.Equal(g, []string{"pods 5-14 interrupted"}) {
+		t.Errorf("onGap heard %q", g)
+	}
+	if req := h.requests(); !slices.Equal(req[:3], []string{"list", "list", "watch rv=14"}) {
+		t.Errorf("requests %q, want no watch from the resume point", req)
+	}
+}
