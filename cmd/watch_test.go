@@ -141,6 +141,8 @@ type watchFlags struct {
 	owner            string
 	allNamespaces    bool
 	showOwner        bool
+	checkpoint       string
+	selector         string
 }
 
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
@@ -151,6 +153,7 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	*o.PrintFlags.OutputFormat = f.format
 	*o.PrintFlags.TemplateFlags.TemplateArgument = f.template
 	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces, o.ShowOwner = f.watchOnly, f.diff, f.owner, f.allNamespaces, f.showOwner
+	o.Checkpoint, o.LabelSelector = f.checkpoint, f.selector
 	o.SyncTimeout = 20 * time.Second
 	ns := "shop"
 	if f.allNamespaces {
