@@ -91,7 +91,16 @@ type File struct {
 	unsynced          bool
 	err               error
 	stop, stopped     chan struct{}
-	closed            bool
+	closing, closed   bool
+	// compacting is set while a snapshot is written in the background;
+	// pending are the records appended since it was taken.
+	compacting bool
+	pending    [][]byte
+	background sync.WaitGroup
+	// syncMu keeps a file from being closed while it is fsynced.
+	syncMu sync.Mutex
+	// rewrites counts the snapshots written.
+	rewrites int
 }
 
 // streamModel is one stream's state, as the records add up.
@@ -420,6 +429,16 @@ func (m *streamModel) applyChange(c *changeRecord) error {
 func before(a, b string) bool {
 	c, err := resourceversion.CompareResourceVersion(a, b)
 	return err == nil && c < 0
+}
+
+// clone returns a copy of m that its changes do not reach: maps are copied,
+// the objects in them are values never changed once recorded.
+func (m *streamModel) clone() *streamModel {
+	c := &streamModel{stream: m.stream, printed: m.printed, sources: map[string]*sourceModel{}, owners: maps.Clone(m.owners), unavailable: m.unavailable}
+	for r, sm := range m.sources {
+		c.sources[r] = &sourceModel{resourceVersion: sm.resourceVersion, relisting: sm.relisting, objects: maps.Clone(sm.objects)}
+	}
+	return c
 }
 
 // state is the model as a snapshot holds it.
@@ -762,23 +781,77 @@ func (f *File) appendLocked(m *streamModel, c *changeRecord) error {
 	}
 	f.journal += int64(len(line))
 	f.unsynced = true
-	if f.journal > max(f.snapshot, minCompaction) {
-		return f.compactLocked(false)
+	if f.compacting {
+		f.pending = append(f.pending, line)
+	} else if f.journal > max(f.snapshot, minCompaction) && !f.closing {
+		// The snapshot is written and fsynced apart, while records go on
+		// being appended; those are appended to it too before it replaces
+		// the file.
+		f.compacting, f.pending = true, nil
+		models := make([]*streamModel, len(f.streams))
+		for i, m := range f.streams {
+			models[i] = m.clone()
+		}
+		f.background.Add(1)
+		go f.compact(models)
 	}
 	return nil
 }
 
+// compact rewrites the file as a snapshot of models, then the records
+// appended since they were taken.
+func (f *File) compact(models []*streamModel) {
+	defer f.background.Done()
+	tmp, size, err := f.writeSnapshot(models, false)
+	f.mu.Lock()
+	if err == nil && f.err == nil {
+		var old *os.File
+		if old, err = f.installLocked(tmp, size, f.pending); err == nil {
+			tmp = nil
+			f.mu.Unlock()
+			f.retire(old)
+			f.mu.Lock()
+		}
+	}
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("writing checkpoint %s: %w", f.path, err)
+	}
+	f.compacting, f.pending = false, nil
+	f.mu.Unlock()
+	if tmp != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}
+}
+
 // compactLocked rewrites the file as one snapshot, with the end mark when
-// closed: to a temporary file in the same directory, fsynced and locked,
-// then renamed over the checkpoint, and the directory fsynced.
+// closed, holding the lock throughout: when the feed starts and stops.
 func (f *File) compactLocked(closed bool) error {
+	tmp, size, err := f.writeSnapshot(f.streams, closed)
+	if err != nil {
+		return f.failLocked(err)
+	}
+	old, err := f.installLocked(tmp, size, nil)
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return f.failLocked(err)
+	}
+	f.retire(old)
+	return nil
+}
+
+// writeSnapshot writes the snapshot of models, and the end mark when
+// closed, to a temporary file in the checkpoint's directory, locked and
+// fsynced, and returns it with its size. It reads models only.
+func (f *File) writeSnapshot(models []*streamModel, closed bool) (*os.File, int64, error) {
 	snap := snapshotRecord{Writer: &writerInfo{PID: os.Getpid()}, Streams: []streamState{}}
-	for _, m := range f.streams {
+	for _, m := range models {
 		snap.Streams = append(snap.Streams, m.state())
 	}
 	line, err := encode(snap)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	buf := append([]byte(header+"\n"), line...)
 	if closed {
@@ -786,46 +859,64 @@ func (f *File) compactLocked(closed bool) error {
 			Closed bool `json:"closed"`
 		}{true})
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		buf = append(buf, end...)
 	}
-	dir, base := filepath.Split(f.path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := os.CreateTemp(f.dir(), "."+filepath.Base(f.path)+".tmp-*")
 	if err != nil {
-		return f.failLocked(err)
+		return nil, 0, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	if err := lockFile(tmp); err == nil {
+		if _, err = tmp.Write(buf); err == nil {
+			err = tmp.Sync()
 		}
-	}()
-	if err := lockFile(tmp); err != nil {
-		return f.failLocked(err)
 	}
-	if _, err := tmp.Write(buf); err != nil {
-		return f.failLocked(err)
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, 0, err
 	}
-	if err := tmp.Sync(); err != nil {
-		return f.failLocked(err)
+	return tmp, int64(len(buf)), nil
+}
+
+func (f *File) dir() string {
+	if dir := filepath.Dir(f.path); dir != "" {
+		return dir
+	}
+	return "."
+}
+
+// installLocked appends pending to tmp, renames it over the checkpoint and
+// makes it the file records are appended to; it returns the file it
+// replaced, which the caller retires.
+func (f *File) installLocked(tmp *os.File, size int64, pending [][]byte) (*os.File, error) {
+	var journal int64
+	for _, l := range pending {
+		if _, err := tmp.Write(l); err != nil {
+			return nil, err
+		}
+		journal += int64(len(l))
 	}
 	if err := os.Rename(tmp.Name(), f.path); err != nil {
-		return f.failLocked(err)
+		return nil, err
 	}
-	ok = true
-	if err := syncDir(dir); err != nil {
-		return f.failLocked(err)
-	}
-	// The old file's lock goes with it; the new one is locked already.
-	f.file.Close()
+	old := f.file
 	f.file = tmp
-	f.snapshot, f.journal, f.unsynced = int64(len(buf)), 0, false
-	return nil
+	f.snapshot, f.journal, f.unsynced = size, journal, journal > 0
+	f.rewrites++
+	return old, nil
+}
+
+// retire makes the rename that replaced old durable and closes old, whose
+// lock goes with it (the new file is locked already). A failed fsync of the
+// directory leaves the rename to the file system's own pace: the next one
+// makes it durable.
+func (f *File) retire(old *os.File) {
+	_ = syncDir(f.dir())
+	f.syncMu.Lock()
+	old.Close()
+	f.syncMu.Unlock()
 }
 
 func (f *File) failLocked(err error) error {
@@ -833,7 +924,9 @@ func (f *File) failLocked(err error) error {
 	return f.err
 }
 
-// syncLoop fsyncs what was appended, once a second at most.
+// syncLoop fsyncs what was appended, once a second at most, without holding
+// the lock the records are appended under: an fsync can take long, a
+// feed's record should not.
 func (f *File) syncLoop() {
 	defer close(f.stopped)
 	t := time.NewTicker(syncInterval)
@@ -845,13 +938,21 @@ func (f *File) syncLoop() {
 		case <-t.C:
 		}
 		f.mu.Lock()
-		if f.unsynced && f.err == nil && !f.closed {
-			if err := f.file.Sync(); err != nil {
-				f.err = fmt.Errorf("writing checkpoint %s: %w", f.path, err)
-			}
-			f.unsynced = false
-		}
+		fd, need := f.file, f.unsynced && f.err == nil && !f.closed
+		f.unsynced = false
 		f.mu.Unlock()
+		if !need {
+			continue
+		}
+		f.syncMu.Lock()
+		err := fd.Sync()
+		f.syncMu.Unlock()
+		if err != nil && !errors.Is(err, os.ErrClosed) {
+			// A file replaced meanwhile was fsynced by its replacement.
+			f.mu.Lock()
+			f.err = fmt.Errorf("writing checkpoint %s: %w", f.path, err)
+			f.mu.Unlock()
+		}
 	}
 }
 
@@ -864,6 +965,10 @@ func (f *File) Close() error {
 		f.mu.Unlock()
 		return nil
 	}
+	f.closing = true
+	f.mu.Unlock()
+	f.background.Wait()
+	f.mu.Lock()
 	var err error
 	if f.err == nil && !f.fresh {
 		err = f.compactLocked(true)
