@@ -56,7 +56,7 @@ state and resumes every watch from where it was: what happened meanwhile comes
 change by change. Where the server no longer has that point, the feed lists and
 prints the difference, each line marked "gap": {"from", "to", "reason"} in JSON
 (stderr says so). After Ctrl-C or SIGTERM nothing is printed twice; after kill -9
-the lines of the last write before it may be printed again.`
+the events of the last batch written before it may be printed again.`
 
 var watchExample = `  # Deployments in the current namespace: the current state, then every change
   kubectl idx watch deployments
