@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -35,8 +36,9 @@ With -w, the events come as a feed: the current ones (after --since), then
 every event recorded or repeated, also about objects that join the tree later
 (the ReplicaSet of a new rollout and its pods). Each repetition of an event (a
 count or series update) is one MODIFIED, never a duplicate. The feed survives
-watch expiry and API server restarts as kubectl idx watch does. The table is
-kubectl events -w's; -o json prints kubectl idx watch's lines,
+watch expiry and API server restarts as kubectl idx watch does, and resumes
+across its own restarts with --checkpoint FILE as kubectl idx watch does. The
+table is kubectl events -w's; -o json prints kubectl idx watch's lines,
 {"type", "time", "object": <Event>}, expired events as DELETED.
 
 Without an object, kubectl idx events lists the Event objects themselves, as
@@ -68,6 +70,7 @@ type EventsOptions struct {
 	ForKinds []string
 	// Watch is -w.
 	Watch bool
+	checkpointFlag
 
 	// sinceSet and untilSet record that the flags were given, so that an
 	// explicit 0 is refused rather than read as unset.
@@ -90,6 +93,7 @@ func NewCmdEvents(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().DurationVar(&o.Until, "until", 0, "Only events whose last occurrence is at least a relative duration like 5s, 2m, or 3h ago. Defaults to all events. Cannot be used with --watch.")
 	cmd.Flags().StringSliceVar(&o.ForKinds, "for-kind", nil, "Only events about objects of these types (e.g. pods,replicasets), anywhere in the tree. Unlike kubectl events --for, which names one object, this names types.")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing the events, watch for more, also about objects that join the tree later.")
+	o.checkpointFlag.addFlag(cmd)
 	return cmd
 }
 
@@ -135,6 +139,9 @@ func (o *EventsOptions) Validate() error {
 	}
 	if o.Watch && o.several() {
 		return errors.New("kubectl idx events --watch follows one cluster: name one context, or follow several with kubectl idx watch events --context a,b")
+	}
+	if o.Checkpoint != "" && !o.Watch {
+		return errors.New("--checkpoint can only be used with --watch: it records where a feed stands")
 	}
 	return nil
 }
@@ -184,7 +191,21 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 // runWatch follows the feed of the object's events, of one context, until
 // ctx ends or stdout closes.
 func (o *EventsOptions) runWatch(ctx context.Context) error {
-	obj, err := query.NewSession(o.config().For(o.targets[0])).Object(o.typ, o.name)
+	session := query.NewSession(o.config().For(o.targets[0]))
+	obj, err := session.Object(o.typ, o.name)
+	if err != nil {
+		return err
+	}
+	uid, err := session.UID(ctx, obj)
+	if err != nil {
+		return err
+	}
+	stream := checkpoint.Stream{Context: o.contextName(o.targets[0]), Command: "events", Resources: []string{"events"}, Namespace: o.targets[0].Namespace,
+		Filters: o.streamFilters(
+			checkpoint.Filter{Flag: "object", Value: o.typ + "/" + o.name + " uid " + string(uid)},
+			checkpoint.Filter{Flag: "--types", Value: strings.Join(o.Types, ",")},
+			checkpoint.Filter{Flag: "--for-kind", Value: strings.Join(o.ForKinds, ",")})}
+	cps, err := o.openCheckpoint(o.Checkpoint, map[int]checkpoint.Stream{0: stream}, nil)
 	if err != nil {
 		return err
 	}
@@ -196,11 +217,11 @@ func (o *EventsOptions) runWatch(ctx context.Context) error {
 		AllNamespaces: !obj.Resource.Namespaced,
 		Source:        printers.WatchSource{GVK: query.EventsGVK},
 	}, o.printer)
-	return o.follow(ctx, o.targets, 0, len(o.targets), func(ctx context.Context, _ int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
+	return cps.close(o.follow(ctx, o.targets, 0, len(o.targets), func(ctx context.Context, _ int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
 		opts, err := o.eventsOptions(s)
 		if err != nil {
 			return err
 		}
-		return s.WatchEvents(ctx, obj, query.EventsFeedOptions{EventsOptions: opts, FeedNotices: o.feedNotices("")}, emit, flush)
-	}, p)
+		return s.WatchEvents(ctx, obj, query.EventsFeedOptions{EventsOptions: opts, RootUID: uid, Checkpoint: cps.of(0), FeedNotices: o.feedNotices("")}, emit, flush)
+	}, p))
 }

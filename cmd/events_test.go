@@ -44,6 +44,7 @@ func TestEventsFlags(t *testing.T) {
 		{name: "--for-kind unknown", args: []string{"events", "deploy/web", "--for-kind", "podz"}, want: `error: the server doesn't have a resource type "podz"`, discovery: discovery},
 		{name: "-w with custom columns", args: []string{"events", "deploy/web", "-w", "-o", "custom-columns=NAME:.metadata.name"}, want: "error: --watch cannot be used with -o custom-columns=NAME:.metadata.name: use the default table, json, yaml, name, jsonpath or a template"},
 		{name: "-w not a bool", args: []string{"events", "deploy/web", "--watch=x"}, want: `error: invalid argument "x" for "-w, --watch" flag: must be true or false`},
+		{name: "--checkpoint without -w", args: []string{"events", "deploy/web", "--checkpoint", "cp"}, want: "error: --checkpoint can only be used with --watch: it records where a feed stands"},
 		// The events subcommand's flags need its object; without one they do
 		// not fall through to the list of Event objects.
 		{name: "--since without an object", args: []string{"events", "--since", "5m"}, want: object},

@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	// Mode, how much of each object a feed reads; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -45,7 +47,16 @@ and go-template apply to each event document, one line per event.
 
 Output is written as events arrive, so it works in pipes exactly as on a terminal.
 Ctrl-C or SIGTERM ends the feed with exit code 0 after printing what was received;
-so does a closed stdout, as after | head.`
+so does a closed stdout, as after | head.
+
+With --checkpoint FILE, the feed records after every write to stdout where each
+type's history stands (a resourceVersion) and the UID and resourceVersion of every
+object it holds. Started again with the same file, it prints nothing of the current
+state and resumes every watch from where it was: what happened meanwhile comes
+change by change. Where the server no longer has that point, the feed lists and
+prints the difference, each line marked "gap": {"from", "to", "reason"} in JSON
+(stderr says so). After Ctrl-C or SIGTERM nothing is printed twice; after kill -9
+the events of the last batch written before it may be printed again.`
 
 var watchExample = `  # Deployments in the current namespace: the current state, then every change
   kubectl idx watch deployments
@@ -63,7 +74,10 @@ var watchExample = `  # Deployments in the current namespace: the current state,
   kubectl idx watch configmaps --watch-only -o jsonpath='{.type} {.object.metadata.name}'
 
   # Deployments as they grow past 3 replicas (ADDED) and shrink back (DELETED, leftScope)
-  kubectl idx watch deployments -A --where 'object.spec.replicas > 3'`
+  kubectl idx watch deployments -A --where 'object.spec.replicas > 3'
+
+  # A feed that resumes where it stopped, for an audit log
+  kubectl idx watch pods,deploy -A -o json --checkpoint pods.checkpoint >> pods.log`
 
 // addFeedPrintFlags registers the output flags of a feed on cmd, with
 // kubectl's help texts: kubectl's flag groups for the formats a feed can
@@ -112,6 +126,7 @@ type WatchOptions struct {
 	Diff      bool
 	// ShowOwner adds the OWNER column to the table.
 	ShowOwner bool
+	checkpointFlag
 
 	args []string
 }
@@ -143,6 +158,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.ShowOwner, "show-owner", false, "In the table, show each object's top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...) as an OWNER column, Kind/name, as it was when the event was printed; <none> for objects no controller owns.")
 	cmd.Flags().BoolVar(&o.WatchOnly, "watch-only", false, "Print changes only, not the current state first.")
 	cmd.Flags().BoolVar(&o.Diff, "diff", false, "For MODIFIED events, print the fields that changed with their old and new values (resourceVersion, managedFields and generation counters left out).")
+	o.checkpointFlag.addFlag(cmd)
 	o.addFlags(cmd)
 	return cmd
 }
@@ -178,14 +194,15 @@ func (o *WatchOptions) Validate() error {
 }
 
 // watchPlan is one context's feed: its types and the --owner object, as its
-// server maps them.
+// server maps them, with the owner's UID.
 type watchPlan struct {
-	reqs  []query.Request
-	owner *query.ObjectRef
+	reqs     []query.Request
+	owner    *query.ObjectRef
+	ownerUID types.UID
 }
 
 // plan maps the arguments and --owner's type through s's discovery.
-func (o *WatchOptions) plan(s *query.Session) (*watchPlan, error) {
+func (o *WatchOptions) plan(ctx context.Context, s *query.Session) (*watchPlan, error) {
 	cfg := s.Config()
 	reqs, _, err := query.ParseResourceArgs(cfg.Mapper, cfg.Categories, o.args)
 	if err != nil {
@@ -204,7 +221,24 @@ func (o *WatchOptions) plan(s *query.Session) (*watchPlan, error) {
 		return nil, fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
 	}
 	p.owner = &owner
+	if p.ownerUID, err = s.UID(ctx, owner); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// stream is the checkpoint's stream of plan p over target t.
+func (o *WatchOptions) stream(t query.Target, p *watchPlan) checkpoint.Stream {
+	s := checkpoint.Stream{Context: o.contextName(t), Command: "watch", Namespace: t.Namespace}
+	for _, r := range p.reqs {
+		s.Resources = append(s.Resources, r.Resource.Name())
+	}
+	owner := ""
+	if p.owner != nil {
+		owner = o.Owner + " uid " + string(p.ownerUID)
+	}
+	s.Filters = o.streamFilters(checkpoint.Filter{Flag: "names", Value: requestNames(p.reqs)}, checkpoint.Filter{Flag: "--owner", Value: owner})
+	return s
 }
 
 // Run follows the feeds of every context in one stream until ctx ends or
@@ -213,10 +247,12 @@ func (o *WatchOptions) plan(s *query.Session) (*watchPlan, error) {
 func (o *WatchOptions) Run(ctx context.Context) error {
 	// Each context's types are resolved first: the printer knows every kind
 	// before the first row.
-	plans := query.Ask(ctx, o.targets, o.config(), func(_ context.Context, s *query.Session) (*watchPlan, error) { return o.plan(s) })
+	plans := query.Ask(ctx, o.targets, o.config(), o.plan)
 	var targets []query.Target
 	var live []*watchPlan
 	var kinds [][]schema.GroupVersionKind
+	streams := map[int]checkpoint.Stream{}
+	var unavailable []string
 	for i, a := range plans {
 		if a.Err != nil {
 			if !o.several() {
@@ -225,8 +261,10 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			for _, w := range contextWarnings(a.Context, a.Err) {
 				o.warnf("%s", w)
 			}
+			unavailable = append(unavailable, a.Context)
 			continue
 		}
+		streams[len(targets)] = o.stream(o.targets[i], a.Value)
 		var of []schema.GroupVersionKind
 		for _, r := range a.Value.reqs {
 			of = append(of, r.Resource.GVK)
@@ -236,6 +274,10 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 	failed := len(plans) - len(targets)
 	if len(targets) == 0 {
 		return contextsOutcome(failed, len(plans))
+	}
+	cps, err := o.openCheckpoint(o.Checkpoint, streams, unavailable)
+	if err != nil {
+		return err
 	}
 	sources, sourceOf := printers.WatchSources(kinds)
 	popts := printers.EventPrinterOptions{
@@ -258,7 +300,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		}
 	}
 	p := printers.NewEventPrinter(popts, o.printer)
-	return o.follow(ctx, targets, failed, len(plans), func(ctx context.Context, i int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
+	return cps.close(o.follow(ctx, targets, failed, len(plans), func(ctx context.Context, i int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
 		context := s.Config().Context
 		if popts.Owner != nil {
 			top, stop := s.TopOwners(ctx)
@@ -267,12 +309,13 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 			owners[context] = top.Of
 			mu.Unlock()
 		}
-		opts := query.FeedOptions{WatchOnly: o.WatchOnly, Diff: o.Diff, Owner: live[i].owner, FeedNotices: o.feedNotices(context)}
+		opts := query.FeedOptions{WatchOnly: o.WatchOnly, Diff: o.Diff, Owner: live[i].owner, OwnerUID: live[i].ownerUID,
+			Checkpoint: cps.of(i), FeedNotices: o.feedNotices(context)}
 		return s.Watch(ctx, live[i].reqs, opts, func(ev *feed.Event) error {
 			ev.Source = sourceOf[i][ev.Source]
 			return emit(ev)
 		}, flush)
-	}, p)
+	}, p))
 }
 
 // scopeFlags names the flags that narrow the feed, for the note under an

@@ -142,6 +142,8 @@ type watchFlags struct {
 	allNamespaces    bool
 	showOwner        bool
 	where            []string
+	checkpoint       string
+	selector         string
 }
 
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
@@ -153,6 +155,7 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	*o.PrintFlags.TemplateFlags.TemplateArgument = f.template
 	o.WatchOnly, o.Diff, o.Owner, o.AllNamespaces, o.ShowOwner = f.watchOnly, f.diff, f.owner, f.allNamespaces, f.showOwner
 	o.Where = f.where
+	o.Checkpoint, o.LabelSelector = f.checkpoint, f.selector
 	o.SyncTimeout = 20 * time.Second
 	ns := "shop"
 	if f.allNamespaces {

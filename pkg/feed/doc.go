@@ -35,6 +35,25 @@
 // ADDED. The OwnerLookup's reports take the same queue as the informers'
 // notifications; nothing is emitted from an informer goroutine.
 //
+// Marks and checkpoints: fed through MarkedHandler by a feed informer's cursor
+// (informer.Cursor), each notification says where its resource's history
+// stands once it is handled (a position, a resourceVersion) and, for a relist,
+// the gap the list fills; the events of a relist carry that Gap. With
+// Config.Record the feed hands, after every flush, a Delta of its State: the
+// positions, and per object its UID and resourceVersion (with an OwnerScope,
+// the ownerReferences it follows, and the owners it remembers), never the
+// object itself. A feed started with Config.Restore takes that State up: the
+// objects stand as stubs, the informers' first lists (which print nothing)
+// replace those that did not change, and the watches resumed from the
+// positions bring every change since, which is printed as it would have been
+// live. The first MODIFIED of an object that changed since has no old state
+// (OldUnknown); an object deleted meanwhile and found by a relist is DELETED
+// with its stub. A resumed watch may deliver again what was handled before
+// the last position recorded (positions are never ahead of what was handled,
+// and may lag); older versions (resourceVersions compare as integers),
+// deletions of objects no longer known and of earlier objects of a name are
+// dropped, so nothing is printed twice.
+//
 // Contract: objects in events are the informers' shared cache objects and are
 // read-only: deep-copy before changing anything, printing included. Handlers
 // are safe for concurrent use by any number of informers; Run must be called

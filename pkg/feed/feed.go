@@ -51,6 +51,15 @@ type Event struct {
 	// objects on DELETED stays right without reading it; if the object comes
 	// back into scope it is ADDED again.
 	LeftScope bool
+	// Gap is set on the events of a relist (see Mark): an object changed
+	// several times in the gap is one MODIFIED, one deleted is DELETED with
+	// its last state known.
+	Gap *Gap
+	// OldUnknown marks a MODIFIED whose state before is not known: the first
+	// change of an object after a resume (Config.Restore) that changed since
+	// the checkpoint, which keeps versions, not objects. Old is nil and
+	// Changes empty.
+	OldUnknown bool
 	// Changes are, for MODIFIED with Config.Diff, the fields that changed.
 	Changes []Change
 	// Context is the kubeconfig context of the event in a feed over several
@@ -127,6 +136,18 @@ type Config struct {
 	// namespace and name (the events of `kubectl idx events -w` come oldest
 	// first). Objects it finds equal keep namespace and name order.
 	Order func(a, b runtime.Object) int
+	// Restore, when set, is the State a checkpoint kept: the feed resumes
+	// from it. Its informers are to resume from its positions (their first
+	// list, which carries Stubs, prints nothing), and it prints what happened
+	// since. Stub makes the object that stands for a restored one until a
+	// list brings it whole; it is what a DELETED found on relisting prints of
+	// an object deleted meanwhile.
+	Restore *State
+	Stub    func(Known) runtime.Object
+	// Record, when set, is handed what changed in the feed's State after
+	// every flush of the events that changed it (see Delta). Its error ends
+	// Run.
+	Record func(*Delta) error
 }
 
 // Feed turns informer notifications into Events. Create it with New, register
@@ -139,6 +160,18 @@ type Feed struct {
 	// object it is notified of and whose objects it judges again when an owner
 	// changes.
 	owners []*OwnerScope
+
+	// positions are, by source, the resourceVersion each has been delivered
+	// up to (Mark).
+	positions map[int]string
+	// journal tracks the changes Record is to hear of; nil without Record.
+	journal *journal
+	// stubs stand for the objects of a restored State (see restore); resume
+	// is set when there is one.
+	stubs          map[runtime.Object]bool
+	stubsBySource  map[int][]runtime.Object
+	resume         bool
+	restoredOwners []types.UID
 }
 
 // objectKey identifies an object across the feed's resources.
@@ -159,7 +192,17 @@ func New(cfg Config) *Feed {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	f := &Feed{cfg: cfg, q: newQueue(), last: map[objectKey]emitted{}, owners: ownerScopes(cfg.Scope)}
+	f := &Feed{cfg: cfg, q: newQueue(), last: map[objectKey]emitted{}, owners: ownerScopes(cfg.Scope),
+		positions: map[int]string{}, stubsBySource: map[int][]runtime.Object{}}
+	if cfg.Record != nil {
+		f.journal = newJournal()
+		if s := f.ownerScope(); s != nil {
+			s.graph.dirty, s.graph.dirtyKeys = map[types.UID]struct{}{}, map[objectKey]struct{}{}
+		}
+	}
+	if cfg.Restore != nil {
+		f.restore(cfg.Restore)
+	}
 	for _, s := range f.owners {
 		// Owner changes take the same queue as the informers' notifications, so
 		// that what they move in or out is emitted in order with the rest.
@@ -223,6 +266,11 @@ const drainTimeout = 2 * time.Second
 func (f *Feed) Run(ctx context.Context, emit func(*Event) error, flush func() error) error {
 	var batch []notification
 	first := true
+	if f.journal != nil {
+		emit = f.counted(emit)
+		flush = f.recorded(flush)
+	}
+	f.followRestoredOwners(ctx)
 	for {
 		stopping := ctx.Err() != nil
 		workCtx := ctx
@@ -254,6 +302,28 @@ func (f *Feed) Run(ctx context.Context, emit func(*Event) error, flush func() er
 		case <-ctx.Done():
 		case <-f.q.ready:
 		}
+	}
+}
+
+// counted counts the events emit took, for Delta.Printed.
+func (f *Feed) counted(emit func(*Event) error) func(*Event) error {
+	return func(e *Event) error {
+		if err := emit(e); err != nil {
+			return err
+		}
+		f.journal.printed++
+		return nil
+	}
+}
+
+// recorded hands Record what changed once flush has written the events
+// that changed it.
+func (f *Feed) recorded(flush func() error) func() error {
+	return func() error {
+		if err := flush(); err != nil {
+			return err
+		}
+		return f.record()
 	}
 }
 
@@ -306,6 +376,27 @@ func orderInitial(batch []notification, order func(a, b runtime.Object) int) {
 // process turns one notification into events: for the object itself, and with
 // an OwnerScope for the objects below it that entered or left the scope.
 func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) error) error {
+	if err := f.handle(ctx, n, emit); err != nil {
+		return err
+	}
+	f.setPosition(n.source, n.pos)
+	return nil
+}
+
+// handle is process but for the notification's position.
+func (f *Feed) handle(ctx context.Context, n *notification, emit func(*Event) error) error {
+	switch {
+	case n.kind == notifyPosition:
+		return nil
+	case n.initial && f.resume:
+		return f.resumed(n)
+	case n.gap != nil:
+		gapEmit := emit
+		emit = func(e *Event) error {
+			e.Gap = n.gap
+			return gapEmit(e)
+		}
+	}
 	if n.initial {
 		ctx = context.WithValue(ctx, initialKey{}, true)
 	}
@@ -330,9 +421,9 @@ func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) e
 	if err != nil {
 		return fmt.Errorf("feed: %T has no metadata: %w", ro, err)
 	}
-	k := objectKey{source: n.source, key: m.GetName()}
-	if ns := m.GetNamespace(); ns != "" {
-		k.key = ns + "/" + k.key
+	k := keyOf(n.source, m)
+	if n.kind != notifyDelete && f.stale(k, m) {
+		return nil
 	}
 	// moved are the scopes whose objects below this one are to be judged again.
 	var moved []*OwnerScope
@@ -364,11 +455,18 @@ func (f *Feed) process(ctx context.Context, n *notification, emit func(*Event) e
 }
 
 func (f *Feed) deleted(n *notification, k objectKey, obj runtime.Object, tombstone bool, emit func(*Event) error) error {
-	if _, known := f.last[k]; !known && f.cfg.Scope != nil {
-		// Never in scope, never emitted.
+	prev, known := f.last[k]
+	if !known {
+		// Never in scope, never emitted; or, in a feed resumed from a position
+		// before the last one recorded, deleted and emitted already.
+		return nil
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetUID() != "" && m.GetUID() != prev.uid {
+		// The deletion of an earlier object of that name, emitted already.
 		return nil
 	}
 	delete(f.last, k)
+	f.touch(k)
 	return emit(&Event{Type: Deleted, Time: n.time, Source: n.source, Object: obj, DetectedOnRelist: tombstone})
 }
 
@@ -381,6 +479,7 @@ func (f *Feed) changed(ctx context.Context, n *notification, k objectKey, obj ru
 		// Deleted and created again under the same name while the watch was
 		// down: the relist saw one name with a new UID.
 		delete(f.last, k)
+		f.touch(k)
 		known = false
 		gone := ev(Deleted, prev.obj)
 		gone.DetectedOnRelist = true
@@ -393,11 +492,13 @@ func (f *Feed) changed(ctx context.Context, n *notification, k objectKey, obj ru
 			return nil
 		}
 		delete(f.last, k)
+		f.touch(k)
 		e := ev(Deleted, obj)
 		e.LeftScope = true
 		return emit(e)
 	}
 	f.last[k] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: obj}
+	f.touch(k)
 	switch {
 	case !known:
 		if n.initial && f.cfg.WatchOnly {
@@ -455,6 +556,11 @@ func (f *Feed) rejudgeAppeared(ctx context.Context, n *notification, emit func(*
 }
 
 func (f *Feed) judgeAgain(ctx context.Context, n *notification, o feedObject, emit func(*Event) error) error {
+	if f.isStub(o.obj) {
+		// Restored, and changed since the checkpoint: the notifications of
+		// its changes, still to come, judge it in its own states.
+		return nil
+	}
 	in := f.cfg.Scope.Contains(ctx, o.key.source, o.obj)
 	_, known := f.last[o.key]
 	switch {
@@ -464,12 +570,14 @@ func (f *Feed) judgeAgain(ctx context.Context, n *notification, o feedObject, em
 			return fmt.Errorf("feed: %T has no metadata: %w", o.obj, err)
 		}
 		f.last[o.key] = emitted{uid: m.GetUID(), rv: m.GetResourceVersion(), obj: o.obj}
+		f.touch(o.key)
 		if n.initial && f.cfg.WatchOnly {
 			return nil
 		}
 		return emit(&Event{Type: Added, Time: n.time, Source: o.key.source, Object: o.obj})
 	case !in && known:
 		delete(f.last, o.key)
+		f.touch(o.key)
 		return emit(&Event{Type: Deleted, Time: n.time, Source: o.key.source, Object: o.obj, LeftScope: true})
 	}
 	return nil
@@ -477,6 +585,10 @@ func (f *Feed) judgeAgain(ctx context.Context, n *notification, o feedObject, em
 
 func (f *Feed) emitModified(n *notification, prev emitted, obj runtime.Object, emit func(*Event) error) error {
 	e := &Event{Type: Modified, Time: n.time, Source: n.source, Object: obj, Old: prev.obj}
+	if f.isStub(prev.obj) {
+		e.Old, e.OldUnknown = nil, true
+		return emit(e)
+	}
 	if f.cfg.Diff {
 		changes, err := Diff(prev.obj, obj)
 		if err != nil {

@@ -32,6 +32,24 @@ type ownerGraph struct {
 	// appeared are owners found after they had been missing: their dependents
 	// were judged without them and are to be judged again.
 	appeared []types.UID
+	// dirty and dirtyKeys are the nodes and feed objects changed since the
+	// feed last recorded its State; nil when it does not (Config.Record).
+	dirty     map[types.UID]struct{}
+	dirtyKeys map[objectKey]struct{}
+}
+
+// touch records that the node of uid changed.
+func (g *ownerGraph) touch(uid types.UID) {
+	if g.dirty != nil {
+		g.dirty[uid] = struct{}{}
+	}
+}
+
+// touchKey records that what the graph holds of feed object k changed.
+func (g *ownerGraph) touchKey(k objectKey) {
+	if g.dirtyKeys != nil {
+		g.dirtyKeys[k] = struct{}{}
+	}
 }
 
 // ownerNode is what is remembered of one UID.
@@ -92,6 +110,7 @@ func (g *ownerGraph) takeAppeared() []types.UID {
 func (s *OwnerScope) remember(uid types.UID, refs []metav1.OwnerReference) {
 	n := &ownerNode{}
 	s.graph.nodes[uid] = n
+	s.graph.touch(uid)
 	s.setRefs(uid, n, refs)
 }
 
@@ -114,11 +133,13 @@ func (s *OwnerScope) observe(key objectKey, obj runtime.Object, m metav1.Object)
 		}
 		n = &ownerNode{}
 		s.graph.nodes[uid] = n
+		s.graph.touch(uid)
 		// Referenced but not remembered: its dependents may have been judged
 		// while it was missing from the lookup.
 		changed = s.graph.referenced(uid)
 		delete(s.missing, uid)
 	}
+	s.graph.touchKey(key)
 	i := slices.IndexFunc(n.objs, func(o feedObject) bool { return o.key == key })
 	if i < 0 {
 		n.objs = append(n.objs, feedObject{key: key, obj: obj})
@@ -140,11 +161,13 @@ func (s *OwnerScope) observe(key objectKey, obj runtime.Object, m metav1.Object)
 func (s *OwnerScope) forget(key objectKey, uid types.UID, m metav1.Object) bool {
 	if s.graph.feedUIDs[key] == uid {
 		delete(s.graph.feedUIDs, key)
+		s.graph.touchKey(key)
 	}
 	n := s.graph.nodes[uid]
 	if n == nil {
 		return false
 	}
+	s.graph.touch(uid)
 	n.objs = slices.DeleteFunc(n.objs, func(o feedObject) bool { return o.key == key })
 	changed := false
 	if len(n.objs) == 0 && m != nil {
@@ -189,6 +212,7 @@ func (s *OwnerScope) setRefs(uid types.UID, n *ownerNode, refs []metav1.OwnerRef
 	}
 	old := n.refs
 	n.refs = refs
+	s.graph.touch(uid)
 	// New links first, so that an owner referenced before and after is never
 	// unreferenced in between, which would forget it.
 	for _, r := range refs {
@@ -242,8 +266,10 @@ func (s *OwnerScope) prune(uid types.UID) {
 	}
 	for _, o := range n.objs {
 		delete(s.graph.feedUIDs, o.key)
+		s.graph.touchKey(o.key)
 	}
 	delete(s.graph.nodes, uid)
+	s.graph.touch(uid)
 	refs := n.refs
 	n.refs = nil
 	for _, r := range refs {
@@ -281,6 +307,7 @@ func (s *OwnerScope) collectCycle(uid types.UID) {
 			continue
 		}
 		delete(s.graph.nodes, u)
+		s.graph.touch(u)
 		delete(s.missing, u)
 		refs := n.refs
 		n.refs = nil

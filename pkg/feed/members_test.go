@@ -112,7 +112,13 @@ type world struct {
 
 	// replay is what a consumer rebuilds from the events: UID to
 	// resourceVersion.
-	replay   map[types.UID]string
+	replay map[types.UID]string
+	// recorded adds up the feed's Deltas; emitted counts its events.
+	recorded *recordedState
+	emitted  int
+	// backlog, while the feed is stopped (restart), holds the notifications
+	// its informers' watches will deliver when it resumes.
+	backlog  []backlogged
 	lines    []string
 	problems []string
 }
@@ -127,10 +133,10 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 		feedDown: map[string]bool{},
 		lookup:   &scriptLookup{store: map[types.UID]*metav1.PartialObjectMetadata{}},
 		done:     make(chan struct{}), next: make(chan struct{}), runErr: make(chan error, 1),
-		replay: map[types.UID]string{},
+		replay: map[types.UID]string{}, recorded: newRecordedState(),
 	}
 	w.scope = NewOwnerScope(root.UID, w.lookup)
-	w.f = New(Config{Scope: AllOf(NameScope{}, w.scope), Now: func() time.Time { return time.Unix(0, 0) }})
+	w.f = New(Config{Scope: AllOf(NameScope{}, w.scope), Now: func() time.Time { return time.Unix(0, 0) }, Record: w.recordAndCheck})
 	inner := w.lookup.fn
 	w.lookup.fn = func(ch OwnerChange) { w.pushed++; inner(ch) }
 	for i := range sources {
@@ -171,6 +177,7 @@ func (w *world) stamp(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMeta
 }
 
 func (w *world) emit(ev *Event) error {
+	w.emitted++
 	m := ev.Object.(*metav1.PartialObjectMetadata)
 	line := fmt.Sprintf("%s %s/%s", ev.Type, m.Kind, m.Name)
 	if ev.DetectedOnRelist {
@@ -209,6 +216,10 @@ func (w *world) toFeed(old, o *metav1.PartialObjectMetadata) {
 	kind := cmpOr(o, old).Kind
 	src := slices.Index(w.sources, kind)
 	if src < 0 || w.feedDown[kind] {
+		return
+	}
+	if w.backlog != nil {
+		w.backlog = append(w.backlog, backlogged{src: src, deleted: o == nil, obj: cmpOr(o, old)})
 		return
 	}
 	key := storeKey(cmpOr(o, old))
@@ -453,6 +464,9 @@ func (w *world) finish() {
 	w.next <- struct{}{}
 	if err := <-w.runErr; err != nil {
 		w.t.Fatalf("Run: %v", err)
+	}
+	for _, p := range w.problems {
+		w.t.Errorf("at the end: %s", p)
 	}
 }
 

@@ -14,6 +14,8 @@ const (
 	notifyDelete
 	// notifyOwner is an OwnerLookup's report of an owner change.
 	notifyOwner
+	// notifyPosition is a position reached without a notification (Mark).
+	notifyPosition
 )
 
 // notification is one event handler call, as received.
@@ -28,6 +30,9 @@ type notification struct {
 	// initial is set for OnAdd calls that deliver the informer's first list.
 	initial bool
 	time    time.Time
+	// pos and gap are the notification's Mark.
+	pos string
+	gap *Gap
 }
 
 // queue is an unbounded FIFO of notifications. push never blocks beyond a short

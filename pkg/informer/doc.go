@@ -35,6 +35,11 @@
 //     failed, expired (410 Gone) or was cut, until it watches again or has listed
 //     again. Config.OnWatchLost and Config.OnWatchRestored report outages to
 //     long-running commands; one-shot queries leave them nil and pay nothing.
+//   - Cursor: a change feed's informer (FeedInformer) marks each notification
+//     with the resourceVersion its resource has been delivered up to and, for
+//     a relist, the gap the list fills; it can resume a watch from a
+//     checkpoint's resourceVersion (ResumePoint). See Cursor for the order it
+//     relies on.
 //   - Progress deadline: how the clients of NewFactory apply --request-timeout. A
 //     request fails when its answer has not started within it or then stops for a
 //     whole timeout; every byte received restarts the clock, so a LIST that is still

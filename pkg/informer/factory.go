@@ -214,6 +214,8 @@ type entry struct {
 	// sink, when set, takes the list's pages in place of the store
 	// (StreamInformer).
 	sink PageSink
+	// cursor, when set, follows the informer's position (FeedInformer).
+	cursor *Cursor
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -325,17 +327,17 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 // indexers are added to it; adding an index name twice with a different function
 // is an error. An informer requested after Start starts at once.
 func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
-	return f.informer(res, mode, indexers, nil)
+	return f.informer(res, mode, indexers, nil, nil)
 }
 
-// informer is Informer, with the list going to sink when it is set: the
-// informer is then never shared.
-func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, error) {
+// informer is Informer, with the list going to sink when it is set, and
+// followed by cursor when it is set: the informer is then never shared.
+func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink, cursor *Cursor) (cache.SharedIndexInformer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	key := informerKey{gvr: res.GVR, mode: mode}
 	if e, ok := f.informers[key]; ok {
-		if sink != nil || e.sink != nil {
+		if sink != nil || e.sink != nil || cursor != nil || e.cursor != nil {
 			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
 		}
 		if err := addMissingIndexers(e.informer, indexers); err != nil {
@@ -343,7 +345,7 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 		}
 		return e.informer, nil
 	}
-	e := &entry{res: res, mode: mode, sink: sink}
+	e := &entry{res: res, mode: mode, sink: sink, cursor: cursor}
 	if f.cfg.OnWatchLost != nil || f.cfg.OnWatchRestored != nil {
 		e.conn = newConnTracker(res, f.cfg.OnWatchLost, f.cfg.OnWatchRestored)
 	}
@@ -351,11 +353,15 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 	if err != nil {
 		return nil, err
 	}
+	transform := f.transform(mode)
+	if cursor != nil {
+		lw, transform = cursor.listWatch(lw), cursor.transform(transform)
+	}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, example, cache.SharedIndexInformerOptions{
 		Indexers:          indexers,
 		ObjectDescription: res.Name(),
 	})
-	if transform := f.transform(mode); transform != nil {
+	if transform != nil {
 		if err := inf.SetTransform(transform); err != nil {
 			return nil, fmt.Errorf("setting transform on the %s informer: %w", res.Name(), err)
 		}
@@ -364,6 +370,9 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 		return nil, fmt.Errorf("setting error handler on the %s informer: %w", res.Name(), err)
 	}
 	e.informer = inf
+	if cursor != nil {
+		cursor.setStore(inf.GetStore())
+	}
 	f.informers[key] = e
 	f.order = append(f.order, e)
 	if f.started {

@@ -25,7 +25,7 @@ type PageSink interface {
 // informer of the factory does, with the same retries, request timeouts and
 // errors. res must not have another informer in mode.
 func (f *Factory) StreamInformer(res Resource, mode Mode, sink PageSink) (cache.SharedIndexInformer, error) {
-	return f.informer(res, mode, nil, sink)
+	return f.informer(res, mode, nil, sink, nil)
 }
 
 // toSink hands a list page's objects to sink and leaves the page empty, so

@@ -213,9 +213,11 @@ func (p *EventPrinter) eventDocument(ev *feed.Event, src WatchSource) *v1alpha1.
 		Time:             ev.Time.UTC().Format(time.RFC3339Nano),
 		DetectedOnRelist: ev.DetectedOnRelist,
 		LeftScope:        ev.LeftScope,
+		Gap:              ev.Gap,
+		OldUnknown:       ev.OldUnknown,
 		Object:           Printable(ev.Object, src.GVK),
 	}
-	if p.opts.Diff && ev.Type == feed.Modified {
+	if p.opts.Diff && ev.Type == feed.Modified && !ev.OldUnknown {
 		changes := ev.Changes
 		if changes == nil {
 			changes = []v1alpha1.Change{}
@@ -313,6 +315,9 @@ func (p *EventPrinter) addRow(ev *feed.Event, src WatchSource) error {
 		row.diff = append(row.diff, "    (left the "+scope+" scope; not deleted)")
 	}
 	if p.opts.Diff && ev.Type == feed.Modified {
+		if ev.OldUnknown {
+			row.diff = append(row.diff, oldUnknownNote)
+		}
 		for _, c := range ev.Changes {
 			row.diff = append(row.diff, "    "+printers.EscapeTerminal(c.Path+": "+diffValue(c.Old, c.HasOld)+" → "+diffValue(c.New, c.HasNew)))
 		}
@@ -336,6 +341,10 @@ func eventTable(obj runtime.Object, src WatchSource, now time.Time) (*metav1.Tab
 	}
 	return TableFor(src.GVK.GroupKind(), []runtime.Object{obj}, now)
 }
+
+// oldUnknownNote follows, with --diff, the row of a MODIFIED whose state
+// before is not known (feed.Event.OldUnknown).
+const oldUnknownNote = "    (changed while the feed was stopped; the checkpoint keeps no state to compare with)"
 
 // cellString renders a table cell as kubectl's table printer does: a string up
 // to its first line break (then "..."), anything else with fmt, nil as nothing,

@@ -289,3 +289,26 @@ func TestEventPrinterServerRowShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestEventPrinterGapAndOldUnknown: a relist's events carry their gap in
+// JSON; a MODIFIED whose state before is unknown has no diff in JSON and a
+// note under its row in the table.
+func TestEventPrinterGapAndOldUnknown(t *testing.T) {
+	web0 := watchPod("web-0", "worker-1", map[string]string{"app": "web"})
+	gap := &feed.Gap{From: "120", To: "480", Reason: "expired"}
+	events := []*feed.Event{
+		{Type: feed.Modified, Time: at(0), Source: 0, Object: web0, Gap: gap, OldUnknown: true},
+		{Type: feed.Deleted, Time: at(0), Source: 0, Object: web0, Gap: gap, DetectedOnRelist: true},
+	}
+	out := printWatch(t, printers.EventPrinterOptions{Format: "json", Diff: true}, nil, events)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], `{"type":"MODIFIED","time":"2025-05-14T12:00:00Z","gap":{"from":"120","to":"480","reason":"expired"},"oldUnknown":true,"object":{`) ||
+		!strings.HasPrefix(lines[1], `{"type":"DELETED","time":"2025-05-14T12:00:00Z","detectedOnRelist":true,"gap":{"from":"120","to":"480","reason":"expired"},"object":{`) {
+		t.Errorf("JSON:\n%s", out)
+	}
+	table := printWatch(t, printers.EventPrinterOptions{Diff: true}, nil, rows(events[:1]))
+	if !strings.Contains(table, "\n    (changed while the feed was stopped; the checkpoint keeps no state to compare with)\n") {
+		t.Errorf("table:\n%s", table)
+	}
+}

@@ -79,4 +79,15 @@
 // graph, started on first use. --by-owner walks controller references up
 // through it, tree, owners and orphans add its stores to their graph, and the
 // watch's --owner scope reads references and hears of owner changes through it.
+//
+// # Feeds and checkpoints
+//
+// Watch and WatchEvents run every type on a feed informer (informer
+// FeedInformer) followed by a cursor, whose marks tell the feed where each
+// type's history stands and which events a relist folds (FeedNotices.OnGap
+// hears of each relist). With a checkpoint (pkg/checkpoint, one handle per
+// target), the feed records its state after every flush and, when the
+// checkpoint holds one, resumes: the informers' first lists print nothing,
+// their watches start from the positions recorded, and a relist the previous
+// run was printing when it stopped is done again.
 package query

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -156,6 +157,11 @@ func EventTime(e *corev1.Event) time.Time {
 // EventsFeedOptions are what WatchEvents asks for besides its object.
 type EventsFeedOptions struct {
 	EventsOptions
+	// RootUID, when set, is the object's UID, already read.
+	RootUID types.UID
+	// Checkpoint, when set, records the feed, and resumes it from what it
+	// holds.
+	Checkpoint *checkpoint.Feed
 	FeedNotices
 }
 
@@ -182,9 +188,12 @@ func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts EventsFee
 		ns = s.rootNamespace()
 		rootNS = ns
 	}
-	uid, err := s.uidOf(ctx, obj, rootNS)
-	if err != nil {
-		return err
+	uid := opts.RootUID
+	if uid == "" {
+		var err error
+		if uid, err = s.uidOf(ctx, obj, rootNS); err != nil {
+			return err
+		}
 	}
 	m, err := s.whereMatcher(ctx, []schema.GroupVersionKind{EventsGVK}, true)
 	if err != nil {
@@ -208,22 +217,20 @@ func (s *Session) WatchEvents(ctx context.Context, obj ObjectRef, opts EventsFee
 		return err
 	}
 	defer factory.Shutdown()
-	f := feed.New(feed.Config{Scope: scope, Order: func(a, b runtime.Object) int {
+	reqs := []Request{{Resource: eventsResource, Mode: informer.Full}}
+	f := feed.New(feedConfig(feed.Config{Scope: scope, Order: func(a, b runtime.Object) int {
 		ea, aok := a.(*corev1.Event)
 		eb, bok := b.(*corev1.Event)
 		if !aok || !bok {
 			return 0
 		}
 		return compareEvents(ea, eb)
-	}})
-	inf, err := factory.Informer(eventsResource, informer.Full, nil)
+	}}, reqs, opts.Checkpoint))
+	regs, err := feedInformers(factory, f, reqs, opts.Checkpoint, opts.FeedNotices)
 	if err != nil {
 		return err
 	}
-	reg, err := inf.AddEventHandler(f.Handler(0))
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", eventsResource.Name(), err)
-	}
+	reg := regs[0]
 	factory.Start(reflectorContext(ctx))
 	if err := factory.WaitForSync(ctx); err != nil {
 		if ctx.Err() != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -27,16 +28,24 @@ type FeedOptions struct {
 	WatchOnly bool
 	// Diff fills each MODIFIED event's changes.
 	Diff bool
+	// OwnerUID, when set, is the UID of Owner, already read.
+	OwnerUID types.UID
+	// Checkpoint, when set, records the feed, and resumes it from what it
+	// holds.
+	Checkpoint *checkpoint.Feed
 	FeedNotices
 }
 
-// FeedNotices hear what a feed has to say besides its events. All three are
+// FeedNotices hear what a feed has to say besides its events. All are
 // called from informer goroutines; nil hears nothing.
 type FeedNotices struct {
 	// OnWatchLost and OnWatchRestored hear when a watch is down for more than
 	// a second and when it is caught up again; see informer.Config.
 	OnWatchLost     func(res informer.Resource, err error)
 	OnWatchRestored func(informer.Reconnect)
+	// OnGap hears of each relist before its events: they fold what changed
+	// in the gap.
+	OnGap func(informer.Resource, informer.Gap)
 	// Warn hears of owner kinds that cannot be followed.
 	Warn func(error)
 }
@@ -73,16 +82,10 @@ func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, e
 	}
 	defer factory.Shutdown()
 
-	f := feed.New(feed.Config{WatchOnly: opts.WatchOnly, Diff: opts.Diff, Scope: scope})
-	regs := make([]cache.ResourceEventHandlerRegistration, len(reqs))
-	for i, r := range reqs {
-		inf, err := factory.Informer(r.Resource, r.Mode, nil)
-		if err != nil {
-			return err
-		}
-		if regs[i], err = inf.AddEventHandler(f.Handler(i)); err != nil {
-			return fmt.Errorf("watching %s: %w", r.Resource.Name(), err)
-		}
+	f := feed.New(feedConfig(feed.Config{WatchOnly: opts.WatchOnly, Diff: opts.Diff, Scope: scope}, reqs, opts.Checkpoint))
+	regs, err := feedInformers(factory, f, reqs, opts.Checkpoint, opts.FeedNotices)
+	if err != nil {
+		return err
 	}
 	// The reflectors log every watch that ends badly ("Warning: watch ended
 	// with error") at the default verbosity; OnWatchLost says it once, in
@@ -139,15 +142,28 @@ func (s *Session) watchScope(ctx context.Context, reqs []Request, opts FeedOptio
 	if !opts.Owner.Resource.Namespaced {
 		ns = metav1.NamespaceAll
 	}
-	uid, err := s.uidOf(ctx, *opts.Owner, ns)
-	if err != nil {
-		return nil, nil, err
+	uid := opts.OwnerUID
+	if uid == "" {
+		var err error
+		if uid, err = s.uidOf(ctx, *opts.Owner, ns); err != nil {
+			return nil, nil, err
+		}
 	}
 	// Owners need not match the feed's selectors; they live in the feed's
 	// namespace or are cluster-scoped.
 	owners := s.OwnerResolver()
 	owners.Warn = opts.Warn
 	return feed.AllOf(namesScope, matching, feed.NewOwnerScope(uid, owners)), owners.Shutdown, nil
+}
+
+// UID reads the UID of the object ref names, in the session's namespace
+// (the context's under -A) when it is namespaced.
+func (s *Session) UID(ctx context.Context, ref ObjectRef) (types.UID, error) {
+	ns := metav1.NamespaceAll
+	if ref.Resource.Namespaced {
+		ns = s.rootNamespace()
+	}
+	return s.uidOf(ctx, ref, ns)
 }
 
 // uidOf reads an object's UID with one metadata GET.
@@ -183,6 +199,13 @@ func WarnNotices(warn func(msg string)) FeedNotices {
 		},
 		OnWatchRestored: func(r informer.Reconnect) {
 			warn(fmt.Sprintf("watch of %s reconnected after %s", r.Resource.Name(), roundDuration(r.Down)))
+		},
+		OnGap: func(res informer.Resource, g informer.Gap) {
+			if g.Reason == informer.GapExpired {
+				warn(fmt.Sprintf("watch of %s could not resume from resourceVersion %s, which the server no longer has: listed again at %s; what changed in between is printed folded, one event per object, marked \"gap\" in JSON", res.Name(), g.From, g.To))
+				return
+			}
+			warn(fmt.Sprintf("watch of %s listed again after an error, from resourceVersion %s to %s: what changed in between is printed folded, one event per object, marked \"gap\" in JSON", res.Name(), g.From, g.To))
 		},
 		Warn: func(err error) { warn(err.Error()) },
 	}

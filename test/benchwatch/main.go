@@ -16,6 +16,11 @@
 //
 //	go run ./test/benchwatch -binary bin/kubectl-idx -rate 500 -duration 10m
 //
+// With -checkpoint (the default), a second feed runs beside the first on the same writes,
+// with --checkpoint FILE: the report gives each one's figures side by side, and the
+// checkpoint's cost as the difference: CPU time, bytes written (wchar less the other feed's,
+// which prints the same lines) and the file's size at the end.
+//
 // This is a benchmark, not a test: nothing is asserted about the numbers, but lost or
 // repeated changes are reported, and so is a write rate below the target.
 package main
@@ -28,6 +33,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,18 +61,20 @@ const (
 )
 
 type options struct {
-	binary   string
-	rate     int
-	duration time.Duration
-	objects  int
-	workers  int
-	rssEvery time.Duration
-	settle   time.Duration
+	binary     string
+	checkpoint bool
+	rate       int
+	duration   time.Duration
+	objects    int
+	workers    int
+	rssEvery   time.Duration
+	settle     time.Duration
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.binary, "binary", "bin/kubectl-idx", "Path of the kubectl-idx binary to measure.")
+	flag.BoolVar(&o.checkpoint, "checkpoint", true, "Run a second feed with --checkpoint beside the first, on the same writes.")
 	flag.IntVar(&o.rate, "rate", 1000, "Object changes written per second.")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "How long to write.")
 	flag.IntVar(&o.objects, "objects", 1000, "Number of ConfigMaps the changes go round.")
@@ -141,92 +149,57 @@ func run(ctx context.Context, o options) error {
 	}
 
 	args := []string{"watch", "configmaps", "-n", namespace, "--watch-only", "-o", "json"}
-	feed, err := testenv.StartProcess(ctx, testenv.Cmd{
-		Path: o.binary, Args: args, Env: env.Environ(env.Kubeconfig, ""), Timeout: o.duration + 5*time.Minute,
-	})
-	if err != nil {
-		return err
-	}
 	total := o.rate * int(o.duration/time.Second)
-	arrivals := make(chan arrival, total+1024)
-	var lines, badLines atomic.Int64
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		for l := range feed.Lines {
-			lines.Add(1)
-			seq, writtenAt, handled, ok := parseLine(l.Text)
-			if !ok {
-				badLines.Add(1)
-				continue
-			}
-			arrivals <- arrival{seq: seq, delay: l.At.Sub(writtenAt), received: handled.Sub(writtenAt), inFeed: l.At.Sub(handled)}
+	feeds := []*feedUnderTest{{name: "without checkpoint", args: args}}
+	if o.checkpoint {
+		dir, err := os.MkdirTemp("", "benchwatch-")
+		if err != nil {
+			return err
 		}
-	}()
+		defer os.RemoveAll(dir)
+		cp := filepath.Join(dir, "configmaps.checkpoint")
+		feeds = append(feeds, &feedUnderTest{name: "with --checkpoint", args: append(slices.Clone(args), "--checkpoint", cp), checkpoint: cp})
+	}
+	for _, f := range feeds {
+		if err := f.start(ctx, o, env, total); err != nil {
+			return err
+		}
+	}
 
-	// Warm up: the feed prints nothing until a change; the first one says it is watching.
-	fmt.Fprintf(os.Stderr, "waiting for the feed...\n")
-	warm := -1
-	for deadline := time.Now().Add(2 * time.Minute); ; {
+	// Warm up: a feed prints nothing until a change; the first one says it is watching.
+	fmt.Fprintf(os.Stderr, "waiting for the feeds...\n")
+	ready := make([]bool, len(feeds))
+	for warm, deadline := -1, time.Now().Add(2*time.Minute); slices.Contains(ready, false); warm-- {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the feeds printed nothing in two minutes:\n%s", feeds[0].proc.Stderr())
+		}
 		if err := patch(ctx, cs, 0, warm); err != nil {
 			return err
 		}
-		select {
-		case a := <-arrivals:
-			if a.seq != warm {
-				return fmt.Errorf("unexpected change %d during warm-up", a.seq)
+		for i, f := range feeds {
+			if ready[i] {
+				continue
 			}
-		case <-time.After(time.Second):
-			if time.Now().After(deadline) {
-				return fmt.Errorf("the feed printed nothing in two minutes:\n%s", feed.Stderr())
+			select {
+			case a := <-f.arrivals:
+				if a.seq >= 0 {
+					return fmt.Errorf("%s: unexpected change %d during warm-up", f.name, a.seq)
+				}
+				ready[i] = true
+			case <-time.After(time.Second):
 			}
-			continue
 		}
-		break
 	}
-	// Let the runtime settle, then take the starting RSS.
+	// Let the runtime settle, then take the starting RSS and CPU time.
 	time.Sleep(2 * time.Second)
-	for len(arrivals) > 0 {
-		<-arrivals
-	}
-	rssStart, err := feed.RSSKB()
-	if err != nil {
-		return err
-	}
-
-	// rssSamples (every second) give the maximum, series (every o.rssEvery, from the
-	// first write on) the shape over time.
-	var rssMu sync.Mutex
-	rssSamples := []int64{rssStart}
-	series := []rssSample{{0, rssStart}}
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	sampleStart := time.Now()
-	samplerDone := make(chan struct{})
-	go func() {
-		defer close(samplerDone)
-		every, slow := time.NewTicker(time.Second), time.NewTicker(o.rssEvery)
-		defer every.Stop()
-		defer slow.Stop()
-		for {
-			select {
-			case <-sampleCtx.Done():
-				return
-			case <-every.C:
-				if kb, err := feed.RSSKB(); err == nil {
-					rssMu.Lock()
-					rssSamples = append(rssSamples, kb)
-					rssMu.Unlock()
-				}
-			case <-slow.C:
-				if kb, err := feed.RSSKB(); err == nil {
-					rssMu.Lock()
-					series = append(series, rssSample{time.Since(sampleStart), kb})
-					rssMu.Unlock()
-				}
-			}
+	for _, f := range feeds {
+		if err := f.settle(sampleCtx, o, sampleStart); err != nil {
+			return err
 		}
-	}()
+	}
 
 	fmt.Fprintf(os.Stderr, "writing %d changes per second for %s...\n", o.rate, o.duration)
 	jobs := make(chan int, o.workers)
@@ -273,54 +246,19 @@ func run(ctx context.Context, o options) error {
 	wg.Wait()
 	writeTime := time.Since(start)
 
-	// Collect until every change has arrived or nothing came for ten seconds.
-	delays := make([]time.Duration, 0, total)
-	received := make([]time.Duration, 0, total)
-	inFeed := make([]time.Duration, 0, total)
-	seen := make(map[int]int, total)
-	idle := time.NewTimer(10 * time.Second)
-collect:
-	for len(seen) < total-int(writeErrs.Load()) {
-		select {
-		case a := <-arrivals:
-			seen[a.seq]++
-			if seen[a.seq] == 1 {
-				delays = append(delays, a.delay)
-				received = append(received, a.received)
-				inFeed = append(inFeed, a.inFeed)
-			}
-			idle.Reset(10 * time.Second)
-		case <-idle.C:
-			break collect
-		}
+	want := total - int(writeErrs.Load())
+	var cwg sync.WaitGroup
+	for _, f := range feeds {
+		cwg.Go(func() { f.collect(want) })
 	}
+	cwg.Wait()
 	stopSampling()
-	<-samplerDone
-	rssEnd, _ := feed.RSSKB()
-	series = append(series, rssSample{time.Since(sampleStart), rssEnd})
-	// The feed's peak over its whole life, start-up included. getrusage after Wait would
-	// not do: Go starts children with vfork and execve carries this process's own peak RSS
-	// into the child's ru_maxrss.
-	rssPeak := peakRSSKB(feed.Pid())
-	if err := feed.Signal(os.Interrupt); err != nil {
-		return err
-	}
-	<-readDone
-	res, err := feed.Wait(30 * time.Second)
-	if err != nil {
-		return err
-	}
-
-	var duplicates int
-	for _, n := range seen {
-		if n > 1 {
-			duplicates += n - 1
+	for _, f := range feeds {
+		if err := f.stop(sampleStart); err != nil {
+			return err
 		}
 	}
-	for _, d := range [][]time.Duration{delays, received, inFeed, writeLatencies} {
-		slices.Sort(d)
-	}
-	rssMax := max(slices.Max(rssSamples), rssEnd)
+	slices.Sort(writeLatencies)
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "command\tkubectl-idx %s\n", strings.Join(args, " "))
@@ -329,33 +267,237 @@ collect:
 	if v := firstErr.Load(); v != nil {
 		fmt.Fprintf(w, "first write error\t%s\n", v)
 	}
-	fmt.Fprintf(w, "changes printed\t%d of %d; %d missing, %d repeated, %d unreadable lines\n",
-		len(seen), total-int(writeErrs.Load()), total-int(writeErrs.Load())-len(seen), duplicates, badLines.Load())
-	for _, row := range []struct {
-		label string
-		d     []time.Duration
-	}{
-		{"write → printed line", delays},
-		{"  write request (for reference)", writeLatencies},
-		{"  write → informer handler", received},
-		{"  handler → printed line (the feed)", inFeed},
-	} {
-		if len(row.d) > 0 {
-			fmt.Fprintf(w, "%s\tp50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", row.label,
-				pct(row.d, 50), pct(row.d, 90), pct(row.d, 99), pct(row.d, 99.9), row.d[len(row.d)-1].Round(100*time.Microsecond))
-		}
+	if len(writeLatencies) > 0 {
+		fmt.Fprintf(w, "write request (for reference)\t%s\n", percentiles(writeLatencies))
 	}
-	fmt.Fprintf(w, "feed RSS\tstart %s  end %s  max %s (sampled every second)\n", mib(rssStart), mib(rssEnd), mib(rssMax))
-	fmt.Fprintf(w, "feed exit\tcode %d after SIGINT; peak RSS over its life before SIGINT %s (VmHWM)\n", res.ExitCode, mib(rssPeak))
-	fmt.Fprintf(w, "feed RSS flatness\t%s\n", flatness(series, o.settle))
-	if s := res.Stderr; s != "" {
-		fmt.Fprintf(w, "feed stderr\t%q\n", s)
+	for _, f := range feeds {
+		fmt.Fprintf(w, "\n%s\n", f.name)
+		f.report(w, want, o)
+	}
+	if len(feeds) == 2 {
+		a, b := feeds[0], feeds[1]
+		secs := writeTime.Seconds()
+		fmt.Fprintf(w, "\nthe checkpoint's cost\tCPU %+.2f s over the run (%+.1f%% of a core at %d changes/s); %+.1f MiB written (%.0f KiB/s); the file %.1f KiB at the end\n",
+			b.cpu.Seconds()-a.cpu.Seconds(), 100*(b.cpu.Seconds()-a.cpu.Seconds())/secs, o.rate,
+			float64(b.wchar-a.wchar)/(1<<20), float64(b.wchar-a.wchar)/1024/secs, float64(b.fileSize)/1024)
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	printSeries(os.Stdout, series, o.rssEvery)
+	for _, f := range feeds {
+		fmt.Fprintf(os.Stdout, "\n%s:", f.name)
+		printSeries(os.Stdout, f.series, o.rssEvery)
+	}
 	return nil
+}
+
+// feedUnderTest is one feed process measured, with what it printed.
+type feedUnderTest struct {
+	name       string
+	args       []string
+	checkpoint string
+
+	proc              *testenv.Process
+	arrivals          chan arrival
+	lines, badLines   atomic.Int64
+	readDone          chan struct{}
+	rssMu             sync.Mutex
+	rssStart, rssEnd  int64
+	rssSamples        []int64
+	series            []rssSample
+	samplerDone       chan struct{}
+	cpuStart, cpu     time.Duration
+	wcharStart, wchar int64
+	fileSize          int64
+	rssPeak           int64
+	seen              map[int]int
+	delays            []time.Duration
+	received, inFeed  []time.Duration
+	res               testenv.Result
+}
+
+// start runs the feed and reads its lines as they come.
+func (f *feedUnderTest) start(ctx context.Context, o options, env *testenv.Env, total int) error {
+	p, err := testenv.StartProcess(ctx, testenv.Cmd{
+		Path: o.binary, Args: f.args, Env: env.Environ(env.Kubeconfig, ""), Timeout: o.duration + 5*time.Minute,
+	})
+	if err != nil {
+		return err
+	}
+	f.proc, f.arrivals, f.readDone = p, make(chan arrival, total+1024), make(chan struct{})
+	go func() {
+		defer close(f.readDone)
+		for l := range p.Lines {
+			f.lines.Add(1)
+			seq, writtenAt, handled, ok := parseLine(l.Text)
+			if !ok {
+				f.badLines.Add(1)
+				continue
+			}
+			f.arrivals <- arrival{seq: seq, delay: l.At.Sub(writtenAt), received: handled.Sub(writtenAt), inFeed: l.At.Sub(handled)}
+		}
+	}()
+	return nil
+}
+
+// settle drops what the warm-up left, takes the starting RSS, CPU time and bytes written,
+// and samples RSS until ctx ends: every second for the maximum, every o.rssEvery for the
+// series.
+func (f *feedUnderTest) settle(ctx context.Context, o options, sampleStart time.Time) error {
+	for len(f.arrivals) > 0 {
+		<-f.arrivals
+	}
+	var err error
+	if f.rssStart, err = f.proc.RSSKB(); err != nil {
+		return err
+	}
+	f.cpuStart, f.wcharStart = cpuTime(f.proc.Pid()), wchar(f.proc.Pid())
+	f.rssSamples, f.series = []int64{f.rssStart}, []rssSample{{0, f.rssStart}}
+	f.samplerDone = make(chan struct{})
+	go func() {
+		defer close(f.samplerDone)
+		every, slow := time.NewTicker(time.Second), time.NewTicker(o.rssEvery)
+		defer every.Stop()
+		defer slow.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-every.C:
+				if kb, err := f.proc.RSSKB(); err == nil {
+					f.rssMu.Lock()
+					f.rssSamples = append(f.rssSamples, kb)
+					f.rssMu.Unlock()
+				}
+			case <-slow.C:
+				if kb, err := f.proc.RSSKB(); err == nil {
+					f.rssMu.Lock()
+					f.series = append(f.series, rssSample{time.Since(sampleStart), kb})
+					f.rssMu.Unlock()
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// collect takes the changes printed until every one of want has arrived or nothing came
+// for ten seconds.
+func (f *feedUnderTest) collect(want int) {
+	f.seen = make(map[int]int, want)
+	idle := time.NewTimer(10 * time.Second)
+	for len(f.seen) < want {
+		select {
+		case a := <-f.arrivals:
+			f.seen[a.seq]++
+			if f.seen[a.seq] == 1 {
+				f.delays = append(f.delays, a.delay)
+				f.received = append(f.received, a.received)
+				f.inFeed = append(f.inFeed, a.inFeed)
+			}
+			idle.Reset(10 * time.Second)
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// stop takes the final figures and ends the feed with SIGINT.
+func (f *feedUnderTest) stop(sampleStart time.Time) error {
+	<-f.samplerDone
+	f.rssEnd, _ = f.proc.RSSKB()
+	f.series = append(f.series, rssSample{time.Since(sampleStart), f.rssEnd})
+	f.cpu, f.wchar = cpuTime(f.proc.Pid())-f.cpuStart, wchar(f.proc.Pid())-f.wcharStart
+	// The feed's peak over its whole life, start-up included. getrusage after Wait would
+	// not do: Go starts children with vfork and execve carries this process's own peak RSS
+	// into the child's ru_maxrss.
+	f.rssPeak = peakRSSKB(f.proc.Pid())
+	if f.checkpoint != "" {
+		if st, err := os.Stat(f.checkpoint); err == nil {
+			f.fileSize = st.Size()
+		}
+	}
+	if err := f.proc.Signal(os.Interrupt); err != nil {
+		return err
+	}
+	<-f.readDone
+	var err error
+	f.res, err = f.proc.Wait(30 * time.Second)
+	for _, d := range [][]time.Duration{f.delays, f.received, f.inFeed} {
+		slices.Sort(d)
+	}
+	return err
+}
+
+// report writes the feed's figures.
+func (f *feedUnderTest) report(w io.Writer, want int, o options) {
+	var duplicates int
+	for _, n := range f.seen {
+		if n > 1 {
+			duplicates += n - 1
+		}
+	}
+	fmt.Fprintf(w, "  command\tkubectl-idx %s\n", strings.Join(f.args, " "))
+	fmt.Fprintf(w, "  changes printed\t%d of %d; %d missing, %d repeated, %d unreadable lines\n",
+		len(f.seen), want, want-len(f.seen), duplicates, f.badLines.Load())
+	for _, row := range []struct {
+		label string
+		d     []time.Duration
+	}{
+		{"  write → printed line", f.delays},
+		{"    write → informer handler", f.received},
+		{"    handler → printed line (the feed)", f.inFeed},
+	} {
+		if len(row.d) > 0 {
+			fmt.Fprintf(w, "%s\t%s\n", row.label, percentiles(row.d))
+		}
+	}
+	rssMax := max(slices.Max(f.rssSamples), f.rssEnd)
+	fmt.Fprintf(w, "  CPU\t%.2f s user+system over the run; %.1f MiB written (wchar: stdout and any file)\n", f.cpu.Seconds(), float64(f.wchar)/(1<<20))
+	fmt.Fprintf(w, "  RSS\tstart %s  end %s  max %s (sampled every second)\n", mib(f.rssStart), mib(f.rssEnd), mib(rssMax))
+	fmt.Fprintf(w, "  exit\tcode %d after SIGINT; peak RSS over its life before SIGINT %s (VmHWM)\n", f.res.ExitCode, mib(f.rssPeak))
+	fmt.Fprintf(w, "  RSS flatness\t%s\n", flatness(f.series, o.settle))
+	if s := f.res.Stderr; s != "" {
+		fmt.Fprintf(w, "  stderr\t%q\n", s)
+	}
+}
+
+func percentiles(d []time.Duration) string {
+	return fmt.Sprintf("p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", pct(d, 50), pct(d, 90), pct(d, 99), pct(d, 99.9), d[len(d)-1].Round(100*time.Microsecond))
+}
+
+// cpuTime returns the user and system CPU time process pid has used, from /proc; 0 if
+// unreadable.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The fields after the command, which is in parentheses and may hold spaces.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	// USER_HZ is 100 on every Linux this runs on.
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// wchar returns the bytes process pid has written, files, pipes and sockets alike, from
+// /proc; 0 if unreadable.
+func wchar(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // peakRSSKB returns VmHWM, the peak RSS of process pid, from /proc; 0 if unreadable.

@@ -258,6 +258,10 @@ func (it *RelationItem) DeepCopyInto(out *RelationItem) {
 // DeepCopyInto copies e into out, its object through its DeepCopyObject.
 func (e *WatchEvent) DeepCopyInto(out *WatchEvent) {
 	*out = *e
+	if e.Gap != nil {
+		g := *e.Gap
+		out.Gap = &g
+	}
 	if e.Diff != nil {
 		changes := make([]Change, len(*e.Diff))
 		for i := range *e.Diff {

@@ -136,7 +136,8 @@ func TestDeepCopy(t *testing.T) {
 			Name: "web", CreationTimestamp: &created, Children: []*v1alpha1.TreeItem{{Name: "web-1"}}}},
 		&v1alpha1.RelationList{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "UsesList", Subject: &v1alpha1.RelationItem{Name: "cfg"},
 			Items: []v1alpha1.RelationItem{{Name: "web-1", Via: []string{"volume"}, Exists: &exists, MissingOwners: []v1alpha1.OwnerReference{{Name: "gone"}}}}},
-		&v1alpha1.WatchEvent{Type: "MODIFIED", Object: pod, Diff: &[]v1alpha1.Change{{Path: ".spec", Old: map[string]any{"a": []any{int64(1)}}, New: 2, HasOld: true, HasNew: true}}},
+		&v1alpha1.WatchEvent{Type: "MODIFIED", Object: pod, Gap: &v1alpha1.WatchGap{From: "1", To: "9", Reason: "expired"},
+			Diff: &[]v1alpha1.Change{{Path: ".spec", Old: map[string]any{"a": []any{int64(1)}}, New: 2, HasOld: true, HasNew: true}}},
 	}
 	for _, doc := range docs {
 		c := doc.DeepCopyObject()
@@ -164,6 +165,7 @@ func TestDeepCopy(t *testing.T) {
 		case *v1alpha1.WatchEvent:
 			(*c.Diff)[0].Old.(map[string]any)["a"].([]any)[0] = int64(9)
 			c.Object.(*corev1.Pod).Labels["app"] = "x"
+			c.Gap.To = "x"
 		}
 		after, err := json.Marshal(doc)
 		if err != nil {

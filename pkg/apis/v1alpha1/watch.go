@@ -26,12 +26,34 @@ type WatchEvent struct {
 	// LeftScope marks a DELETED of an object that still exists but left the
 	// --owner scope (its ownerReferences no longer lead to the root).
 	LeftScope bool `json:"leftScope,omitempty"`
+	// Gap marks an event of a relist: the informer listed again instead of
+	// resuming its watch, so the changes between Gap.From and Gap.To are
+	// folded, one event per object.
+	Gap *WatchGap `json:"gap,omitempty"`
+	// OldUnknown marks a MODIFIED whose state before is not known, which
+	// therefore has no Diff: the first change printed, after a resume from a
+	// checkpoint, of an object that changed since (a checkpoint keeps
+	// versions, not objects).
+	OldUnknown bool `json:"oldUnknown,omitempty"`
 	// Diff is, for MODIFIED with --diff, the fields that changed (an empty
 	// list when only bookkeeping changed).
 	Diff *[]Change `json:"diff,omitempty"`
 	// Object is the object as kubectl prints it: the new state, or for
 	// DELETED the last state known.
 	Object runtime.Object `json:"object"`
+}
+
+// WatchGap is the stretch of a resource's history a feed did not see change
+// by change.
+type WatchGap struct {
+	// From is the resourceVersion the feed had seen everything up to, To the
+	// one it listed at.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Reason is "expired" when the server no longer had From (410 Gone, or a
+	// watch of Events ended at once), "interrupted" when the watch ended
+	// with another error and the informer listed again.
+	Reason string `json:"reason"`
 }
 
 // Change is one field that differs between two states of an object.

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package checkpoint
+
+import (
+	"errors"
+	"os"
+)
+
+// errUnsupported: without flock(2), two feeds could share a checkpoint.
+var errUnsupported = errors.New("--checkpoint needs flock(2), which this system does not have")
+
+func lock(string) (*os.File, error) { return nil, errUnsupported }
+
+func lockFile(*os.File) error { return errUnsupported }
+
+func syncDir(string) error { return errUnsupported }
