@@ -377,16 +377,14 @@ func TestControllersCheckpointResume(t *testing.T) {
 				}
 			}
 
-			// A rollout, stopped half-way through.
+			// A rollout, stopped half-way through: once both feeds printed some of it (the
+			// ReplicaSets ADDED before it are the initial state's).
+			before := [2]int{len(feed.current().snapshot()), len(events.current().snapshot())}
 			c.mustKubectl(t, "", "set", "image", "deployment/web", "-n", ns, "pause=registry.k8s.io/pause:3.9")
-			feed.current().waitFor(t, "the rollout's new ReplicaSet", func(lines []string, _ string) bool {
-				for _, ev := range parseRun(t, feed.current()) {
-					if ev.Type == "ADDED" && ev.Object.Kind == "ReplicaSet" {
-						return true
-					}
-				}
-				return false
+			feed.current().waitFor(t, "the rollout's new ReplicaSet", func([]string, string) bool {
+				return slices.ContainsFunc(parseRun(t, feed.current())[before[0]:], func(ev cpEvent) bool { return ev.Type == "ADDED" && ev.Object.Kind == "ReplicaSet" })
 			})
+			events.current().waitFor(t, "an event of the rollout", func(lines []string, _ string) bool { return len(lines) > before[1] })
 			var stderr []string
 			if stop == "SIGTERM" {
 				stderr = append(stderr, feed.terminate(), events.terminate())
@@ -515,9 +513,10 @@ func TestControllersCheckpointOwner(t *testing.T) {
 	}
 	feed.start()
 	feed.agree("the feed under web", true, read)
+	before := len(feed.current().snapshot())
 	c.mustKubectl(t, "", "set", "image", "deployment/web", "-n", ns, "pause=registry.k8s.io/pause:3.9")
 	feed.current().waitFor(t, "the rollout's new ReplicaSet", func([]string, string) bool {
-		return slices.ContainsFunc(parseRun(t, feed.current()), func(ev cpEvent) bool { return ev.Type == "ADDED" && ev.Object.Kind == "ReplicaSet" })
+		return slices.ContainsFunc(parseRun(t, feed.current())[before:], func(ev cpEvent) bool { return ev.Type == "ADDED" && ev.Object.Kind == "ReplicaSet" })
 	})
 	if res := feed.terminate(); res != "" {
 		t.Errorf("stderr of the first run:\n%s", res)
