@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -89,6 +92,9 @@ type Session struct {
 	clientsReady chan struct{}
 	// where is the session's --where, nil without one.
 	where *whereState
+	// rediscover refreshes a cached discovery once, when a type it listed
+	// answers NotFound (stillServed).
+	rediscover sync.Once
 }
 
 // NewSession returns a Session for cfg.
@@ -214,9 +220,34 @@ func (s *Session) syncPartial(ctx context.Context, f *informer.Factory, mode inf
 			continue
 		}
 		failed[sk.Resource.GVR] = true
+		if apierrors.IsNotFound(sk.Err) && !s.stillServed(sk.Resource) {
+			// Listed from a stale discovery cache (a CRD deleted since):
+			// the type is gone, and so is everything of it.
+			continue
+		}
 		s.warn(warnf, sk.Resource.Name(), s.warningText(sk.Err))
 	}
 	return failed, nil
+}
+
+// stillServed reports whether the server still serves res, whose LIST
+// answered NotFound. The types of a question over every type come from
+// discovery, which kubectl caches on disk for hours: a CustomResourceDefinition
+// deleted since is still in the cache, and its LIST answers NotFound. The
+// cache is refreshed once per session, as kubectl refreshes it when a type is
+// not found, and the type's group version is asked again. Without a cached
+// discovery, or when the server cannot say, the type counts as served.
+func (s *Session) stillServed(res informer.Resource) bool {
+	cd, ok := s.cfg.Discovery.(discovery.CachedDiscoveryInterface)
+	if !ok {
+		return true
+	}
+	s.rediscover.Do(cd.Invalidate)
+	list, err := cd.ServerResourcesForGroupVersion(res.GVR.GroupVersion().String())
+	if err != nil {
+		return !apierrors.IsNotFound(err) && !errors.Is(err, memory.ErrCacheNotFound)
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == res.GVR.Resource })
 }
 
 // reflectorContext keeps the reflectors' own log lines for -v=2 and above: a
