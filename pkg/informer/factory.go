@@ -175,6 +175,9 @@ type Factory struct {
 	// failed is signalled (without blocking) whenever an informer that has not
 	// synced records its failure; WaitForSync then looks at every entry.
 	failed chan struct{}
+	// borrow, when set, lends the factory a Pool's warm informers (see
+	// PoolSource) in place of informers of its own.
+	borrow *borrower
 }
 
 type informerKey struct {
@@ -305,6 +308,9 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.borrow != nil {
+		return f.borrow.informer(f, res, mode, indexers, sink)
+	}
 	key := informerKey{gvr: res.GVR, mode: mode}
 	if e, ok := f.informers[key]; ok {
 		if sink != nil || e.sink != nil {
@@ -596,6 +602,10 @@ func (f *Factory) Start(ctx context.Context) {
 		return
 	}
 	f.started = true
+	if f.borrow != nil {
+		// A Pool runs its informers.
+		return
+	}
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, e := range f.order {
 		f.run(f.ctx, e)
@@ -611,8 +621,13 @@ func (f *Factory) run(ctx context.Context, e *entry) {
 	}()
 }
 
-// Shutdown stops every informer and waits for their goroutines to end.
+// Shutdown stops every informer and waits for their goroutines to end; a
+// factory of a Pool's hands its informers back instead, running.
 func (f *Factory) Shutdown() {
+	if f.borrow != nil {
+		f.borrow.release(f)
+		return
+	}
 	f.mu.Lock()
 	cancel := f.cancel
 	f.mu.Unlock()
