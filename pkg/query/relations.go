@@ -26,6 +26,7 @@ func (s *Session) Tree(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, erro
 	}
 	doc := v1alpha1.NewTree(v1alpha1.TreeKind, treeItems(w, tree, time.Now()))
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
@@ -63,6 +64,7 @@ func (s *Session) Owners(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, er
 	item.Owners = ownerItems(w, links, now)
 	doc := v1alpha1.NewTree(v1alpha1.OwnerTreeKind, item)
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
@@ -100,6 +102,7 @@ func (s *Session) Orphans(ctx context.Context) (*v1alpha1.RelationList, error) {
 		doc.Items = append(doc.Items, it)
 	}
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
