@@ -18,25 +18,49 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// settleParallelism bounds the freshness proofs a question runs at once: a
-// question over every type borrows dozens of informers.
-const settleParallelism = 16
+// settleParallelism bounds the freshness proofs a question runs at once. A
+// question over every type borrows dozens of informers, and a proof mostly
+// waits: for a bookmark, about a second.
+const settleParallelism = 64
 
 // PoolSource is a Pool as the Source of one question (one served run): its
 // factories borrow the pool's informers, and their WaitForSync waits until
 // the stores are as current as Freshness asks. It records what each type of
 // the answer is current as of (AsOf).
 type PoolSource struct {
-	pool  *Pool
-	fresh Freshness
+	pool      *Pool
+	fresh     Freshness
+	signature string
 
-	mu   sync.Mutex
-	asOf map[asOfKey]AsOf
+	mu       sync.Mutex
+	asOf     map[asOfKey]AsOf
+	borrowed map[poolKey]bool
 }
 
 // Source returns the pool as the Source of a question that wants fresh.
-func (p *Pool) Source(fresh Freshness) *PoolSource {
-	return &PoolSource{pool: p, fresh: fresh, asOf: map[asOfKey]AsOf{}}
+// signature names the question (its arguments, say): the informers the
+// last question of that name borrowed are shown current for this one at
+// once, in the background, so that a question that finds its types in
+// stages (a tree: the types, then their owners, then their status) waits
+// for one freshness proof, not one per stage. Done records this question's.
+func (p *Pool) Source(fresh Freshness, signature string) *PoolSource {
+	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
+	if signature != "" {
+		p.prefetch(signature, fresh)
+	}
+	return s
+}
+
+// Done says the question has its answer: the informers it borrowed are those
+// its signature's next question will want.
+func (s *PoolSource) Done() {
+	if s.signature == "" {
+		return
+	}
+	s.mu.Lock()
+	keys := slices.Collect(maps.Keys(s.borrowed))
+	s.mu.Unlock()
+	s.pool.remember(s.signature, keys)
 }
 
 // NewFactory returns a factory whose informers are borrowed from the pool.
@@ -132,7 +156,10 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 		if sink != nil || l.sink != nil {
 			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
 		}
-		if err := addMissingIndexers(l.inf, indexers); err != nil {
+		l.w.indexMu.Lock()
+		err := addMissingIndexers(l.inf, indexers)
+		l.w.indexMu.Unlock()
+		if err != nil {
 			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		maps.Copy(l.indexers, indexers)
@@ -142,10 +169,16 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 	if err != nil {
 		return nil, err
 	}
-	if err := addMissingIndexers(w.e.informer, indexers); err != nil {
+	w.indexMu.Lock()
+	err = addMissingIndexers(w.e.informer, indexers)
+	w.indexMu.Unlock()
+	if err != nil {
 		b.src.pool.release(w)
 		return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 	}
+	b.src.mu.Lock()
+	b.src.borrowed[key] = true
+	b.src.mu.Unlock()
 	l := &loan{w: w, key: key, sink: sink, indexers: maps.Clone(indexers)}
 	if l.indexers == nil {
 		l.indexers = cache.Indexers{}
@@ -182,6 +215,9 @@ func (b *borrower) settle(ctx context.Context, f *Factory) error {
 			c, err := l.w.fresh(ctx, b.src.fresh)
 			var needsList *errNeedsList
 			if errors.As(err, &needsList) {
+				if needsList.always {
+					b.src.pool.markUnprovable(l.key, needsList.why)
+				}
 				c, err = b.relist(ctx, f, l)
 			}
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
@@ -29,19 +30,32 @@ import (
 //     every write acknowledged before the LIST was sent is at or below R).
 //     The API server answers it once its watch cache of the type has caught
 //     up with etcd, so that cache holds every change up to R from then on.
-//  2. If A >= R, the store is current: a busy type is done here.
+//  2. If A >= R, or the store was shown current at R or later before (no
+//     write anywhere since), the store is current: a busy type, or a quiet
+//     cluster, is done here.
 //  3. Otherwise a probe watches the informer's own objects (its namespace
 //     and selectors, metadata only) from A, with bookmarks and a timeout of
-//     probeWatchTimeout. The server replays the changes after A in order and
-//     then sends a bookmark; one at or past R, or a change past R, bounds the
-//     replay: the changes up to R are those received, and E is the last of
-//     them. The API server sends a watch its bookmarks at its bookmark ticks,
-//     about every second, from 2 s before the watch's deadline, so this costs
-//     about a second (between 0.1 and 2.3 s).
+//     probeWatchTimeout. The server replays the changes after A in order, then
+//     live ones, and sends a bookmark at its next bookmark tick once the watch
+//     is due one (2 s before its deadline): a change or a bookmark at or past
+//     R bounds the replay, and E is the last change up to R received. This
+//     costs about a second (0.1 to 2.3 s), the wait for the bookmark.
 //  4. The question waits until the store has applied E (its informer's own
 //     stream delivers the same changes, in the same order): then the store is
 //     the server's state of those objects at R. With no change up to R, it
 //     already is.
+//
+// The server moves a selective watch past the changes it leaves out, and
+// sends no bookmark at the resourceVersion a watch is at: when the last write
+// anywhere was a change of the type outside the informer's selection (in a
+// cluster where nothing else is written), the probe of step 3 hears nothing.
+// A probe with no bookmark when one was due (bookmarkDue) is followed by one
+// of the whole type, every namespace and no selector, the changes of the
+// selection picked out here by namespace and name (bound); where that cannot
+// be done (a label selector, no right to watch every namespace) the question
+// lists the type afresh. A type whose whole watch never gets a bookmark is one
+// the API server does not cache (Events, by default): it is listed afresh by
+// every question that reads it.
 //
 // The store's applied resourceVersion is client-go's
 // LastStoreSyncResourceVersion: the version of the last change, bookmark or
@@ -56,6 +70,11 @@ import (
 // that earns a bookmark from the API server, which sends none to a watch that
 // is due to end within 2 s.
 const probeWatchTimeout = int64(3)
+
+// bookmarkDue is when a probe's watch has its bookmark if it is to have one:
+// the server makes it due 1 s after the request (2 s before its deadline) and
+// sends it at its next bookmark tick, 1 to 1.25 s apart.
+var bookmarkDue = 2300 * time.Millisecond
 
 // storePoll is how often a probe looks at a store's applied resourceVersion.
 // It is a lock and a read.
@@ -108,9 +127,14 @@ type round struct {
 var errAbandoned = errors.New("the freshness check was abandoned")
 
 // errNeedsList says a store cannot be shown current by a probe: its
-// resourceVersion is older than the server's watch history, or the type's
-// resourceVersions are not numbers. The question lists the type afresh.
-type errNeedsList struct{ why string }
+// resourceVersion is older than the server's watch history, the type's
+// resourceVersions are not numbers, or the server sends no bookmarks for it
+// (it does not cache it). The question lists the type afresh; always says it
+// will be so for every question (Pool.unprovable).
+type errNeedsList struct {
+	why    string
+	always bool
+}
 
 func (e *errNeedsList) Error() string { return e.why }
 
@@ -210,7 +234,7 @@ func (w *warm) appliedRV() (uint64, string, error) {
 }
 
 func notNumbers(w *warm, rv string) error {
-	return &errNeedsList{fmt.Sprintf("the resourceVersions of %s are not numbers (%q)", w.res.Name(), rv)}
+	return &errNeedsList{why: fmt.Sprintf("the resourceVersions of %s are not numbers (%q)", w.res.Name(), rv), always: true}
 }
 
 // prove shows w's store current as of ts, the time just before the server's
@@ -226,13 +250,17 @@ func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 	}
 	w.mu.Lock()
 	w.target = text
+	shown := w.confirmed.rv
 	w.mu.Unlock()
 	c := confirmation{rv: target, rvText: text, at: ts}
 	applied, _, err := w.appliedRV()
 	if err != nil {
 		return confirmation{}, err
 	}
-	if applied >= target {
+	if applied >= target || shown >= target {
+		// The store holds the server's state at target or later: it has
+		// applied target, or was shown current at target or later already
+		// (nothing was written anywhere since).
 		return c, nil
 	}
 	last, done, err := w.bound(ctx, target)
@@ -292,19 +320,37 @@ func (w *warm) setProbeErr(err error) {
 // bound watches w's objects from what its store has applied until the changes
 // up to target are known, and returns the resourceVersion of the last of
 // them (0 for none); done says the store has applied target meanwhile.
+//
+// The probe watches the informer's own objects first: its namespace and
+// selectors. The API server skips the changes a watch's selection leaves out
+// and moves the watch past them all the same, and it sends no bookmark at the
+// resourceVersion a watch is at; so when the last write anywhere was a change
+// of this type outside the selection (in a cluster where nothing else
+// happens), a selective watch never hears of it, nor of anything else. A
+// watch that ends without a bookmark is followed by one of the whole type,
+// every namespace and no selector, which the server hides nothing from, its
+// changes filtered here: when the selection is a namespace and names, which
+// the changes' metadata tells. When it is not (a label selector), or the user
+// may not watch the whole type, the question lists the type afresh. A whole
+// type's watch that ends without a bookmark twice says the server does not
+// cache the type: its questions list it afresh from then on.
 func (w *warm) bound(ctx context.Context, target uint64) (last uint64, done bool, err error) {
-	from, fromText, err := w.appliedRV()
+	from, _, err := w.appliedRV()
 	if err != nil {
 		return 0, false, err
 	}
+	whole, concerns := false, selectionOf(w)
+	bookmarkless := 0
 	pause := 100 * time.Millisecond
 	for {
-		wi, err := w.pool.probe.watch(ctx, w, fromText)
+		wi, err := w.pool.probe.watch(ctx, w, strconv.FormatUint(from, 10), whole)
 		if err != nil {
-			if expired(err) {
-				return 0, false, &errNeedsList{fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %s", w.res.Name(), fromText)}
-			}
-			if ctx.Err() != nil || !retriable(err) {
+			switch {
+			case expired(err):
+				return 0, false, &errNeedsList{why: fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %d", w.res.Name(), from)}
+			case whole && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)):
+				return 0, false, &errNeedsList{why: fmt.Sprintf("a watch of %s in every namespace is not allowed: %v", w.res.Name(), err)}
+			case ctx.Err() != nil || !retriable(err):
 				return 0, false, err
 			}
 			w.setProbeErr(err)
@@ -316,60 +362,140 @@ func (w *warm) bound(ctx context.Context, target uint64) (last uint64, done bool
 			pause = min(2*pause, time.Second)
 			continue
 		}
-		var bounded bool
-		last, from, bounded, done, err = w.readProbe(ctx, wi, target, last, from)
-		wi.Stop()
-		if err != nil || bounded || done {
-			return last, done, err
+		r := probeRead{last: last, from: from}
+		if whole {
+			r.concerns = concerns
 		}
-		// The watch ended before it reached the target: watch again from
-		// where it got.
-		fromText = strconv.FormatUint(from, 10)
+		err = w.readProbe(ctx, wi, target, &r)
+		wi.Stop()
+		last, from = r.last, r.from
+		if err != nil || r.bounded || r.done {
+			return last, r.done, err
+		}
+		if r.bookmarked {
+			bookmarkless = 0
+			continue
+		}
+		bookmarkless++
+		switch {
+		case !whole && concerns == nil:
+			return 0, false, &errNeedsList{why: fmt.Sprintf("a watch of the %s selected heard nothing up to resourceVersion %d", w.res.Name(), target)}
+		case !whole:
+			// Watch the whole type from where the selective watch started:
+			// it may have been moved past changes it did not show.
+			whole, bookmarkless = true, 0
+			from, last = r.start, 0
+		case bookmarkless >= bookmarklessProbes:
+			return 0, false, &errNeedsList{why: fmt.Sprintf("the server sends no watch bookmarks for %s (it does not cache them)", w.res.Name()), always: true}
+		}
 	}
 }
 
-// readProbe reads a probe's watch until it bounds the changes up to target,
-// the store applies target, the watch ends or ctx does. last is the last
-// change up to target seen so far and from the resourceVersion the watch has
-// reached; both are returned updated.
-func (w *warm) readProbe(ctx context.Context, wi watch.Interface, target, last, from uint64) (uint64, uint64, bool, bool, error) {
+// bookmarklessProbes is how many watches of a whole type in a row that end
+// without a bookmark show that the server sends none for it: one can miss its
+// bookmark when the server finds the watch's buffer full.
+const bookmarklessProbes = 2
+
+// selectionOf returns what tells w's objects from the others of their type by
+// their metadata (namespace, and the names of a metadata.name field
+// selector), or nil when nothing does: a label selector, or a field selector
+// on other fields. A label selector is left out because an object that stops
+// matching it is a change of the selection too, which its new labels no
+// longer show.
+func selectionOf(w *warm) func(metav1.Object) bool {
+	if w.key.labelSelector != "" {
+		return nil
+	}
+	sel, err := fields.ParseSelector(w.key.fieldSelector)
+	if err != nil {
+		return nil
+	}
+	for _, r := range sel.Requirements() {
+		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			return nil
+		}
+	}
+	ns := w.key.namespace
+	return func(o metav1.Object) bool {
+		if ns != "" && o.GetNamespace() != ns {
+			return false
+		}
+		return sel.Matches(fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()})
+	}
+}
+
+// probeRead is what a probe's watch has shown so far.
+type probeRead struct {
+	// last is the last change of the selection up to the target, from the
+	// resourceVersion the watch has reached, start where it started.
+	last, from, start uint64
+	// concerns, when set, says which changes are of the selection: the
+	// watch is of the whole type.
+	concerns func(metav1.Object) bool
+	// bounded says every change up to the target has been seen, done that
+	// the store has applied the target meanwhile, bookmarked that the watch
+	// brought a bookmark.
+	bounded, done, bookmarked bool
+}
+
+// readProbe reads a probe's watch into r until it bounds the changes up to
+// target, the store applies target, the watch ends or ctx does.
+func (w *warm) readProbe(ctx context.Context, wi watch.Interface, target uint64, r *probeRead) error {
+	r.start = r.from
 	t := time.NewTicker(storePoll)
 	defer t.Stop()
+	// A selective watch that brought no bookmark when one was due may have
+	// been moved past a change it did not show: the whole type is watched
+	// (bound).
+	var due <-chan time.Time
+	if r.concerns == nil {
+		timer := time.NewTimer(bookmarkDue)
+		defer timer.Stop()
+		due = timer.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			return last, from, false, false, ctx.Err()
+			return ctx.Err()
+		case <-due:
+			if !r.bookmarked {
+				return nil
+			}
 		case <-t.C:
 			if applied, _, err := w.appliedRV(); err == nil && applied >= target {
-				return last, from, false, true, nil
+				r.done = true
+				return nil
 			}
 		case ev, ok := <-wi.ResultChan():
 			if !ok {
-				return last, from, false, false, nil
+				return nil
 			}
 			if ev.Type == watch.Error {
 				err := apierrors.FromObject(ev.Object)
 				if expired(err) {
-					return last, from, false, false, &errNeedsList{fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %d", w.res.Name(), from)}
+					return &errNeedsList{why: fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %d", w.res.Name(), r.from)}
 				}
-				return last, from, false, false, err
+				return err
 			}
 			a, err := meta.Accessor(ev.Object)
 			if err != nil {
-				return last, from, false, false, fmt.Errorf("a probe of %s: %w", w.res.Name(), err)
+				return fmt.Errorf("a probe of %s: %w", w.res.Name(), err)
 			}
 			rv, err := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
 			if err != nil {
-				return last, from, false, false, notNumbers(w, a.GetResourceVersion())
+				return notNumbers(w, a.GetResourceVersion())
 			}
-			from = max(from, rv)
-			if rv > target || ev.Type == watch.Bookmark && rv == target {
-				// The stream is past the target: every change up to it came
-				// before.
-				return last, from, true, false, nil
+			r.from = max(r.from, rv)
+			if ev.Type == watch.Bookmark {
+				r.bookmarked = true
+			} else if rv <= target && (r.concerns == nil || r.concerns(a)) {
+				r.last = rv
 			}
-			if ev.Type != watch.Bookmark {
-				last = rv
+			if rv >= target {
+				// The stream has reached the target: every change up to it
+				// came before, or is this one.
+				r.bounded = true
+				return nil
 			}
 		}
 	}
@@ -386,9 +512,10 @@ type prober interface {
 	// current returns the server's current resourceVersion: a consistent
 	// LIST of at most one object of w's resource in w's namespace.
 	current(ctx context.Context, w *warm) (string, error)
-	// watch watches w's objects (its namespace and selectors) from rv, with
-	// bookmarks, for probeWatchTimeout seconds.
-	watch(ctx context.Context, w *warm, rv string) (watch.Interface, error)
+	// watch watches w's objects (its namespace and selectors), or with whole
+	// every object of its type, from rv, with bookmarks, for
+	// probeWatchTimeout seconds.
+	watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error)
 }
 
 // metadataProber probes with metadata-only requests: the probe's LIST asks
@@ -414,8 +541,15 @@ func (p metadataProber) current(ctx context.Context, w *warm) (string, error) {
 	return list.ResourceVersion, nil
 }
 
-func (p metadataProber) watch(ctx context.Context, w *warm, rv string) (watch.Interface, error) {
+func (p metadataProber) watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error) {
 	timeout := probeWatchTimeout
+	if whole {
+		return p.client.Resource(w.res.GVR).Watch(ctx, metav1.ListOptions{
+			ResourceVersion:     rv,
+			AllowWatchBookmarks: true,
+			TimeoutSeconds:      &timeout,
+		})
+	}
 	return p.resource(w).Watch(ctx, metav1.ListOptions{
 		ResourceVersion:     rv,
 		AllowWatchBookmarks: true,

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgofeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 // DefaultDropAfter is how long a Pool keeps an informer no question has used:
@@ -71,7 +72,20 @@ type Pool struct {
 	warm    map[poolKey]*warm
 	closed  bool
 	dropped int
+	// unprovable are the keys whose stores cannot be shown current by a
+	// probe (errNeedsList.always), and why: their questions get informers
+	// of their own, started for them.
+	unprovable map[poolKey]string
+	// recent are the keys the last question of each signature borrowed
+	// (PoolSource.Done), at most maxSignatures of them.
+	recent map[string][]poolKey
 }
+
+// maxSignatures bounds the questions whose informers a pool remembers.
+const maxSignatures = 64
+
+// prefetchTimeout bounds a freshness proof started ahead of a question.
+const prefetchTimeout = time.Minute
 
 // poolKey identifies a warm informer: everything that decides which objects
 // it holds and what is kept of each.
@@ -132,6 +146,8 @@ func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts P
 		ctx:            ctx,
 		cancel:         cancel,
 		warm:           map[poolKey]*warm{},
+		unprovable:     map[poolKey]string{},
+		recent:         map[string][]poolKey{},
 	}
 	p.wg.Add(1)
 	go p.janitor()
@@ -166,6 +182,12 @@ type warm struct {
 	// started is when its informer started: its first list was asked for
 	// after, so the store it synced holds every write acknowledged before.
 	started time.Time
+	// cold marks an informer started for one question, not kept warm.
+	cold bool
+
+	// indexMu serializes the questions adding indexers to it, which look
+	// for the ones it has first.
+	indexMu sync.Mutex
 
 	// refs counts the questions holding it and lastUsed is when the last
 	// one let go or took it; both under pool.mu.
@@ -221,6 +243,16 @@ func (p *Pool) acquire(key poolKey, res Resource) (*warm, error) {
 	if p.closed {
 		return nil, errPoolClosed
 	}
+	if _, ok := p.unprovable[key]; ok || uncached(res) {
+		// Started now, for this question alone: its first list is current.
+		w, err := p.startLocked(key, res)
+		if err != nil {
+			return nil, err
+		}
+		w.cold = true
+		w.refs = 1
+		return w, nil
+	}
 	w := p.warm[key]
 	if w != nil && w.e.failed() != nil {
 		// Its list failed for good and it stopped: a new question tries
@@ -254,7 +286,9 @@ func (p *Pool) startLocked(key poolKey, res Resource) (*warm, error) {
 	})
 	f.requestTimeout = p.requestTimeout
 	f.listSlots = p.listSlots
-	if _, err := f.Informer(res, key.mode, nil); err != nil {
+	// A store made without indexers cannot take any later (client-go's
+	// storeIndex keeps a nil map): questions add theirs as they come.
+	if _, err := f.Informer(res, key.mode, cache.Indexers{}); err != nil {
 		return nil, err
 	}
 	w.factory, w.e = f, f.order[0]
@@ -265,12 +299,76 @@ func (p *Pool) startLocked(key poolKey, res Resource) (*warm, error) {
 	return w, nil
 }
 
-// release counts a holder out.
+// release counts a holder out. The last holder of an informer the pool no
+// longer keeps (a cold one, or one dropped meanwhile) stops it.
 func (p *Pool) release(w *warm) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	w.refs--
 	w.lastUsed = p.now()
+	stop := w.refs == 0 && p.warm[w.key] != w
+	p.mu.Unlock()
+	if stop {
+		w.factory.Shutdown()
+	}
+}
+
+// remember records the keys a question of signature borrowed.
+func (p *Pool) remember(signature string, keys []poolKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.recent[signature]; !ok && len(p.recent) >= maxSignatures {
+		for k := range p.recent {
+			delete(p.recent, k)
+			break
+		}
+	}
+	p.recent[signature] = keys
+}
+
+// prefetch starts showing current, for a question that wants fresh, the
+// warm informers the last question of signature borrowed. The question
+// joins those proofs when it gets to the informers.
+func (p *Pool) prefetch(signature string, fresh Freshness) {
+	p.mu.Lock()
+	var ws []*warm
+	for _, k := range p.recent[signature] {
+		if w := p.warm[k]; w != nil && w.e.failed() == nil {
+			w.refs++
+			ws = append(ws, w)
+		}
+	}
+	p.mu.Unlock()
+	for _, w := range ws {
+		go func() {
+			defer p.release(w)
+			ctx, cancel := context.WithTimeout(p.ctx, prefetchTimeout)
+			defer cancel()
+			if w.e.informer.HasSynced() {
+				_, _ = w.fresh(ctx, fresh)
+			}
+		}()
+	}
+}
+
+// markUnprovable records that the stores of key cannot be shown current by
+// a probe, and stops keeping its informer warm.
+func (p *Pool) markUnprovable(key poolKey, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unprovable[key] = why
+	if w := p.warm[key]; w != nil {
+		delete(p.warm, key)
+		if w.refs == 0 {
+			go w.factory.Shutdown()
+		}
+	}
+}
+
+// uncached reports whether the API server does not cache res by default, so
+// that a watch of it gets no bookmarks: Events (kube-apiserver's
+// --watch-cache-sizes gives them none). Others are found out by their probes.
+func uncached(res Resource) bool {
+	return res.GVR.Resource == "events" && (res.GVR.Group == "" || res.GVR.Group == "events.k8s.io")
 }
 
 // janitor drops the informers nobody has held for dropAfter, checking

@@ -40,16 +40,17 @@ type fakeCluster struct {
 	held     bool
 	lists    int
 	// Probes: how many, and the delay before a probe's bookmark.
-	probeLists, probeWatches int
-	bookmarkAfter            time.Duration
-	probeErr                 error
+	probeLists, probeWatches, wholeWatches int
+	bookmarkAfter                          time.Duration
+	probeErr                               error
 }
 
 // fakeStream is one informer watch: the events after its resourceVersion,
 // delivered unless the cluster holds them.
 type fakeStream struct {
-	w    *watch.RaceFreeFakeWatcher
-	sent uint64
+	w         *watch.RaceFreeFakeWatcher
+	namespace string
+	sent      uint64
 }
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
@@ -61,13 +62,15 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	scheme := runtime.NewScheme()
 	metav1.AddMetaToScheme(scheme)
 	c.client = metadatafake.NewSimpleMetadataClient(scheme)
-	c.client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+	c.client.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.lists++
 		list := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(c.rv, 10)}}
-		for _, name := range slices.Sorted(maps.Keys(c.objs)) {
-			list.Items = append(list.Items, runtime.RawExtension{Object: c.objs[name].DeepCopy()})
+		for _, key := range slices.Sorted(maps.Keys(c.objs)) {
+			if o := c.objs[key]; a.GetNamespace() == "" || o.Namespace == a.GetNamespace() {
+				list.Items = append(list.Items, runtime.RawExtension{Object: o.DeepCopy()})
+			}
 		}
 		return true, list, nil
 	})
@@ -75,7 +78,7 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		from, _ := strconv.ParseUint(a.(clienttesting.WatchActionImpl).ListOptions.ResourceVersion, 10, 64)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		s := &fakeStream{w: watch.NewRaceFreeFake(), sent: from}
+		s := &fakeStream{w: watch.NewRaceFreeFake(), namespace: a.GetNamespace(), sent: from}
 		c.watchers = append(c.watchers, s)
 		c.deliverLocked()
 		return true, s.w, nil
@@ -84,19 +87,22 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 }
 
 // write creates or updates pod name.
-func (c *fakeCluster) write(name string) uint64 {
+func (c *fakeCluster) write(name string) uint64 { return c.writeIn("shop", name) }
+
+// writeIn creates or updates pod name in namespace.
+func (c *fakeCluster) writeIn(namespace, name string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rv++
 	typ := watch.Modified
-	if c.objs[name] == nil {
+	if c.objs[namespace+"/"+name] == nil {
 		typ = watch.Added
 	}
 	obj := &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, ResourceVersion: strconv.FormatUint(c.rv, 10)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, ResourceVersion: strconv.FormatUint(c.rv, 10)},
 	}
-	c.objs[name] = obj
+	c.objs[namespace+"/"+name] = obj
 	c.history = append(c.history, watch.Event{Type: typ, Object: obj})
 	c.deliverLocked()
 	return c.rv
@@ -126,7 +132,9 @@ func (c *fakeCluster) deliverLocked() {
 	for _, s := range c.watchers {
 		for _, ev := range c.history {
 			if rv := rvOf(ev.Object); rv > s.sent {
-				s.w.Action(ev.Type, ev.Object.DeepCopyObject())
+				if s.namespace == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == s.namespace {
+					s.w.Action(ev.Type, ev.Object.DeepCopyObject())
+				}
 				s.sent = rv
 			}
 		}
@@ -157,25 +165,37 @@ func (c *fakeCluster) current(context.Context, *warm) (string, error) {
 	return strconv.FormatUint(c.rv, 10), nil
 }
 
-func (c *fakeCluster) watch(ctx context.Context, _ *warm, rv string) (watch.Interface, error) {
+func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error) {
 	from, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil {
 		return nil, err
 	}
+	ns := w.key.namespace
+	if whole {
+		ns = ""
+	}
 	c.mu.Lock()
 	c.probeWatches++
+	if whole {
+		c.wholeWatches++
+	}
 	var replay []watch.Event
+	at := from
 	for _, ev := range c.history {
-		if rvOf(ev.Object) > from {
-			replay = append(replay, ev)
+		if rv := rvOf(ev.Object); rv > from {
+			// A watch is moved past the changes it leaves out.
+			at = rv
+			if ns == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == ns {
+				replay = append(replay, ev)
+			}
 		}
 	}
 	delay := c.bookmarkAfter
 	c.mu.Unlock()
-	w := watch.NewRaceFreeFake()
+	fw := watch.NewRaceFreeFake()
 	go func() {
 		for _, ev := range replay {
-			w.Action(ev.Type, ev.Object.DeepCopyObject())
+			fw.Action(ev.Type, ev.Object.DeepCopyObject())
 		}
 		select {
 		case <-time.After(delay):
@@ -185,9 +205,13 @@ func (c *fakeCluster) watch(ctx context.Context, _ *warm, rv string) (watch.Inte
 		c.mu.Lock()
 		now := c.rv
 		c.mu.Unlock()
-		w.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(now, 10)}})
+		if now > at {
+			// The API server sends no bookmark at the resourceVersion a watch
+			// is at.
+			fw.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(now, 10)}})
+		}
 	}()
-	return w, nil
+	return fw, nil
 }
 
 // newTestPool returns a pool over c whose informers stop when the test ends.
@@ -211,7 +235,7 @@ func question(t *testing.T, p *Pool, fresh Freshness, cfg Config) (*Factory, cac
 	if cfg.Namespace == "" {
 		cfg.Namespace = "shop"
 	}
-	src := p.Source(fresh)
+	src := p.Source(fresh, "")
 	f, err := src.NewFactory(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -501,7 +525,7 @@ func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 		c.hold(false)
 	}()
 
-	src := p.Source(Freshness{Start: time.Now()})
+	src := p.Source(Freshness{Start: time.Now()}, "")
 	f, err = src.NewFactory(nil, Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
@@ -581,7 +605,7 @@ func (e expiredProber) current(ctx context.Context, w *warm) (string, error) {
 	return e.c.current(ctx, w)
 }
 
-func (e expiredProber) watch(context.Context, *warm, string) (watch.Interface, error) {
+func (e expiredProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
 	w := watch.NewRaceFreeFake()
 	go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
 	return w, nil
@@ -595,5 +619,76 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
+	old := bookmarkDue
+	bookmarkDue = 100 * time.Millisecond
+	t.Cleanup(func() { bookmarkDue = old })
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	// The last write anywhere is a pod of another namespace: a watch of the
+	// shop's pods is moved past it and gets no bookmark.
+	want := c.writeIn("other", "db-0")
+	f, _, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	c.mu.Lock()
+	whole := c.wholeWatches
+	c.mu.Unlock()
+	if whole != 1 {
+		t.Errorf("%d watches of the whole type, want 1 after the selective one heard nothing", whole)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != strconv.FormatUint(want, 10) {
+		t.Errorf("AsOf resourceVersion %s, want %d", got, want)
+	}
+}
+
+func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	events := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: podsResource.GVK, Namespaced: true}
+	// The fake serves its pods under any name; call them what the API
+	// server does not cache.
+	events.GVR.Resource = "events"
+	pods := c.client.ReactionChain[0]
+	c.client.PrependReactor("list", "events", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return pods.React(clienttesting.NewListAction(podsGVR, schema.GroupVersionKind{}, a.GetNamespace(), metav1.ListOptions{}))
+	})
+	c.client.PrependWatchReactor("events", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		return true, watch.NewRaceFreeFake(), nil
+	})
+	for range 2 {
+		src := p.Source(Freshness{Start: time.Now()}, "")
+		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Informer(events, MetadataOnly, nil); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.Start(ctx)
+		if err := f.WaitForSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		f.Shutdown()
+	}
+	if lists, probes, _ := c.counts(); lists != 2 || probes != 0 {
+		t.Errorf("%d lists and %d probes of events for two questions, want a list each and no probe", lists, probes)
+	}
+	if n := len(p.Status().Informers); n != 0 {
+		t.Errorf("%d informers kept warm, want none: events are listed for each question", n)
 	}
 }
