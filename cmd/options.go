@@ -35,6 +35,9 @@ type QueryOptions struct {
 	LabelSelector string
 	FieldSelector string
 	SyncTimeout   time.Duration
+	// Cache is --cache and MaxStaleness --max-staleness (cached.go).
+	Cache        bool
+	MaxStaleness time.Duration
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -69,6 +72,13 @@ func runE(c command) func(*cobra.Command, []string) error {
 		if err := c.Validate(); err != nil {
 			return err
 		}
+		if q, ok := c.(interface {
+			viaCache(context.Context, *cobra.Command) (bool, error)
+		}); ok {
+			if done, err := q.viaCache(cmd.Context(), cmd); done {
+				return err
+			}
+		}
 		return c.Run(cmd.Context())
 	}
 }
@@ -82,9 +92,10 @@ func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions
 	return &QueryOptions{Flags: f, PrintFlags: get.NewGetPrintFlags(), SyncTimeout: 60 * time.Second, IOStreams: streams}
 }
 
-// addFlags adds --sync-timeout.
+// addFlags adds --sync-timeout, --cache and --max-staleness.
 func (o *QueryOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
+	o.addCacheFlags(cmd)
 }
 
 // addSelectorFlags adds -l and --field-selector.
@@ -113,12 +124,21 @@ func (o *QueryOptions) complete() error {
 	if o.targets, err = o.Flags.resolveTargets(); err != nil {
 		return err
 	}
+	if o.run != nil && o.run.served != nil {
+		if o.targets, err = o.run.served.bind(o.Flags, o.targets, o.MaxStaleness); err != nil {
+			return err
+		}
+	}
 	o.progress = isTerminal(o.ErrOut)
 	return nil
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal: in the cache server, whether
+// the client's is.
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -133,6 +153,9 @@ func (o *QueryOptions) validate() error {
 	}
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	if o.MaxStaleness < 0 {
+		return fmt.Errorf("--max-staleness must not be negative, got %s", o.MaxStaleness)
 	}
 	return nil
 }
