@@ -221,6 +221,10 @@ func (o *QueryOptions) cacheSpec(cmd *cobra.Command) (warm.Spec, error) {
 // contextName is the kubeconfig context the flags select: --context, or the
 // kubeconfig's current context.
 func contextName(flags *genericclioptions.ConfigFlags) (string, error) {
+	if flags == nil {
+		// A tree built on its own (tests): no kubeconfig.
+		return "", nil
+	}
 	if flags.Context != nil && *flags.Context != "" {
 		return *flags.Context, nil
 	}
