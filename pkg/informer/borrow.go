@@ -137,6 +137,9 @@ type loan struct {
 	sink PageSink
 	// indexers are those the question asked for, for a private list.
 	indexers cache.Indexers
+	// teed, when set, says the informer was started for this question, its
+	// first list handed to sink as it arrived through teed.
+	teed *teeSink
 	// private is a list of the question's own, when the warm store could
 	// not be shown current (errNeedsList).
 	private *Factory
@@ -165,7 +168,7 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 		maps.Copy(l.indexers, indexers)
 		return l.inf, nil
 	}
-	w, err := b.src.pool.acquire(key, res)
+	w, teed, err := b.src.pool.acquire(key, res, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +182,7 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 	b.src.mu.Lock()
 	b.src.borrowed[key] = true
 	b.src.mu.Unlock()
-	l := &loan{w: w, key: key, sink: sink, indexers: maps.Clone(indexers)}
+	l := &loan{w: w, key: key, sink: sink, teed: teed, indexers: maps.Clone(indexers)}
 	if l.indexers == nil {
 		l.indexers = cache.Indexers{}
 	}
@@ -232,7 +235,16 @@ func (b *borrower) settle(ctx context.Context, f *Factory) error {
 		return err
 	}
 	for _, l := range todo {
-		if l.sink != nil {
+		switch {
+		case l.teed != nil:
+			// The sink has had the first list, which the store holds: later
+			// lists are the store's alone. A sink that stopped part way
+			// fails the question, as it fails a direct run's list.
+			l.w.e.tee.CompareAndSwap(l.teed, nil)
+			if err := l.teed.failure(); err != nil {
+				return fmt.Errorf("listing %s: %w", l.w.res.Name(), err)
+			}
+		case l.sink != nil:
 			if err := toSinkWhole(ctx, l); err != nil {
 				return err
 			}
@@ -333,6 +345,10 @@ func (b *borrower) release(f *Factory) {
 	loans := b.loans
 	f.mu.Unlock()
 	for _, l := range loans {
+		if l.teed != nil {
+			// A question that ended before its first list did.
+			l.w.e.tee.CompareAndSwap(l.teed, nil)
+		}
 		for _, r := range l.regs {
 			r.remove()
 		}

@@ -206,6 +206,10 @@ type entry struct {
 	// sink, when set, takes the list's pages in place of the store
 	// (StreamInformer).
 	sink PageSink
+	// tee, when set, is also handed the list's pages, which the store keeps
+	// (teePage): the first question of a warm informer prints them as they
+	// arrive.
+	tee atomic.Pointer[teeSink]
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -533,6 +537,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				if err := toSink(ctx, e.sink, obj, o.Continue == ""); err != nil {
 					return nil, err
 				}
+			}
+			if t := e.tee.Load(); t != nil {
+				teePage(ctx, e, t, obj, o.Continue == "")
 			}
 			return obj, nil
 		},

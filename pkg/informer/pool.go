@@ -236,24 +236,26 @@ func keyFor(cfg Config, res Resource, mode Mode) poolKey {
 var errPoolClosed = errors.New("the warm cache is shutting down")
 
 // acquire returns the warm informer of key, starting it if there is none or
-// if the one there failed, and counts the caller among its holders.
-func (p *Pool) acquire(key poolKey, res Resource) (*warm, error) {
+// if the one there failed, and counts the caller among its holders. An
+// informer started for the caller hands its first list to sink, when set, as
+// it arrives: teed is then the tee it goes through.
+func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed *teeSink, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, errPoolClosed
+		return nil, nil, errPoolClosed
 	}
 	if _, ok := p.unprovable[key]; ok || uncached(res) {
 		// Started now, for this question alone: its first list is current.
-		w, err := p.startLocked(key, res)
+		w, err := p.startLocked(key, res, sink)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		w.cold = true
 		w.refs = 1
-		return w, nil
+		return w, w.e.tee.Load(), nil
 	}
-	w := p.warm[key]
+	w = p.warm[key]
 	if w != nil && w.e.failed() != nil {
 		// Its list failed for good and it stopped: a new question tries
 		// again, as a direct run would.
@@ -261,20 +263,21 @@ func (p *Pool) acquire(key poolKey, res Resource) (*warm, error) {
 		w = nil
 	}
 	if w == nil {
-		var err error
-		if w, err = p.startLocked(key, res); err != nil {
-			return nil, err
+		if w, err = p.startLocked(key, res, sink); err != nil {
+			return nil, nil, err
 		}
 		p.warm[key] = w
+		teed = w.e.tee.Load()
 	}
 	w.refs++
 	w.lastUsed = p.now()
-	return w, nil
+	return w, teed, nil
 }
 
 // startLocked starts the informer of key in a factory of its own, in the
-// pool's context, sharing the pool's clients and its bound on LISTs.
-func (p *Pool) startLocked(key poolKey, res Resource) (*warm, error) {
+// pool's context, sharing the pool's clients and its bound on LISTs; its first
+// list goes to sink too, when set.
+func (p *Pool) startLocked(key poolKey, res Resource, sink PageSink) (*warm, error) {
 	w := &warm{pool: p, key: key, res: res, listeners: map[*outageListener]bool{}}
 	f := NewFactoryWithClients(p.clients, Config{
 		Namespace:         key.namespace,
@@ -292,6 +295,9 @@ func (p *Pool) startLocked(key poolKey, res Resource) (*warm, error) {
 		return nil, err
 	}
 	w.factory, w.e = f, f.order[0]
+	if sink != nil {
+		w.e.tee.Store(&teeSink{sink: sink})
+	}
 	w.started = p.now()
 	// The reflectors' own log lines are for -v=2, as a direct run's are: a
 	// cache server writes no log anyway.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -690,5 +691,115 @@ func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
 	}
 	if n := len(p.Status().Informers); n != 0 {
 		t.Errorf("%d informers kept warm, want none: events are listed for each question", n)
+	}
+}
+
+// pageRecorder is a PageSink that keeps what it is handed, and reads the
+// objects again in a goroutine of its own, as a printer does while the list
+// goes on.
+type pageRecorder struct {
+	mu      sync.Mutex
+	pages   [][]string
+	readers sync.WaitGroup
+}
+
+func (r *pageRecorder) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, it := range items {
+		names = append(names, it.(*metav1.PartialObjectMetadata).Name)
+	}
+	r.pages = append(r.pages, names)
+	r.readers.Go(func() {
+		for _, it := range items {
+			_ = it.(*metav1.PartialObjectMetadata).DeepCopy()
+		}
+	})
+	return nil
+}
+
+// TestPoolStreamsTheFirstList: the question that starts a warm informer of a
+// streamed listing gets its list page by page as it arrives, which the store
+// keeps; a later question gets the store whole, in List's order.
+func TestPoolStreamsTheFirstList(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-2")
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	for i, want := range [][][]string{{{"web-1", "web-2"}}, {{"web-1", "web-2"}}} {
+		src := p.Source(Freshness{Start: time.Now()}, "")
+		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &pageRecorder{}
+		if _, err := f.StreamInformer(podsResource, MetadataOnly, rec); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.Start(ctx)
+		if err := f.WaitForSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		f.Shutdown()
+		rec.readers.Wait()
+		if diff := cmp.Diff(want, rec.pages); diff != "" {
+			t.Errorf("question %d: pages (-want +got):\n%s", i, diff)
+		}
+		if e := p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e; e.tee.Load() != nil {
+			t.Errorf("question %d: the warm informer still hands its lists to the question's sink", i)
+		}
+	}
+	if got := len(p.Status().Informers); got != 1 {
+		t.Errorf("%d informers, want the one both questions read", got)
+	}
+	if lists, _, _ := c.counts(); lists != 1 {
+		t.Errorf("%d lists, want 1", lists)
+	}
+}
+
+// failingSink is a PageSink that refuses every page.
+type failingSink struct{}
+
+func (failingSink) Page(context.Context, []runtime.Object, bool, string) error {
+	return errors.New("listed out of order")
+}
+
+// TestPoolFailsTheQuestionWhoseStreamFailed: a question whose sink refuses
+// the first list of the informer it started fails, as a direct run's list
+// does, instead of answering with part of the list; the informer syncs for
+// the store all the same, and the next question reads it.
+func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	src := p.Source(Freshness{Start: time.Now()}, "")
+	f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.StreamInformer(podsResource, MetadataOnly, failingSink{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	err = f.WaitForSync(ctx)
+	f.Shutdown()
+	if err == nil || !strings.Contains(err.Error(), "listed out of order") {
+		t.Fatalf("WaitForSync: %v, want the sink's error", err)
+	}
+	f2, inf, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Shutdown()
+	if got := inf.GetStore().ListKeys(); !slices.Equal(got, []string{"shop/web-1"}) {
+		t.Errorf("the next question read %v, want [shop/web-1]", got)
+	}
+	if lists, _, _ := c.counts(); lists != 1 {
+		t.Errorf("%d lists, want 1", lists)
 	}
 }
