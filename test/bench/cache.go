@@ -19,7 +19,10 @@ import (
 // current by the freshness check) and [cache, stale 1m] (the same with --max-staleness 1m,
 // which skips the check when the last one is under a minute old). Each is compared with the
 // direct command. After each cached run the cache process's resident memory is read from
-// cache status and reported per 1,000 pods.
+// cache status and reported per 1,000 pods. With -scale the cache server is stopped before
+// the first cached command of a run only, so that its memory after the last one is that of
+// every command's informers together: --by-owner's and -o json's, as a user's session
+// leaves it.
 
 // Labels' suffixes of the cached twins.
 const (
@@ -27,6 +30,20 @@ const (
 	cacheWarm  = " [cache]"
 	cacheStale = " [cache, stale 1m]"
 )
+
+// firstCached is the label of the first [cache, first] command measured (noteFirstCached).
+var firstCached string
+
+// noteFirstCached records the label of the first [cache, first] command of children, the
+// commands measured.
+func noteFirstCached(children []child) {
+	for _, c := range children {
+		if strings.HasSuffix(c.label, cacheFirst) {
+			firstCached = c.label
+			return
+		}
+	}
+}
 
 // cachedTwins adds the cached twins after each kubectl idx command of children.
 func cachedTwins(o options, children []child) []child {
@@ -54,9 +71,10 @@ func cacheEnv(env []string, dir string) ([]string, error) {
 	return testenv.MergeEnv(env, "XDG_RUNTIME_DIR="+run, "KUBECTL_IDX_CACHE_IDLE_TIMEOUT=2h", "KUBECTL_IDX_CACHE_DROP_AFTER=2h"), nil
 }
 
-// beforeCached stops the cache server before a [cache, first] run.
+// beforeCached stops the cache server before a [cache, first] run (with -scale, before
+// the first one of a run).
 func beforeCached(ctx context.Context, o options, c child, env []string) error {
-	if !strings.HasSuffix(c.label, cacheFirst) {
+	if !strings.HasSuffix(c.label, cacheFirst) || o.scale && c.label != firstCached {
 		return nil
 	}
 	res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "stop"}, Env: env})

@@ -331,6 +331,7 @@ func run(ctx context.Context, o options) error {
 		}
 		children = slices.DeleteFunc(children, func(c child) bool { return !keep[c.label] })
 	}
+	noteFirstCached(children)
 	var results []*measurement
 	for _, c := range children {
 		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer, floor: floorOf(c)})
