@@ -746,6 +746,11 @@ var targets = []struct {
 	{"kubectl idx tree deployment/X -n NS -A", rawMetadata, 2},
 	{"kubectl idx pods -A", "kubectl get pods -A", 0.10},
 	{"kubectl idx pods -A --by-owner -o json", "kubectl get pods,rs -A -o json | jq (by owner)", 0.05},
+	// With -cache: a repeat question from warm informers, and the first one, which starts
+	// the cache server, against the direct run.
+	{"kubectl idx pods -A --by-owner -o json" + cacheWarm, "kubectl idx pods -A --by-owner -o json", 0.3},
+	{"kubectl idx pods -A -o json" + cacheFirst, "kubectl idx pods -A -o json", 1.1},
+	{"kubectl idx pods -A --by-owner -o name" + cacheFirst, "kubectl idx pods -A --by-owner -o name", 1.1},
 }
 
 // reportTargets prints the targets table: the ratio of the medians, whether it meets
