@@ -94,8 +94,8 @@ demo: build ## Start a local control plane run by the real controllers, load a w
 	@kubectl_dir=$$(command -v kubectl >/dev/null || dirname "$$(hack/tools.sh kubectl)"); \
 	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
 
-bench: build ## Time kubectl idx against kubectl get and the server's own LISTs on a real API server, on pods as heavy as a production cluster's (PODS=20000 NAMESPACES=20 RUNS=3; BASELINE=path/to/an/earlier/kubectl-idx times it too; SCALE=1 measures memory per 1,000 pods instead; LIGHT=1 creates lighter pods; SERVE=1 keeps the server up for --profile runs).
-	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} -namespaces $${NAMESPACES:-10} -runs $${RUNS:-1} $${SCALE:+-scale} $${LIGHT:+-light} $${SERVE:+-serve} $${BASELINE:+-baseline $$BASELINE}
+bench: build ## Time kubectl idx against kubectl get and the server's own LISTs on a real API server, on pods as heavy as a production cluster's (PODS=20000 NAMESPACES=20 RUNS=3; BASELINE=path/to/an/earlier/kubectl-idx times it too; SCALE=1 measures memory per 1,000 pods instead; LIGHT=1 creates lighter pods; SERVE=1 keeps the server up for --profile runs; CACHE=1 times each command through the warm cache too).
+	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} -namespaces $${NAMESPACES:-10} -runs $${RUNS:-1} $${SCALE:+-scale} $${LIGHT:+-light} $${SERVE:+-serve} $${BASELINE:+-baseline $$BASELINE} $${CACHE:+-cache}
 
 bench-contexts: build ## Time kubectl idx over several clusters at once against the slowest single one and kubectl get over each in turn (CONTEXTS=3, PODS=5000 per cluster, RUNS=3; LIGHT=1 creates lighter pods).
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -contexts $${CONTEXTS:-3} -pods $${PODS:-5000} -runs $${RUNS:-3} $${LIGHT:+-light}

@@ -179,7 +179,11 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	return report(o.QueryOptions, answers, noResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
 		if stream != nil {
 			// Warnings are known once the list is; they end it.
-			return stream.Close(warnings)
+			var asOf []v1alpha1.AsOf
+			if l := answers[0].Value; l != nil {
+				asOf = l.AsOf
+			}
+			return stream.Close(warnings, asOf)
 		}
 		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), header)
 	})

@@ -38,6 +38,9 @@ type QueryOptions struct {
 	SyncTimeout   time.Duration
 	// Where are the --where expressions, parsed by complete into where.
 	Where []string
+	// Cache is --cache and MaxStaleness --max-staleness (cached.go).
+	Cache        bool
+	MaxStaleness time.Duration
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -74,6 +77,13 @@ func runE(c command) func(*cobra.Command, []string) error {
 		if err := c.Validate(); err != nil {
 			return err
 		}
+		if q, ok := c.(interface {
+			viaCache(context.Context, *cobra.Command) (bool, error)
+		}); ok {
+			if done, err := q.viaCache(cmd.Context(), cmd); done {
+				return err
+			}
+		}
 		return c.Run(cmd.Context())
 	}
 }
@@ -87,10 +97,11 @@ func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions
 	return &QueryOptions{Flags: f, PrintFlags: get.NewGetPrintFlags(), SyncTimeout: 60 * time.Second, IOStreams: streams}
 }
 
-// addFlags adds --sync-timeout and --where.
+// addFlags adds --sync-timeout, --where, --cache and --max-staleness.
 func (o *QueryOptions) addFlags(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
 	cmd.Flags().StringArrayVar(&o.Where, "where", nil, "Only objects for which this CEL expression is true, e.g. 'object.status.phase != \"Running\"'. It may name object (the object as -o json prints it), owner (its top-level controller: apiVersion, kind and metadata; null when it has none), node (a pod's Node; null when unscheduled) and now (when the command started). Repeat it for several conditions that must all hold.")
+	o.addCacheFlags(cmd)
 }
 
 // addSelectorFlags adds -l and --field-selector.
@@ -124,12 +135,21 @@ func (o *QueryOptions) complete() error {
 	if o.targets, err = o.Flags.resolveTargets(); err != nil {
 		return err
 	}
+	if o.run != nil && o.run.served != nil {
+		if o.targets, err = o.run.served.bind(o.Flags, o.targets, o.MaxStaleness); err != nil {
+			return err
+		}
+	}
 	o.progress = isTerminal(o.ErrOut)
 	return nil
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal: in the cache server, whether
+// the client's is.
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(interface{ IsTerminal() bool }); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(interface{ Fd() uintptr })
 	return ok && term.IsTerminal(int(f.Fd()))
 }
@@ -144,6 +164,9 @@ func (o *QueryOptions) validate() error {
 	}
 	if o.SyncTimeout < 0 {
 		return fmt.Errorf("--sync-timeout must not be negative, got %s", o.SyncTimeout)
+	}
+	if o.MaxStaleness < 0 {
+		return fmt.Errorf("--max-staleness must not be negative, got %s", o.MaxStaleness)
 	}
 	return nil
 }

@@ -42,20 +42,24 @@ type Flags struct {
 	// resolveTargets returns them instead of reading the kubeconfig. It is
 	// the one seam between the commands and their clusters.
 	resolved []query.Target
+	// run is the run the commands belong to: its arguments and, in the cache
+	// server, the request it answers (cached.go). Nil for a tree built on
+	// its own.
+	run *runContext
 }
 
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
 // resources (see get.go); other verbs are subcommands.
 func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
-	root, _ := newCmdRoot(streams)
+	root, _ := newCmdRoot(streams, nil)
 	return root
 }
 
 // newCmdRoot is NewCmdRoot with the --profile it was given, which Execute
 // writes once the command is done.
-func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *profiling) {
+func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Command, *profiling) {
 	configFlags := genericclioptions.NewConfigFlags(true)
-	f := &Flags{ConfigFlags: configFlags}
+	f := &Flags{ConfigFlags: configFlags, run: run}
 	o := NewGetOptions(f, streams)
 	root := newCmdGet(o)
 	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"
@@ -64,7 +68,12 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *profiling)
 	root.SilenceErrors = true
 	root.SetFlagErrorFunc(flagError)
 	prof := &profiling{}
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if run != nil && run.served != nil {
+			if err := run.served.prepare(cmd, f); err != nil {
+				return err
+			}
+		}
 		// client-go logs some failures it also returns ("Unexpected error when
 		// reading response body") at any verbosity; the one-line error we print
 		// says it already. Keep klog for those who ask for it with -v.
@@ -97,6 +106,7 @@ func newCmdRoot(streams genericiooptions.IOStreams) (*cobra.Command, *profiling)
 	root.AddCommand(NewCmdUses(f, streams))
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
+	root.AddCommand(NewCmdCache(f, streams))
 	addCompletion(root, f, streams)
 	return root, prof
 }
@@ -128,8 +138,13 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return execute(ctx, streams, args, &runContext{args: args})
+}
 
-	root, prof := newCmdRoot(streams)
+// execute runs the root command with args in run, as Execute does for the
+// process or the cache server for a command it answers.
+func execute(ctx context.Context, streams genericiooptions.IOStreams, args []string, run *runContext) int {
+	root, prof := newCmdRoot(streams, run)
 	if listsEvents(args) {
 		// `kubectl idx events` with no object is the list of Event objects,
 		// as `kubectl get events` prints it (and as it was before the events

@@ -186,6 +186,9 @@ type Factory struct {
 	// failed is signalled (without blocking) whenever an informer that has not
 	// synced records its failure; WaitForSync then looks at every entry.
 	failed chan struct{}
+	// borrow, when set, lends the factory a Pool's warm informers (see
+	// PoolSource) in place of informers of its own.
+	borrow *borrower
 }
 
 type informerKey struct {
@@ -216,6 +219,10 @@ type entry struct {
 	sink PageSink
 	// cursor, when set, follows the informer's position (FeedInformer).
 	cursor *Cursor
+	// tee, when set, is also handed the list's pages, which the store keeps
+	// (teePage): the first question of a warm informer prints them as they
+	// arrive.
+	tee atomic.Pointer[teeSink]
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -335,6 +342,11 @@ func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (ca
 func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink, cursor *Cursor) (cache.SharedIndexInformer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.borrow != nil && cursor == nil {
+		return f.borrow.informer(f, res, mode, indexers, sink)
+	}
+	// A feed's informer (cursor) is its own even in a factory of a Pool's:
+	// its positions and gaps are the feed's, which it may resume from.
 	key := informerKey{gvr: res.GVR, mode: mode}
 	if e, ok := f.informers[key]; ok {
 		if sink != nil || e.sink != nil || cursor != nil || e.cursor != nil {
@@ -572,6 +584,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 					return nil, err
 				}
 			}
+			if t := e.tee.Load(); t != nil {
+				teePage(ctx, e, t, obj, o.Continue == "")
+			}
 			return obj, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -642,6 +657,10 @@ func (f *Factory) Start(ctx context.Context) {
 	f.started = true
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, e := range f.order {
+		if f.borrow != nil && f.informers[informerKey{gvr: e.res.GVR, mode: e.mode}] != e {
+			// A Pool runs the informers it lends.
+			continue
+		}
 		f.run(f.ctx, e)
 	}
 }
@@ -655,8 +674,12 @@ func (f *Factory) run(ctx context.Context, e *entry) {
 	}()
 }
 
-// Shutdown stops every informer and waits for their goroutines to end.
+// Shutdown stops every informer and waits for their goroutines to end; a
+// factory of a Pool's hands its informers back instead, running.
 func (f *Factory) Shutdown() {
+	if f.borrow != nil {
+		f.borrow.release(f)
+	}
 	f.mu.Lock()
 	cancel := f.cancel
 	f.mu.Unlock()

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,51 @@ func toSink(ctx context.Context, sink PageSink, page runtime.Object, first bool)
 		return err
 	}
 	return meta.SetList(page, nil)
+}
+
+// teeSink is a PageSink that gets a warm informer's first list as it
+// arrives, for the question that started the informer.
+type teeSink struct {
+	sink PageSink
+
+	mu sync.Mutex
+	// err is why the sink stopped taking pages, if it did: the question's
+	// answer lacks the rest of the list.
+	err error
+}
+
+// failure returns why the sink stopped taking pages, if it did.
+func (t *teeSink) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// teePage hands a list page's objects to t and leaves them in the page for
+// the store. The question reads them while the store takes them: the
+// reflector stores shallow copies of a list's items (ExtractListWithAlloc),
+// and the informer's transform sets their top-level fields only, once the
+// page transform has dropped what it drops. Once the list's last page is
+// handed over, t is done: a later list (the watch expired) is the store's
+// alone. A sink that fails (its question went away, or the list came out of
+// order) is dropped, its error kept for the question; the list goes on for
+// the store.
+func teePage(ctx context.Context, e *entry, t *teeSink, page runtime.Object, first bool) {
+	items, err := meta.ExtractList(page)
+	var list metav1.ListInterface
+	if err == nil {
+		if list, err = meta.ListAccessor(page); err == nil {
+			err = t.sink.Page(ctx, items, first, list.GetResourceVersion())
+		}
+	}
+	if err != nil {
+		t.mu.Lock()
+		t.err = err
+		t.mu.Unlock()
+	}
+	if err != nil || list.GetContinue() == "" {
+		e.tee.CompareAndSwap(t, nil)
+	}
 }
 
 // HasObjects reports whether res has any object in namespace, under the

@@ -312,6 +312,13 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 				e.cancel()
 				skipped = append(skipped, Skipped{Resource: e.res, Mode: e.mode, Err: listError(e, e.failed())})
 			}
+			if f.borrow != nil {
+				// Warm stores are current once they have caught up with the
+				// server (fresh.go).
+				if err := f.borrow.settle(ctx, f); err != nil {
+					return nil, err
+				}
+			}
 			return skipped, nil
 		}
 		select {

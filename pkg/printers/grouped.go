@@ -110,6 +110,14 @@ func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 	}
 	bw.WriteString("],\n    \"warnings\": ")
 	bw.Write(wdata)
+	if len(doc.AsOf) > 0 {
+		adata, err := json.MarshalIndent(doc.AsOf, "    ", "    ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString(",\n    \"asOf\": ")
+		bw.Write(adata)
+	}
 	bw.WriteString("\n}\n")
 	return bw.Flush()
 }

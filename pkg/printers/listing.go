@@ -82,8 +82,9 @@ func PrintListing(w io.Writer, answers []query.Answer[*query.Listing], delegate 
 			m.Context = a.Context
 			members = append(members, m)
 		}
-		if !several && l.SingleItem {
-			opts.SingleItem = true
+		if !several {
+			opts.SingleItem = opts.SingleItem || l.SingleItem
+			opts.AsOf = l.AsOf
 		}
 	}
 	if header != nil {

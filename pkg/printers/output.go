@@ -50,6 +50,11 @@ type Options struct {
 	// templates see the same field; a complete answer has no such field, so
 	// its List is exactly kubectl's.
 	Warnings []string
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type: -o json and -o yaml add it to the List as a top-level "asOf"
+	// array after the warnings, and jsonpath and templates see it too. A
+	// direct run's has none, so its List is exactly kubectl's.
+	AsOf []v1alpha1.AsOf
 
 	// oneLine escapes line breaks in table cells, for grouped output.
 	oneLine bool
@@ -103,9 +108,9 @@ func Print(w io.Writer, members []v1alpha1.Members, tables Tables, delegate prin
 	}
 	switch opts.Format {
 	case "json":
-		return len(objs), writeJSONList(w, objs, gvks, opts.Warnings)
+		return len(objs), writeJSONListFields(w, objs, gvks, listFields(opts.Warnings, opts.AsOf), true)
 	case "yaml":
-		return len(objs), writeYAMLList(w, objs, gvks, opts.Warnings)
+		return len(objs), writeYAMLListFields(w, objs, gvks, listFields(opts.Warnings, opts.AsOf))
 	}
 	if opts.Format == "name" {
 		// cli-runtime's name printer refuses typed lists; it prints one object
@@ -121,6 +126,9 @@ func Print(w io.Writer, members []v1alpha1.Members, tables Tables, delegate prin
 	// keeps their output identical: custom-columns, for one, prints "<none>" for
 	// a field absent from a map but "" for the zero value of a typed struct field.
 	list := unstructuredList(opts.Warnings)
+	if err := addAsOf(list, opts.AsOf); err != nil {
+		return 0, err
+	}
 	list.Items = make([]unstructured.Unstructured, len(objs))
 	for i, o := range objs {
 		u, err := ToUnstructured(o, gvks[o])
@@ -149,6 +157,36 @@ func unstructuredList(warnings []string) *unstructured.UnstructuredList {
 		list.Object["warnings"] = ws
 	}
 	return list
+}
+
+// addAsOf adds an answer's asOf to an unstructured List, when it has one.
+func addAsOf(list *unstructured.UnstructuredList, asOf []v1alpha1.AsOf) error {
+	if len(asOf) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(asOf)
+	if err != nil {
+		return err
+	}
+	var v []any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	list.Object["asOf"] = v
+	return nil
+}
+
+// listFields are the top-level fields a List carries after kubectl's own:
+// warnings, then asOf, each when there is one.
+func listFields(warnings []string, asOf []v1alpha1.AsOf) []listField {
+	var fields []listField
+	if len(warnings) > 0 {
+		fields = append(fields, listField{"warnings", warnings})
+	}
+	if len(asOf) > 0 {
+		fields = append(fields, listField{"asOf", asOf})
+	}
+	return fields
 }
 
 // ToUnstructured converts a cache object to a new unstructured object with

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
 // Streams reports whether a listing in format can be printed while it is
@@ -75,13 +77,11 @@ func (s *ListStream) Write(objs []runtime.Object) error {
 	return s.w.Flush()
 }
 
-// Close ends the listing, with warnings in the List as Options.Warnings, and
-// returns the number of objects printed.
-func (s *ListStream) Close(warnings []string) (int, error) {
-	var fields []listField
-	if len(warnings) > 0 {
-		fields = append(fields, listField{"warnings", warnings})
-	}
+// Close ends the listing, with warnings and asOf in the List as
+// Options.Warnings and Options.AsOf, and returns the number of objects
+// printed.
+func (s *ListStream) Close(warnings []string, asOf []v1alpha1.AsOf) (int, error) {
+	fields := listFields(warnings, asOf)
 	switch s.format {
 	case "json":
 		if s.n == 0 {

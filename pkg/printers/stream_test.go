@@ -3,10 +3,16 @@ package printers_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
 
@@ -42,7 +48,7 @@ func TestListStreamMatchesPrint(t *testing.T) {
 					if err := s.Write(nil); err != nil {
 						t.Fatal(err)
 					}
-					got, err := s.Close(warnings)
+					got, err := s.Close(warnings, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -73,5 +79,38 @@ func TestListStreamWritesEachBatch(t *testing.T) {
 	}
 	if got, want := out.String(), "pod/web-0\n"; got != want {
 		t.Errorf("after the first batch the writer has %q, want %q", got, want)
+	}
+}
+
+// TestListAsOf: an answer from the warm cache says what it is current as of
+// after its warnings, streamed or whole, in JSON and YAML alike; a direct
+// run's List has no such field.
+func TestListAsOf(t *testing.T) {
+	asOf := []v1alpha1.AsOf{{Resource: "pods", Namespace: "shop", ResourceVersion: "4711", Time: metav1.NewMicroTime(time.Date(2026, 5, 1, 12, 0, 0, 123456000, time.UTC))}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1"}}
+	gvk := corev1.SchemeGroupVersion.WithKind("Pod")
+	for _, format := range []string{"json", "yaml"} {
+		var whole, streamed bytes.Buffer
+		members := []v1alpha1.Members{{GVK: gvk, Namespaced: true, Objects: []runtime.Object{pod}}}
+		if _, err := printers.Print(&whole, members, nil, nil, printers.Options{Format: format, Warnings: []string{"w"}, AsOf: asOf}); err != nil {
+			t.Fatal(err)
+		}
+		s := printers.NewListStream(&streamed, format, nil, gvk)
+		if err := s.Write([]runtime.Object{pod}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Close([]string{"w"}, asOf); err != nil {
+			t.Fatal(err)
+		}
+		if whole.String() != streamed.String() {
+			t.Errorf("-o %s: streamed\n%s\nwhole\n%s", format, streamed.String(), whole.String())
+		}
+		want := "\"asOf\": [\n        {\n            \"resource\": \"pods\",\n            \"namespace\": \"shop\",\n            \"resourceVersion\": \"4711\",\n            \"time\": \"2026-05-01T12:00:00.123456Z\"\n        }\n    ]\n}\n"
+		if format == "yaml" {
+			want = "warnings:\n- w\nasOf:\n- namespace: shop\n  resource: pods\n  resourceVersion: \"4711\"\n  time: \"2026-05-01T12:00:00.123456Z\"\n"
+		}
+		if !strings.HasSuffix(whole.String(), want) {
+			t.Errorf("-o %s ends\n%s\nwant it to end\n%s", format, whole.String(), want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package query is kubectl-idx's query engine: one function per question the
-// commands ask, each answered from short-lived client-go informers, of one
-// cluster or of several.
+// commands ask, each answered from client-go informers, of one cluster or of
+// several: short-lived ones of its own in a direct run, warm ones borrowed
+// from the cache server's pool in a served run (a Target's Source).
 //
 // # Layering
 //
@@ -44,9 +45,14 @@
 //
 // A Session is one cluster and one question: its Config (the Target, the
 // selectors, the sync timeout) and the warnings of a partial answer. Each
-// question starts the informers it needs and shuts them down before it
-// returns (Watch when it ends); the objects returned are read-only cache
-// objects, to be deep-copied before anything changes them. Questions over
+// question gets the informers it needs from its Target's Source and shuts
+// them down before it returns (Watch when it ends): a direct run's stop; a
+// served run's go back, running, to the pool they were borrowed from, which
+// made sure they were current as of the question's start before it read
+// them. The objects returned are read-only cache objects, to be deep-copied
+// before anything changes them. An answer from the cache says what each type
+// it read is current as of (Session.AsOf, the documents' and Listing's AsOf);
+// a direct run's says nothing of it. Questions over
 // every type (tree, owners, orphans, events) use a client rate of 50 requests
 // a second and at most 16 LISTs in flight.
 //

@@ -162,6 +162,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 		return g.Name
 	})
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, missing, nil
 }
 

@@ -39,6 +39,9 @@ type Listing struct {
 	Scope string
 	// Subject is the object a selection is about, for its graph.
 	Subject *v1alpha1.RelationItem
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type (Session.AsOf); nil for a direct run's.
+	AsOf []v1alpha1.AsOf
 
 	close func()
 }
@@ -113,6 +116,7 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 		if err := s.Stream(ctx, asked[0], q.Stream(asked[0])); err != nil {
 			return nil, err
 		}
+		l.AsOf = s.AsOf()
 		return l, nil
 	}
 	var fetch *TableFetch
@@ -133,6 +137,7 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 			// A table that could not be read is said in the document too.
 			l.Groups.Warnings = s.Warnings()
 		}
+		l.AsOf = l.Groups.AsOf
 		return l, utilerrors.NewAggregate(missing)
 	}
 	if l.Members, missing, err = s.List(ctx, asked); err != nil {
@@ -145,6 +150,7 @@ func (s *Session) Get(ctx context.Context, q GetQuery) (*Listing, error) {
 		owners, stop := s.TopOwners(ctx)
 		l.Owner, l.close = owners.Of, stop
 	}
+	l.AsOf = s.AsOf()
 	return l, utilerrors.NewAggregate(missing)
 }
 
@@ -222,6 +228,7 @@ func (s *Session) Selection(ctx context.Context, obj ObjectRef, inverse, tables 
 	if tables {
 		l.Tables = s.Tables(ctx, members, nil)
 	}
+	l.AsOf = s.AsOf()
 	return l, nil
 }
 
@@ -244,7 +251,7 @@ func (s *Session) EventList(ctx context.Context, obj ObjectRef, opts EventsOptio
 			objs = append(objs, e)
 		}
 	}
-	l := &Listing{Members: []v1alpha1.Members{{GVK: EventsGVK, Namespaced: true, Objects: objs}}}
+	l := &Listing{Members: []v1alpha1.Members{{GVK: EventsGVK, Namespaced: true, Objects: objs}}, AsOf: s.AsOf()}
 	if obj.Resource.Namespaced {
 		l.Scope = s.cfg.Namespace
 	}

@@ -37,6 +37,7 @@ func (s *Session) Tree(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, erro
 	}
 	doc := v1alpha1.NewTree(v1alpha1.TreeKind, treeItems(w, tree, time.Now()))
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
@@ -85,6 +86,7 @@ func (s *Session) Owners(ctx context.Context, obj ObjectRef) (*v1alpha1.Tree, er
 	item.Owners = ownerItems(w, links, now)
 	doc := v1alpha1.NewTree(v1alpha1.OwnerTreeKind, item)
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
@@ -125,6 +127,7 @@ func (s *Session) Orphans(ctx context.Context) (*v1alpha1.RelationList, error) {
 		doc.Items = append(doc.Items, it)
 	}
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 

@@ -154,7 +154,7 @@ func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
 	if s.cfg.NewFactory != nil {
 		f, err = s.cfg.NewFactory(cfg)
 	} else {
-		f, err = informer.NewFactory(s.cfg.RESTConfig, cfg)
+		f, err = s.source().NewFactory(s.cfg.RESTConfig, cfg)
 	}
 	if err == nil {
 		s.keepClients(f)
@@ -185,7 +185,7 @@ func (s *Session) newWideFactory(cfg informer.Config) (*informer.Factory, error)
 	if s.cfg.NewFactory != nil {
 		f, err = s.cfg.NewFactory(cfg)
 	} else {
-		f, err = informer.NewFactory(s.wideConfig, cfg)
+		f, err = s.source().NewFactory(s.wideConfig, cfg)
 	}
 	if err == nil {
 		s.keepClients(f)

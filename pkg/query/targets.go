@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
@@ -26,6 +27,9 @@ type Target struct {
 	// RESTConfig connects to the server. Not needed when the Hooks a question
 	// uses are all given (tests).
 	RESTConfig *rest.Config
+	// Source is where the target's informers come from: nil is
+	// informer.OneShot, a direct run's; the cache server's is a Pool's.
+	Source informer.Source
 	// Mapper resolves kinds to resources, as kubectl's discovery-backed
 	// mapper; Categories expands "all" and the other categories.
 	Mapper     meta.RESTMapper

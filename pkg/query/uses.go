@@ -159,6 +159,7 @@ func (s *Session) users(ctx context.Context, obj ObjectRef) (*v1alpha1.RelationL
 		s.warn("%s does not exist, yet the objects listed refer to it", obj)
 	}
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 
@@ -244,6 +245,7 @@ func (s *Session) uses(ctx context.Context, ref ObjectRef) (*v1alpha1.RelationLi
 		doc.Items = append(doc.Items, it)
 	}
 	doc.Warnings = s.Warnings()
+	doc.AsOf = s.AsOf()
 	return doc, nil
 }
 

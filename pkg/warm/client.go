@@ -421,8 +421,9 @@ func (c *Conn) Run(ctx context.Context, req *RunRequest, stdout, stderr io.Write
 		return -1, c.runError(ctx, false, err)
 	}
 	started := false
+	buf := make([]byte, dataChunk)
 	for {
-		t, p, err := readFrame(c.r)
+		t, p, err := readFrameInto(c.r, buf)
 		if err != nil {
 			return -1, c.runError(ctx, started, err)
 		}

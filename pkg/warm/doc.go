@@ -85,7 +85,7 @@
 // big-endian uint32, the payload. A payload is at most 1 MiB; a reader refuses
 // a longer one, or an unknown type, before allocating anything, and garbage is
 // an error, never a panic. Control frames are JSON; stdout and stderr frames
-// are raw bytes, at most 32 KiB each.
+// are raw bytes, at most 256 KiB each.
 //
 //	client                                   server
 //	  ----------- connect(2) ------------------> peer uid checked, else closed
@@ -135,7 +135,8 @@
 //
 // # Wiring
 //
-// A command with --cache (or KUBECTL_IDX_CACHE=auto):
+// cmd/cached.go (the client side) and cmd/serve.go (the server) are this
+// wiring. A command with --cache (or KUBECTL_IDX_CACHE=auto):
 //
 //	cfg, err := o.ConfigFlags.ToRESTConfig()
 //	id, err := warm.NewIdentity(cfg, contextName)

@@ -21,8 +21,11 @@ const (
 	// for one frame whatever the length field claims.
 	maxFrame = 1 << 20
 	// dataChunk is the largest stdout or stderr frame a server writes: a big
-	// write is split, so that the client prints as it receives.
-	dataChunk = 32 << 10
+	// write is split, so that the client prints as it receives. 256 KiB is
+	// what the printers write at once (their buffers); smaller frames cost a
+	// system call and an allocation each on both sides, which showed on
+	// hundreds of MB of JSON.
+	dataChunk = 256 << 10
 	// maxWidth bounds RunRequest.Width, a terminal's width in columns.
 	maxWidth = 1 << 16
 )
@@ -81,6 +84,12 @@ func writeFrame(w io.Writer, t frameType, payload []byte) error {
 // a frame starts; an unknown type or a length over the limit is errBadFrame,
 // detected before anything is allocated for the payload.
 func readFrame(r io.Reader) (frameType, []byte, error) {
+	return readFrameInto(r, nil)
+}
+
+// readFrameInto is readFrame reading the payload into buf when it is large
+// enough: a client copying stdout frames through reuses one buffer.
+func readFrameInto(r io.Reader, buf []byte) (frameType, []byte, error) {
 	var h [5]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return 0, nil, err
@@ -93,7 +102,11 @@ func readFrame(r io.Reader) (frameType, []byte, error) {
 	if n > maxFrame {
 		return 0, nil, fmt.Errorf("%w: %s frame of %d bytes exceeds the %d-byte limit", errBadFrame, t, n, maxFrame)
 	}
-	p := make([]byte, n)
+	p := buf[:0]
+	if cap(buf) < int(n) {
+		p = make([]byte, n)
+	}
+	p = p[:n]
 	if _, err := io.ReadFull(r, p); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF

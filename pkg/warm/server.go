@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -614,9 +615,15 @@ func (w *frameWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
+	var h [5]byte
 	for len(p) > 0 {
 		k := min(len(p), dataChunk)
-		if err := writeFrame(w.c, w.t, p[:k]); err != nil {
+		// The header and the bytes go out in one writev(2), without a copy
+		// of the bytes; w.mu keeps each frame whole.
+		h[0] = byte(w.t)
+		binary.BigEndian.PutUint32(h[1:], uint32(k))
+		bufs := net.Buffers{h[:], p[:k]}
+		if _, err := bufs.WriteTo(w.c); err != nil {
 			return n, err
 		}
 		w.wrote.Store(true)

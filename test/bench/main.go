@@ -107,6 +107,8 @@ type options struct {
 	churn time.Duration
 	// waitIdle bounds the wait for an idle machine before each measurement (idleWaiter).
 	waitIdle time.Duration
+	// cache times each kubectl idx command through the warm cache too (cache.go).
+	cache bool
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -141,6 +143,7 @@ func main() {
 	flag.BoolVar(&o.serve, "serve", false, "Create the pods, print a KUBECONFIG for the server and wait until interrupted, measuring nothing: a dev control plane for --profile runs.")
 	flag.DurationVar(&o.waitIdle, "wait-idle", time.Minute, "Before each measurement, wait up to this long for the machine to be idle (at least 90% of its CPU time idle over half a second), so that other work on a shared machine does not land in one command's figures; 0 means never wait.")
 	flag.DurationVar(&o.churn, "churn", 5*time.Second, "Restart a container of a pod this often, through its status as the kubelet writes it, while measuring, as in a cluster at work (the API server serves the later pages of a paged LIST from the watch-cache snapshots such changes leave); 0 means never.")
+	flag.BoolVar(&o.cache, "cache", false, "Time each kubectl idx command through the warm cache too: the first question, which starts it, then again from warm informers, and with --max-staleness 1m; and report the cache process's memory (cache.go).")
 	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
 	if o.contexts < 0 || o.contexts == 1 {
@@ -299,6 +302,12 @@ func run(ctx context.Context, o options) error {
 			child{"kubectl idx tree deployment/X -n NS -A", o.binary, []string{"tree", "deployment/" + deploy, "-n", treeNS, "-A"}, rawMetadata, ""},
 		)
 	}
+	if o.cache {
+		children = cachedTwins(o, children)
+		if envv, err = cacheEnv(envv, env.Dir); err != nil {
+			return err
+		}
+	}
 	if o.baseline != "" {
 		// Each kubectl-idx command again with the baseline binary, compared
 		// with the same reference.
@@ -325,6 +334,7 @@ func run(ctx context.Context, o options) error {
 		}
 		children = slices.DeleteFunc(children, func(c child) bool { return !keep[c.label] })
 	}
+	noteFirstCached(children)
 	var results []*measurement
 	for _, c := range children {
 		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer, floor: floorOf(c)})
@@ -349,8 +359,12 @@ func run(ctx context.Context, o options) error {
 			if m.failed != "" {
 				continue
 			}
+			if err := beforeCached(ctx, o, c, envv); err != nil {
+				return err
+			}
 			idle.wait(ctx)
 			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
+			afterCached(ctx, o, c, envv)
 			if !m.killed && (err != nil || res.ExitCode != 0) {
 				if !o.scale {
 					return fmt.Errorf("%s: %v\n%s", c.label, err, res)
@@ -377,6 +391,7 @@ func run(ctx context.Context, o options) error {
 		log("warning: the API server read %d pod LIST pages from etcd instead of its watch cache while measuring", n)
 	}
 	report(os.Stdout, o, nodes, created, weight, idle, results)
+	reportCache(os.Stdout, o, results)
 	return nil
 }
 
@@ -736,6 +751,11 @@ var targets = []struct {
 	{"kubectl idx pods -A --by-owner -o json", "kubectl get pods,rs -A -o json | jq (by owner)", 0.05},
 	{"kubectl idx pods -A -o json --where <status>", "kubectl idx pods -A -o json", 1.05},
 	{"kubectl idx pods -A -o name --where <labels>", "kubectl idx pods -A -o name", 1.05},
+	// With -cache: a repeat question from warm informers, and the first one, which starts
+	// the cache server, against the direct run.
+	{"kubectl idx pods -A --by-owner -o json" + cacheWarm, "kubectl idx pods -A --by-owner -o json", 0.3},
+	{"kubectl idx pods -A -o json" + cacheFirst, "kubectl idx pods -A -o json", 1.1},
+	{"kubectl idx pods -A --by-owner -o name" + cacheFirst, "kubectl idx pods -A --by-owner -o name", 1.1},
 }
 
 // reportTargets prints the targets table: the ratio of the medians, whether it meets

@@ -51,6 +51,10 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	if socket := os.Getenv(peerSocketEnv); socket != "" {
+		// A helper of TestCacheRefusesOtherUsers, run as another user.
+		return runPeerProbe(socket)
+	}
 	if err := setup(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e setup: %v\n", err)
 		_ = env.Stop()

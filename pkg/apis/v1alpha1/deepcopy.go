@@ -19,6 +19,7 @@ func (l *GroupList) DeepCopyInto(out *GroupList) {
 		}
 	}
 	out.Warnings = copyStrings(l.Warnings)
+	out.AsOf = copyAsOf(l.AsOf)
 }
 
 // DeepCopy returns a deep copy of l.
@@ -151,6 +152,7 @@ func (t *Tree) DeepCopyInto(out *Tree) {
 	*out = *t
 	out.Root = t.Root.DeepCopy()
 	out.Warnings = copyStrings(t.Warnings)
+	out.AsOf = copyAsOf(t.AsOf)
 }
 
 // DeepCopy returns a deep copy of t.
@@ -216,6 +218,7 @@ func (l *RelationList) DeepCopyInto(out *RelationList) {
 		}
 	}
 	out.Warnings = copyStrings(l.Warnings)
+	out.AsOf = copyAsOf(l.AsOf)
 }
 
 // DeepCopy returns a deep copy of l.

@@ -1,10 +1,13 @@
 // Package v1alpha1 holds the documents kubectl-idx prints for its own questions:
 // GroupList (--by-owner, --by-node, --by-label, --by-namespace, --by), Tree and
-// OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses) and the
-// change feed's WatchEvent. They are what `-o json|yaml|jsonpath|go-template`
-// print and what scripts and jq recipes read, so they are API types: every field
-// has a JSON tag and a comment, a field is never renamed or removed within a
-// version, and README.md documents the same shapes.
+// OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses), the
+// change feed's WatchEvent and CacheStatus (cache status). They are what
+// `-o json|yaml|jsonpath|go-template` print and what scripts and jq recipes
+// read, so they are API types: every field has a JSON tag and a comment, a
+// field is never renamed or removed within a version, and README.md documents
+// the same shapes. An answer served from the warm cache says what it is
+// current as of (AsOf): an "asOf" array in the documents and, beside
+// "warnings", in a v1 List; a direct run's answers have none.
 //
 // The documents are API objects of the group version kubectl-idx.io/v1alpha1
 // (SchemeGroupVersion), registered in Scheme, as the types of

@@ -48,6 +48,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(OwnerTreeKind), &Tree{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(OrphanListKind), &RelationList{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(UsesListKind), &RelationList{})
+	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(CacheStatusKind), &CacheStatus{})
 	return nil
 }
 

@@ -25,6 +25,9 @@ type GroupList struct {
 	// Warnings say what the answer may be missing (types or owners that could
 	// not be read). Empty means the answer is complete.
 	Warnings []string `json:"warnings"`
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type; absent from a direct run's (see AsOf).
+	AsOf []AsOf `json:"asOf,omitempty"`
 }
 
 // Group is one group of a GroupList.
@@ -242,6 +245,9 @@ type Tree struct {
 	// Warnings say what the answer may be missing, such as types the user may
 	// not list. Empty means the answer is complete.
 	Warnings []string `json:"warnings"`
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type; absent from a direct run's (see AsOf).
+	AsOf []AsOf `json:"asOf,omitempty"`
 }
 
 // TreeItem is one object of a Tree.
@@ -284,6 +290,9 @@ type RelationList struct {
 	Items     []RelationItem `json:"items"`
 	// Warnings say what the answer may be missing. Empty means complete.
 	Warnings []string `json:"warnings"`
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type; absent from a direct run's (see AsOf).
+	AsOf []AsOf `json:"asOf,omitempty"`
 }
 
 // RelationItem is one object of a RelationList.

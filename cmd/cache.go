@@ -1,0 +1,206 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
+)
+
+var cacheLong = `Show or stop the warm cache of the current context.
+
+With --cache on a command that reads (or KUBECTL_IDX_CACHE=auto for every one),
+kubectl idx answers from a background process that keeps the informers of the
+types asked about warm across commands: the first command starts it and answers
+as a direct run would, later ones are answered from memory. There is one
+process per identity: the API server, its CA, the credentials, impersonation and
+the context. It listens on a unix socket in a directory only you can enter,
+answers only processes of your user, writes nothing it reads from the cluster
+to disk, and exits after 10 idle minutes (KUBECTL_IDX_CACHE_IDLE_TIMEOUT) or
+when its credentials stop working.`
+
+var cacheExample = `  # What the cache of the current context holds, and as of which resourceVersion
+  kubectl idx cache status
+
+  # The same as JSON
+  kubectl idx cache status -o json
+
+  # Stop it: the next command with --cache starts afresh
+  kubectl idx cache stop`
+
+// NewCmdCache returns the cache command and its status, stop and (hidden)
+// serve subcommands.
+func NewCmdCache(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "cache",
+		Short:   "Show or stop the warm cache of the current context",
+		Long:    cacheLong,
+		Example: cacheExample,
+		Args:    cobra.NoArgs,
+	}
+	cmd.AddCommand(newCmdCacheStatus(f, streams), newCmdCacheStop(f, streams), newCmdCacheServe(streams))
+	return cmd
+}
+
+// CacheOptions are the flags and resolved state of cache status and cache
+// stop.
+type CacheOptions struct {
+	*Flags
+	Output string
+
+	spec    warm.Spec
+	context string
+	genericiooptions.IOStreams
+}
+
+func newCmdCacheStatus(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CacheOptions{Flags: f, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what the warm cache of the current context holds",
+		Long:  "Show the warm cache server of the current context: its process, memory and, per informer it keeps, the objects, since when, and the resourceVersion it has applied and was last shown current at. Nothing is started.",
+		Args:  cobra.NoArgs,
+		RunE:  runE(cacheStatus{o}),
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: json, yaml. A summary and a table of informers when empty.")
+	return cmd
+}
+
+func newCmdCacheStop(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &CacheOptions{Flags: f, IOStreams: streams}
+	return &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the warm cache of the current context",
+		Long:  "Stop the warm cache server of the current context and wait until its process has exited. The next command with --cache starts a new one, with the credentials and environment it has then.",
+		Args:  cobra.NoArgs,
+		RunE:  runE(cacheStop{o}),
+	}
+}
+
+// complete resolves the identity of the current context; it sends no
+// request.
+func (o *CacheOptions) complete() error {
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if o.context, err = contextName(o.ConfigFlags); err != nil {
+		return err
+	}
+	id, err := warm.NewIdentity(cfg, o.context)
+	if err != nil {
+		return err
+	}
+	o.spec = warm.Spec{Identity: id, Version: cacheVersion()}
+	return nil
+}
+
+// cacheStatus is `kubectl idx cache status`.
+type cacheStatus struct{ *CacheOptions }
+
+func (o cacheStatus) Complete(*cobra.Command, []string) error { return o.complete() }
+
+func (o cacheStatus) Validate() error {
+	switch o.Output {
+	case "", "json", "yaml":
+		return nil
+	}
+	return fmt.Errorf("--output must be 'json', 'yaml' or empty, got %q", o.Output)
+}
+
+func (o cacheStatus) Run(ctx context.Context) error {
+	rep, err := warm.Status(ctx, o.spec)
+	st := v1alpha1.NewCacheStatus()
+	switch {
+	case errors.Is(err, warm.ErrNotRunning):
+		if o.Output == "" {
+			fmt.Fprintf(o.ErrOut, "No cache server is running for context %q.\n", o.context)
+			return nil
+		}
+	case err != nil:
+		return err
+	default:
+		if rep.Cache != nil {
+			// The server's part: its informers and memory.
+			if err := json.Unmarshal(rep.Cache, st); err != nil {
+				return fmt.Errorf("reading the cache server's status: %w", err)
+			}
+		}
+		st.APIVersion, st.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.CacheStatusKind
+		st.Running = true
+		st.Version, st.PID, st.Socket, st.IdleTimeout = rep.Version, rep.PID, rep.Socket, rep.IdleTimeout
+		started := metav1.NewTime(rep.Started)
+		st.Started = &started
+		if rep.LastRequest != nil {
+			last := metav1.NewTime(*rep.LastRequest)
+			st.LastRequest = &last
+		}
+		if st.Requests == nil {
+			st.Requests = &v1alpha1.CacheRequests{}
+		}
+		st.Requests.Running, st.Requests.Served = rep.Running, rep.Served
+		st.Requests.RefusedPeers, st.Requests.RefusedHandshakes = rep.RefusedPeers, rep.RefusedHandshakes
+		if st.Informers == nil {
+			st.Informers = []v1alpha1.CachedInformer{}
+		}
+	}
+	switch o.Output {
+	case "json":
+		return (&cliprinters.JSONPrinter{}).PrintObj(st, o.Out)
+	case "yaml":
+		return (&cliprinters.YAMLPrinter{}).PrintObj(st, o.Out)
+	}
+	return printers.PrintCacheStatus(o.Out, st, time.Now())
+}
+
+// cacheStop is `kubectl idx cache stop`.
+type cacheStop struct{ *CacheOptions }
+
+func (o cacheStop) Complete(*cobra.Command, []string) error { return o.complete() }
+
+func (o cacheStop) Validate() error { return nil }
+
+func (o cacheStop) Run(ctx context.Context) error {
+	err := warm.Stop(ctx, o.spec)
+	if errors.Is(err, warm.ErrNotRunning) {
+		fmt.Fprintf(o.ErrOut, "No cache server is running for context %q.\n", o.context)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "cache server of context %q stopped\n", o.context)
+	return nil
+}
+
+// newCmdCacheServe returns `kubectl idx cache serve`, the cache server that
+// warm.Connect starts; nobody runs it by hand.
+func newCmdCacheServe(streams genericiooptions.IOStreams) *cobra.Command {
+	idle, dropAfter := warm.DefaultIdleTimeout, informer.DefaultDropAfter
+	cmd := &cobra.Command{
+		Use:    "serve",
+		Short:  "Serve the warm cache of the connection read from stdin",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if idle <= 0 || dropAfter <= 0 {
+				return errors.New("--idle-timeout and --drop-after must be positive")
+			}
+			return runCacheServer(cmd.Context(), streams.In, idle, dropAfter)
+		},
+	}
+	cmd.Flags().DurationVar(&idle, "idle-timeout", idle, "How long the server waits with no command to answer before it exits.")
+	cmd.Flags().DurationVar(&dropAfter, "drop-after", dropAfter, "How long the server keeps an informer no command uses.")
+	return cmd
+}

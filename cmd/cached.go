@@ -1,0 +1,441 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/version"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
+)
+
+// How a command uses the warm cache. The client side: a command that reads,
+// once its flags are complete and valid, hands its arguments to the cache
+// server of its identity (starting one if none answers) and prints what the
+// server streams back; when no server can be reached, started or trusted, it
+// says so in one warning line and runs itself. The server side (serve.go):
+// the server runs the same command code on the same arguments, its targets'
+// informers borrowed from a warm pool.
+
+// cacheEnv names the variable that turns the cache on for every command that
+// reads: auto, or off.
+const cacheEnv = "KUBECTL_IDX_CACHE"
+
+// The variables a cache server's start reads: how long it waits with nothing
+// to answer, and how long it keeps an informer nobody uses.
+const (
+	cacheIdleTimeoutEnv = "KUBECTL_IDX_CACHE_IDLE_TIMEOUT"
+	cacheDropAfterEnv   = "KUBECTL_IDX_CACHE_DROP_AFTER"
+)
+
+// runContext is what a command knows of the run it belongs to: the arguments
+// it was started with, which a cache server is handed, and, in the cache
+// server, the request it answers.
+type runContext struct {
+	args   []string
+	served *servedRun
+}
+
+// cacheVersion is what a cache server must be to answer this binary: the
+// same build. A server of another replies to status and stop only, and is
+// replaced.
+func cacheVersion() string {
+	return version.Version + " " + version.Commit + " " + version.Date
+}
+
+// addCacheFlags adds --cache and --max-staleness.
+func (o *QueryOptions) addCacheFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.Cache, "cache", false, "Answer from a background process that keeps the informers warm across commands, for this user and these credentials only, starting it if none runs (KUBECTL_IDX_CACHE=auto does it for every command). The answer holds every write the server acknowledged before the command started; -o json and -o yaml say what it is current as of.")
+	cmd.Flags().DurationVar(&o.MaxStaleness, "max-staleness", 0, "With --cache, answer without asking the server for its latest resourceVersion when every type read was shown current at most this long before the command started; the answer may miss the changes of that last stretch. 0 always asks.")
+}
+
+// cacheWanted reports whether the command is to be answered through the
+// warm cache, and whether the user asked for it by name (--cache) rather
+// than through KUBECTL_IDX_CACHE.
+func (o *QueryOptions) cacheWanted(cmd *cobra.Command) (use, explicit bool, err error) {
+	if f := cmd.Flags().Lookup("cache"); f != nil && f.Changed {
+		return o.Cache, o.Cache, nil
+	}
+	switch v := os.Getenv(cacheEnv); v {
+	case "", "off":
+		return false, false, nil
+	case "auto":
+		return true, false, nil
+	default:
+		return false, false, fmt.Errorf("%s=%s: want auto or off", cacheEnv, v)
+	}
+}
+
+// viaCache answers the command through the warm cache when it is asked for.
+// done is false when the command is to run itself: no cache was asked for,
+// or none is available, which a warning line has said.
+func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done bool, err error) {
+	run := o.Flags.run
+	if run == nil || run.served != nil {
+		// Built without a run (tests), or the cache server itself: a server
+		// never connects to a server.
+		return false, nil
+	}
+	use, explicit, err := o.cacheWanted(cmd)
+	if err != nil {
+		return true, err
+	}
+	if !use {
+		return false, nil
+	}
+	for _, name := range []string{"profile", "v"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			// Profiles and logs are of this process.
+			return false, nil
+		}
+	}
+	if o.several() {
+		if explicit {
+			o.warnf("--cache answers one context at a time; answering directly")
+		}
+		return false, nil
+	}
+	code, err := o.askCache(ctx, cmd, run)
+	switch {
+	case err == nil && code == 0:
+		return true, nil
+	case err == nil:
+		// The server printed the error, as the command would have.
+		return true, &exitError{code: code, msg: fmt.Sprintf("exit code %d", code)}
+	case !errors.Is(err, warm.ErrUnavailable) && !errors.Is(err, errNoCache):
+		return true, err
+	}
+	if ctx.Err() != nil {
+		return true, ctx.Err()
+	}
+	o.warnf("%s; answering directly", cacheProblem(err))
+	return false, nil
+}
+
+// errNoCache wraps what keeps a command from reaching a cache server before
+// it tries: its identity cannot be computed, or the system has no cache.
+var errNoCache = errors.New("no warm cache")
+
+// askCache runs the command on the cache server of its identity, starting
+// one if none answers, and returns its exit code.
+func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *runContext) (int, error) {
+	spec, err := o.cacheSpec(cmd)
+	if err != nil {
+		return -1, fmt.Errorf("%w: %w", errNoCache, err)
+	}
+	conn, err := warm.Connect(ctx, spec)
+	if err != nil {
+		return -1, err
+	}
+	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
+	if err != nil {
+		conn.Close()
+		return -1, err
+	}
+	return o.runServed(ctx, conn, req)
+}
+
+// runServed runs req on conn, printing what the server sends; a stdout whose
+// reader went away (`| head`) ends the run as it ends a direct one.
+func (o *QueryOptions) runServed(ctx context.Context, conn *warm.Conn, req *warm.RunRequest) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var gone sync.Once
+	closedOut := false
+	if closed := stdoutClosed(o.Out); closed != nil {
+		go func() {
+			select {
+			case <-closed:
+				gone.Do(func() { closedOut = true })
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	code, err := conn.Run(ctx, req, o.Out, o.ErrOut)
+	gone.Do(func() {})
+	if closedOut {
+		return 0, nil
+	}
+	return code, err
+}
+
+// cacheProblem words why the cache could not answer, for the warning line.
+func cacheProblem(err error) string {
+	if errors.Is(err, warm.ErrUnsupported) {
+		return warm.ErrUnsupported.Error()
+	}
+	return strings.TrimPrefix(err.Error(), errNoCache.Error()+": ")
+}
+
+// cacheSpec says which cache server answers this command and how to start
+// one: its identity, this binary, and the connection flags for its stdin.
+func (o *QueryOptions) cacheSpec(cmd *cobra.Command) (warm.Spec, error) {
+	t := o.targets[0]
+	if t.Err != nil {
+		return warm.Spec{}, t.Err
+	}
+	name, err := contextName(o.ConfigFlags)
+	if err != nil {
+		return warm.Spec{}, err
+	}
+	id, err := warm.NewIdentity(t.RESTConfig, name)
+	if err != nil {
+		return warm.Spec{}, err
+	}
+	payload, err := newServePayload(cmd, id)
+	if err != nil {
+		return warm.Spec{}, err
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		return warm.Spec{}, err
+	}
+	args := []string{"cache", "serve"}
+	for env, flag := range map[string]string{cacheIdleTimeoutEnv: "idle-timeout", cacheDropAfterEnv: "drop-after"} {
+		if v := os.Getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return warm.Spec{}, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
+			}
+			args = append(args, "--"+flag+"="+d.String())
+		}
+	}
+	return warm.Spec{Identity: id, Version: cacheVersion(), Args: args, Payload: data}, nil
+}
+
+// contextName is the kubeconfig context the flags select: --context, or the
+// kubeconfig's current context.
+func contextName(flags *genericclioptions.ConfigFlags) (string, error) {
+	if flags == nil {
+		// A tree built on its own (tests): no kubeconfig.
+		return "", nil
+	}
+	if flags.Context != nil && *flags.Context != "" {
+		return *flags.Context, nil
+	}
+	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return "", err
+	}
+	return raw.CurrentContext, nil
+}
+
+// servePayload is what a cache server is started with, on its stdin: how to
+// reach the cluster as the command that starts it does. It may hold --token.
+type servePayload struct {
+	// Identity is the identity the starter computed: the server refuses to
+	// serve another.
+	Identity warm.Identity `json:"identity"`
+	// Kubeconfig is the starter's KUBECONFIG, its files absolute; nil when it
+	// is not set.
+	Kubeconfig *string `json:"kubeconfig,omitempty"`
+	// Flags are the connection flags the starter was given, each value as
+	// given (paths absolute).
+	Flags map[string][]string `json:"flags,omitempty"`
+}
+
+// pathFlags are the connection flags that name files: a relative path is
+// the starter's, and the server runs in "/".
+var pathFlags = map[string]bool{"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true}
+
+// connectionFlags names kubectl's connection flags.
+func connectionFlags() []string {
+	fs := pflag.NewFlagSet("connection", pflag.ContinueOnError)
+	genericclioptions.NewConfigFlags(true).AddFlags(fs)
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+func newServePayload(cmd *cobra.Command, id warm.Identity) (*servePayload, error) {
+	p := &servePayload{Identity: id, Flags: map[string][]string{}}
+	if v, ok := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar); ok {
+		abs, err := absList(v, "")
+		if err != nil {
+			return nil, err
+		}
+		p.Kubeconfig = &abs
+	}
+	for _, name := range connectionFlags() {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		if pathFlags[name] {
+			for i, v := range values {
+				abs, err := absPath(v, "")
+				if err != nil {
+					return nil, err
+				}
+				values[i] = abs
+			}
+		}
+		p.Flags[name] = values
+	}
+	return p, nil
+}
+
+// absPath makes path absolute against dir, or the working directory when
+// dir is empty; "" stays "".
+func absPath(path, dir string) (string, error) {
+	if path == "" || filepath.IsAbs(path) {
+		return path, nil
+	}
+	if dir == "" {
+		return filepath.Abs(path)
+	}
+	return filepath.Join(dir, path), nil
+}
+
+// absList makes each path of a KUBECONFIG-style list absolute.
+func absList(list, dir string) (string, error) {
+	parts := filepath.SplitList(list)
+	for i, p := range parts {
+		abs, err := absPath(p, dir)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = abs
+	}
+	return strings.Join(parts, string(os.PathListSeparator)), nil
+}
+
+// errDecline ends a served run the server will not answer, before it has
+// written anything: the client runs the command itself.
+var errDecline = &exitError{code: warm.Decline, msg: "declined by the cache server"}
+
+// servedRun is one command a cache server answers: the request, and the
+// server whose pool lends its informers.
+type servedRun struct {
+	server *cacheServer
+	req    *warm.RunRequest
+	// start is when the request arrived: the answer holds every write
+	// acknowledged before.
+	start time.Time
+	// source lends the run's informers, once its targets are bound.
+	source *informer.PoolSource
+}
+
+// kubeconfigEnvMu serializes the served runs that read KUBECONFIG from the
+// process's environment (clientcmd's loading rules do), each with its own.
+var kubeconfigEnvMu sync.Mutex
+
+// prepare makes the flags of a served run read what a direct run of the
+// client would: relative paths against the client's working directory,
+// KUBECONFIG, HOME and KUBECACHEDIR of the client's environment. It declines
+// what a served run cannot do for the client: a profile or klog's -v, which
+// belong to a process.
+func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
+	for _, name := range []string{"profile", "v"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return errDecline
+		}
+	}
+	dir := s.req.Dir
+	for name := range pathFlags {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			abs, err := absPath(fl.Value.String(), dir)
+			if err != nil {
+				return err
+			}
+			if err := fl.Value.Set(abs); err != nil {
+				return err
+			}
+		}
+	}
+	if fl := cmd.Flags().Lookup("output"); fl != nil && fl.Changed {
+		// -o jsonpath-file=PATH and the like name the client's files.
+		if format, path, ok := strings.Cut(fl.Value.String(), "="); ok && strings.HasSuffix(format, "-file") {
+			abs, err := absPath(path, dir)
+			if err != nil {
+				return err
+			}
+			if err := fl.Value.Set(format + "=" + abs); err != nil {
+				return err
+			}
+		}
+	}
+	env := s.req.Env
+	home := env["HOME"]
+	if fl := cmd.Flags().Lookup("cache-dir"); fl != nil && !fl.Changed && f.CacheDir != nil {
+		switch {
+		case env["KUBECACHEDIR"] != "":
+			*f.CacheDir = env["KUBECACHEDIR"]
+		case home != "":
+			*f.CacheDir = filepath.Join(home, ".kube", "cache")
+		}
+	}
+	kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]
+	if ok {
+		var err error
+		if kubeconfig, err = absList(kubeconfig, dir); err != nil {
+			return err
+		}
+	} else if home != "" {
+		kubeconfig = filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+	}
+	// clientcmd reads KUBECONFIG when the loader is built; the flags keep the
+	// loader.
+	kubeconfigEnvMu.Lock()
+	defer kubeconfigEnvMu.Unlock()
+	old, had := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar)
+	os.Setenv(clientcmd.RecommendedConfigPathEnvVar, kubeconfig)
+	f.ToRawKubeConfigLoader()
+	if had {
+		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, old)
+	} else {
+		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
+	}
+	return nil
+}
+
+// bind gives the run's targets the server's warm informers, if they are the
+// server's: one context, resolved to the server's identity. Anything else is
+// declined, and the client answers it itself.
+func (s *servedRun) bind(f *Flags, targets []query.Target, maxStaleness time.Duration) ([]query.Target, error) {
+	if len(targets) != 1 || targets[0].Context != "" || targets[0].Err != nil {
+		return nil, errDecline
+	}
+	name, err := contextName(f.ConfigFlags)
+	if err != nil {
+		return nil, errDecline
+	}
+	id, err := warm.NewIdentity(targets[0].RESTConfig, name)
+	if err != nil || id != s.server.identity {
+		return nil, errDecline
+	}
+	t := targets[0]
+	t.RESTConfig = s.server.watch401(t.RESTConfig)
+	s.source = s.server.pool.Source(informer.Freshness{Start: s.start, MaxStaleness: maxStaleness}, strings.Join(s.req.Args, "\x00"))
+	t.Source = s.source
+	return []query.Target{t}, nil
+}
+
+// terminalWriter is a served run's stdout or stderr: what the server writes
+// goes to the client, whose terminal it may be.
+type terminalWriter struct {
+	io.Writer
+	terminal bool
+}
+
+// IsTerminal says whether the client's stream is a terminal (isTerminal).
+func (w terminalWriter) IsTerminal() bool { return w.terminal }

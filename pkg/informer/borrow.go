@@ -1,0 +1,484 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// settleParallelism bounds the freshness proofs a question runs at once. A
+// question over every type borrows dozens of informers, and a proof mostly
+// waits: for a bookmark, about a second.
+const settleParallelism = 64
+
+// PoolSource is a Pool as the Source of one question (one served run): its
+// factories borrow the pool's informers, and their WaitForSync waits until
+// the stores are as current as Freshness asks. It records what each type of
+// the answer is current as of (AsOf).
+type PoolSource struct {
+	pool      *Pool
+	fresh     Freshness
+	signature string
+
+	mu       sync.Mutex
+	asOf     map[asOfKey]AsOf
+	borrowed map[poolKey]bool
+}
+
+// Source returns the pool as the Source of a question that wants fresh.
+// signature names the question (its arguments, say): the informers the
+// last question of that name borrowed are shown current for this one at
+// once, in the background, so that a question that finds its types in
+// stages (a tree: the types, then their owners, then their status) waits
+// for one freshness proof, not one per stage. Done records this question's.
+func (p *Pool) Source(fresh Freshness, signature string) *PoolSource {
+	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
+	if signature != "" {
+		p.prefetch(signature, fresh)
+	}
+	return s
+}
+
+// Done says the question has its answer: the informers it borrowed are those
+// its signature's next question will want.
+func (s *PoolSource) Done() {
+	if s.signature == "" {
+		return
+	}
+	s.mu.Lock()
+	keys := slices.Collect(maps.Keys(s.borrowed))
+	s.mu.Unlock()
+	s.pool.remember(s.signature, keys)
+}
+
+// NewFactory returns a factory whose informers are borrowed from the pool.
+// restConfig is ignored: the pool's clients are the connection's.
+func (s *PoolSource) NewFactory(_ *rest.Config, cfg Config) (*Factory, error) {
+	f := NewFactoryWithClients(s.pool.clients, cfg)
+	f.requestTimeout = s.pool.requestTimeout
+	b := &borrower{src: s, byKey: map[poolKey]*loan{}}
+	if cfg.OnWatchLost != nil || cfg.OnWatchRestored != nil {
+		b.listener = &outageListener{lost: cfg.OnWatchLost, restored: cfg.OnWatchRestored}
+	}
+	f.borrow = b
+	return f, nil
+}
+
+// AsOf is what the objects of one type in an answer from the warm cache are
+// current as of: the server's state of them at ResourceVersion, which holds
+// every write the API server acknowledged before Time.
+type AsOf struct {
+	Resource Resource
+	// Namespace is the informer's namespace, "" for every namespace or a
+	// cluster-scoped type.
+	Namespace       string
+	ResourceVersion string
+	Time            time.Time
+}
+
+type asOfKey struct {
+	resource  string
+	namespace string
+}
+
+// AsOf returns what the types read so far are current as of, by resource
+// name then namespace; of several informers of one type and namespace, the
+// least current.
+func (s *PoolSource) AsOf() []AsOf {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Collect(maps.Values(s.asOf))
+	slices.SortFunc(out, func(a, b AsOf) int {
+		if c := strings.Compare(a.Resource.Name(), b.Resource.Name()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Namespace, b.Namespace)
+	})
+	return out
+}
+
+func (s *PoolSource) record(w *warm, c confirmation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := asOfKey{w.res.Name(), w.key.namespace}
+	if old, ok := s.asOf[k]; ok && !c.at.Before(old.Time) {
+		return
+	}
+	s.asOf[k] = AsOf{Resource: w.res, Namespace: w.key.namespace, ResourceVersion: c.rvText, Time: c.at}
+}
+
+// borrower is the pool's side of one borrowing Factory (Factory.borrow).
+// Its fields are guarded by the factory's mutex.
+type borrower struct {
+	src      *PoolSource
+	listener *outageListener
+	loans    []*loan
+	byKey    map[poolKey]*loan
+	released bool
+}
+
+// loan is one informer a question borrows.
+type loan struct {
+	w    *warm
+	key  poolKey
+	inf  *borrowedInformer
+	sink PageSink
+	// indexers are those the question asked for, for a private list.
+	indexers cache.Indexers
+	// teed, when set, says the informer was started for this question, its
+	// first list handed to sink as it arrived through teed.
+	teed *teeSink
+	// private is a list of the question's own, when the warm store could
+	// not be shown current (errNeedsList).
+	private *Factory
+	// settled is set once the store is shown current; asOf is as of what.
+	settled bool
+	asOf    confirmation
+	regs    []*borrowedRegistration
+}
+
+// informer is Factory.informer for a borrowing factory; f.mu is held.
+func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, error) {
+	if b.released {
+		return nil, errors.New("informer asked of a factory that was shut down")
+	}
+	key := keyFor(f.cfg, res, mode)
+	if l, ok := b.byKey[key]; ok {
+		if sink != nil || l.sink != nil {
+			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
+		}
+		l.w.indexMu.Lock()
+		err := addMissingIndexers(l.inf, indexers)
+		l.w.indexMu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+		}
+		maps.Copy(l.indexers, indexers)
+		return l.inf, nil
+	}
+	w, teed, err := b.src.pool.acquire(key, res, sink)
+	if err != nil {
+		return nil, err
+	}
+	w.indexMu.Lock()
+	err = addMissingIndexers(w.e.informer, indexers)
+	w.indexMu.Unlock()
+	if err != nil {
+		b.src.pool.release(w)
+		return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+	}
+	b.src.mu.Lock()
+	b.src.borrowed[key] = true
+	b.src.mu.Unlock()
+	l := &loan{w: w, key: key, sink: sink, teed: teed, indexers: maps.Clone(indexers)}
+	if l.indexers == nil {
+		l.indexers = cache.Indexers{}
+	}
+	l.inf = &borrowedInformer{SharedIndexInformer: w.e.informer, f: f, l: l}
+	if b.listener != nil {
+		w.listen(b.listener)
+	}
+	b.loans = append(b.loans, l)
+	b.byKey[key] = l
+	// The factory's waits, failures and progress line follow the pool's
+	// entry as they would one of its own.
+	f.order = append(f.order, w.e)
+	return l.inf, nil
+}
+
+// settle shows every borrowed store that synced current as of the question's
+// freshness, then hands streamed lists their objects and registers the event
+// handlers the question added meanwhile. It is called by WaitForSync once
+// every informer has synced or failed, within its timeout.
+func (b *borrower) settle(ctx context.Context, f *Factory) error {
+	f.mu.Lock()
+	var todo []*loan
+	for _, l := range b.loans {
+		if !l.settled && l.w.e.failed() == nil {
+			todo = append(todo, l)
+		}
+	}
+	f.mu.Unlock()
+	var g errgroup.Group
+	g.SetLimit(settleParallelism)
+	for _, l := range todo {
+		g.Go(func() error {
+			c, err := l.w.fresh(ctx, b.src.fresh)
+			var needsList *errNeedsList
+			if errors.As(err, &needsList) {
+				if needsList.always {
+					b.src.pool.markUnprovable(l.key, needsList.why)
+				}
+				c, err = b.relist(ctx, f, l)
+			}
+			if err != nil {
+				return b.stale(ctx, f, l, err)
+			}
+			l.asOf = c
+			b.src.record(l.w, c)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, l := range todo {
+		switch {
+		case l.teed != nil:
+			// The sink has had the first list, which the store holds: later
+			// lists are the store's alone. A sink that stopped part way
+			// fails the question, as it fails a direct run's list.
+			l.w.e.tee.CompareAndSwap(l.teed, nil)
+			if err := l.teed.failure(); err != nil {
+				return fmt.Errorf("listing %s: %w", l.w.res.Name(), err)
+			}
+		case l.sink != nil:
+			if err := toSinkWhole(ctx, l); err != nil {
+				return err
+			}
+		}
+		f.mu.Lock()
+		l.settled = true
+		regs := slices.Clone(l.regs)
+		f.mu.Unlock()
+		for _, r := range regs {
+			if err := r.register(l.inf.SharedIndexInformer); err != nil {
+				return fmt.Errorf("watching %s: %w", l.w.res.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// stale words why l's store could not be shown current.
+func (b *borrower) stale(ctx context.Context, f *Factory, l *loan, err error) error {
+	if ctx.Err() == nil {
+		return fmt.Errorf("checking that the cache of %s is current: %w", l.w.res.Name(), err)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && f.cfg.SyncTimeout > 0 {
+		return fmt.Errorf("%w after %s: %s (raise --sync-timeout to wait longer)", ErrSyncTimeout, f.cfg.SyncTimeout, l.w.lag())
+	}
+	return fmt.Errorf("waiting for %s: %w", l.w.lag(), ctx.Err())
+}
+
+// relist lists l's objects afresh for this question alone, when the warm
+// store cannot be shown current (errNeedsList): a list asked for now holds
+// every write acknowledged before. The question reads it in place of the
+// warm store from then on; Shutdown stops it.
+func (b *borrower) relist(ctx context.Context, f *Factory, l *loan) (confirmation, error) {
+	p := b.src.pool
+	at := p.now()
+	pf := NewFactoryWithClients(p.clients, Config{
+		Namespace: l.key.namespace, LabelSelector: l.key.labelSelector, FieldSelector: l.key.fieldSelector,
+		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: f.cfg.SyncTimeout,
+	})
+	pf.requestTimeout = p.requestTimeout
+	f.mu.Lock()
+	indexers := maps.Clone(l.indexers)
+	f.mu.Unlock()
+	inf, err := pf.Informer(l.w.res, l.key.mode, indexers)
+	if err != nil {
+		return confirmation{}, err
+	}
+	pf.Start(reflectorLogContext(p.ctx))
+	if err := pf.WaitForSync(ctx); err != nil {
+		pf.Shutdown()
+		return confirmation{}, err
+	}
+	rv := inf.GetIndexer().LastStoreSyncResourceVersion()
+	n, _ := strconv.ParseUint(rv, 10, 64)
+	f.mu.Lock()
+	l.private = pf
+	// Nothing reads the informer before WaitForSync returns.
+	l.inf.SharedIndexInformer = inf
+	f.mu.Unlock()
+	return confirmation{rv: n, rvText: rv, at: at}, nil
+}
+
+// toSinkWhole hands a streamed list's sink the whole store, in List's order,
+// as one page: a warm store has no pages to stream.
+func toSinkWhole(ctx context.Context, l *loan) error {
+	items := l.inf.GetStore().List()
+	objs := make([]runtime.Object, 0, len(items))
+	for _, it := range items {
+		if o, ok := it.(runtime.Object); ok {
+			objs = append(objs, o)
+		}
+	}
+	keys := make(map[runtime.Object][2]string, len(objs))
+	for _, o := range objs {
+		if a, err := meta.Accessor(o); err == nil {
+			keys[o] = [2]string{a.GetNamespace(), a.GetName()}
+		}
+	}
+	slices.SortFunc(objs, func(a, b runtime.Object) int {
+		ka, kb := keys[a], keys[b]
+		if c := strings.Compare(ka[0], kb[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(ka[1], kb[1])
+	})
+	return l.sink.Page(ctx, objs, true, l.asOf.rvText)
+}
+
+// release hands every borrowed informer back, running, after removing the
+// question's event handlers and stopping its private lists.
+func (b *borrower) release(f *Factory) {
+	f.mu.Lock()
+	if b.released {
+		f.mu.Unlock()
+		return
+	}
+	b.released = true
+	loans := b.loans
+	f.mu.Unlock()
+	for _, l := range loans {
+		if l.teed != nil {
+			// A question that ended before its first list did.
+			l.w.e.tee.CompareAndSwap(l.teed, nil)
+		}
+		for _, r := range l.regs {
+			r.remove()
+		}
+		if b.listener != nil {
+			l.w.unlisten(b.listener)
+		}
+		if l.private != nil {
+			l.private.Shutdown()
+		}
+		b.src.pool.release(l.w)
+	}
+}
+
+// borrowedInformer is a warm informer as a question sees it: its event
+// handlers are registered once its store is shown current, so that a feed's
+// first state is the server's at the question's start, and removed when the
+// question hands it back. A question cannot run, stop or reconfigure it.
+type borrowedInformer struct {
+	cache.SharedIndexInformer
+	f *Factory
+	l *loan
+}
+
+func (i *borrowedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return i.add(h, cache.HandlerOptions{})
+}
+
+func (i *borrowedInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resync time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	return i.add(h, cache.HandlerOptions{ResyncPeriod: &resync})
+}
+
+func (i *borrowedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return i.add(h, opts)
+}
+
+func (i *borrowedInformer) add(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	r := &borrowedRegistration{handler: h, opts: opts, synced: make(chan struct{}), gone: make(chan struct{})}
+	i.f.mu.Lock()
+	settled := i.l.settled
+	i.l.regs = append(i.l.regs, r)
+	i.f.mu.Unlock()
+	if settled {
+		if err := r.register(i.SharedIndexInformer); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (i *borrowedInformer) RemoveEventHandler(handle cache.ResourceEventHandlerRegistration) error {
+	if r, ok := handle.(*borrowedRegistration); ok {
+		r.remove()
+		return nil
+	}
+	return i.SharedIndexInformer.RemoveEventHandler(handle)
+}
+
+// errWarm refuses what a question may not do to a warm informer.
+var errWarm = errors.New("a warm informer of the cache is shared: it cannot be reconfigured")
+
+func (i *borrowedInformer) Run(<-chan struct{})                                {}
+func (i *borrowedInformer) RunWithContext(context.Context)                     {}
+func (i *borrowedInformer) SetTransform(cache.TransformFunc) error             { return errWarm }
+func (i *borrowedInformer) SetWatchErrorHandler(cache.WatchErrorHandler) error { return errWarm }
+func (i *borrowedInformer) SetWatchErrorHandlerWithContext(cache.WatchErrorHandlerWithContext) error {
+	return errWarm
+}
+
+// borrowedRegistration is an event handler on a borrowed informer, registered
+// on the warm informer once its store is current.
+type borrowedRegistration struct {
+	handler cache.ResourceEventHandler
+	opts    cache.HandlerOptions
+
+	mu      sync.Mutex
+	inf     cache.SharedIndexInformer
+	real    cache.ResourceEventHandlerRegistration
+	removed bool
+	synced  chan struct{}
+	gone    chan struct{}
+}
+
+// register adds the handler to inf; once registered it stays so.
+func (r *borrowedRegistration) register(inf cache.SharedIndexInformer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.real != nil || r.removed {
+		return nil
+	}
+	real, err := inf.AddEventHandlerWithOptions(r.handler, r.opts)
+	if err != nil {
+		return err
+	}
+	r.inf, r.real = inf, real
+	go func() {
+		select {
+		case <-real.HasSyncedChecker().Done():
+			close(r.synced)
+		case <-r.gone:
+		}
+	}()
+	return nil
+}
+
+// remove takes the handler off its informer, if it was registered.
+func (r *borrowedRegistration) remove() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.removed {
+		return
+	}
+	r.removed = true
+	close(r.gone)
+	if r.real != nil {
+		_ = r.inf.RemoveEventHandler(r.real)
+	}
+}
+
+// HasSynced reports whether the handler has been handed the store's objects.
+func (r *borrowedRegistration) HasSynced() bool {
+	r.mu.Lock()
+	real := r.real
+	r.mu.Unlock()
+	return real != nil && real.HasSynced()
+}
+
+// HasSyncedChecker is HasSynced as a channel.
+func (r *borrowedRegistration) HasSyncedChecker() cache.DoneChecker { return registrationChecker{r} }
+
+type registrationChecker struct{ r *borrowedRegistration }
+
+func (c registrationChecker) Name() string          { return "event handler of a warm informer" }
+func (c registrationChecker) Done() <-chan struct{} { return c.r.synced }

@@ -1,0 +1,805 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+// fakeCluster serves one resource, pods in namespace "shop", metadata only,
+// to a pool's informers and its probes, with resourceVersions that every
+// write moves, as etcd's revisions do: writes of other types move them too
+// (otherWrite). Its informer watches can be held (hold), as a watch that is
+// down or slow delivers nothing.
+type fakeCluster struct {
+	t      *testing.T
+	client *metadatafake.FakeMetadataClient
+
+	mu       sync.Mutex
+	rv       uint64
+	objs     map[string]*metav1.PartialObjectMetadata
+	history  []watch.Event
+	watchers []*fakeStream
+	held     bool
+	lists    int
+	// Probes: how many, and the delay before a probe's bookmark.
+	probeLists, probeWatches, wholeWatches int
+	bookmarkAfter                          time.Duration
+	probeErr                               error
+}
+
+// fakeStream is one informer watch: the events after its resourceVersion,
+// delivered unless the cluster holds them.
+type fakeStream struct {
+	w         *watch.RaceFreeFakeWatcher
+	namespace string
+	sent      uint64
+}
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+var podsResource = Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+
+func newFakeCluster(t *testing.T) *fakeCluster {
+	c := &fakeCluster{t: t, rv: 100, objs: map[string]*metav1.PartialObjectMetadata{}, bookmarkAfter: 20 * time.Millisecond}
+	scheme := runtime.NewScheme()
+	metav1.AddMetaToScheme(scheme)
+	c.client = metadatafake.NewSimpleMetadataClient(scheme)
+	c.client.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.lists++
+		list := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(c.rv, 10)}}
+		for _, key := range slices.Sorted(maps.Keys(c.objs)) {
+			if o := c.objs[key]; a.GetNamespace() == "" || o.Namespace == a.GetNamespace() {
+				list.Items = append(list.Items, runtime.RawExtension{Object: o.DeepCopy()})
+			}
+		}
+		return true, list, nil
+	})
+	c.client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		from, _ := strconv.ParseUint(a.(clienttesting.WatchActionImpl).ListOptions.ResourceVersion, 10, 64)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		s := &fakeStream{w: watch.NewRaceFreeFake(), namespace: a.GetNamespace(), sent: from}
+		c.watchers = append(c.watchers, s)
+		c.deliverLocked()
+		return true, s.w, nil
+	})
+	return c
+}
+
+// write creates or updates pod name.
+func (c *fakeCluster) write(name string) uint64 { return c.writeIn("shop", name) }
+
+// writeIn creates or updates pod name in namespace.
+func (c *fakeCluster) writeIn(namespace, name string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rv++
+	typ := watch.Modified
+	if c.objs[namespace+"/"+name] == nil {
+		typ = watch.Added
+	}
+	obj := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, ResourceVersion: strconv.FormatUint(c.rv, 10)},
+	}
+	c.objs[namespace+"/"+name] = obj
+	c.history = append(c.history, watch.Event{Type: typ, Object: obj})
+	c.deliverLocked()
+	return c.rv
+}
+
+// otherWrite is a write of another type: the resourceVersion moves, no pod
+// changes.
+func (c *fakeCluster) otherWrite() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rv++
+	return c.rv
+}
+
+// hold stops or resumes the delivery of changes to the informers.
+func (c *fakeCluster) hold(held bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = held
+	c.deliverLocked()
+}
+
+func (c *fakeCluster) deliverLocked() {
+	if c.held {
+		return
+	}
+	for _, s := range c.watchers {
+		for _, ev := range c.history {
+			if rv := rvOf(ev.Object); rv > s.sent {
+				if s.namespace == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == s.namespace {
+					s.w.Action(ev.Type, ev.Object.DeepCopyObject())
+				}
+				s.sent = rv
+			}
+		}
+	}
+}
+
+func rvOf(obj runtime.Object) uint64 {
+	n, _ := strconv.ParseUint(obj.(*metav1.PartialObjectMetadata).ResourceVersion, 10, 64)
+	return n
+}
+
+func (c *fakeCluster) counts() (lists, probeLists, probeWatches int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lists, c.probeLists, c.probeWatches
+}
+
+// current and watch make the fake cluster the pool's prober, as the API
+// server answers a probe: the current resourceVersion; the changes after rv,
+// then a bookmark at the current one.
+func (c *fakeCluster) current(context.Context, *warm) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probeLists++
+	if c.probeErr != nil {
+		return "", c.probeErr
+	}
+	return strconv.FormatUint(c.rv, 10), nil
+}
+
+func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error) {
+	from, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	ns := w.key.namespace
+	if whole {
+		ns = ""
+	}
+	c.mu.Lock()
+	c.probeWatches++
+	if whole {
+		c.wholeWatches++
+	}
+	var replay []watch.Event
+	at := from
+	for _, ev := range c.history {
+		if rv := rvOf(ev.Object); rv > from {
+			// A watch is moved past the changes it leaves out.
+			at = rv
+			if ns == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == ns {
+				replay = append(replay, ev)
+			}
+		}
+	}
+	delay := c.bookmarkAfter
+	c.mu.Unlock()
+	fw := watch.NewRaceFreeFake()
+	go func() {
+		for _, ev := range replay {
+			fw.Action(ev.Type, ev.Object.DeepCopyObject())
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		c.mu.Lock()
+		now := c.rv
+		c.mu.Unlock()
+		if now > at {
+			// The API server sends no bookmark at the resourceVersion a watch
+			// is at.
+			fw.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(now, 10)}})
+		}
+	}()
+	return fw, nil
+}
+
+// newTestPool returns a pool over c whose informers stop when the test ends.
+func newTestPool(t *testing.T, c *fakeCluster, opts PoolOptions) *Pool {
+	t.Helper()
+	p, err := newPool(Clients{Metadata: c.client}, 0, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// question borrows pods from p as one question started now, waits for them
+// and returns the factory, the store and the source.
+func question(t *testing.T, p *Pool, fresh Freshness, cfg Config) (*Factory, cache.SharedIndexInformer, *PoolSource, error) {
+	t.Helper()
+	if fresh.Start.IsZero() {
+		fresh.Start = time.Now()
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "shop"
+	}
+	src := p.Source(fresh, "")
+	f, err := src.NewFactory(nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := f.Informer(podsResource, MetadataOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	return f, inf, src, f.WaitForSync(ctx)
+}
+
+func names(inf cache.SharedIndexInformer) []string {
+	return slices.Sorted(slices.Values(inf.GetStore().ListKeys()))
+}
+
+func TestPoolReusesInformers(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	f1, inf1, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1.Shutdown()
+	f2, inf2, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Shutdown()
+	if lists, _, _ := c.counts(); lists != 1 {
+		t.Errorf("%d lists of pods, want 1: the second question must borrow the first one's informer", lists)
+	}
+	if got := names(inf2); !slices.Equal(got, []string{"shop/web-1"}) {
+		t.Errorf("store holds %v", got)
+	}
+	if inf1.GetStore() != inf2.GetStore() {
+		t.Error("two questions got two stores")
+	}
+	// Another key (a selector) is another informer.
+	f3, _, _, err := question(t, p, Freshness{}, Config{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f3.Shutdown()
+	if got := len(p.Status().Informers); got != 2 {
+		t.Errorf("%d informers, want 2 (one per selector)", got)
+	}
+}
+
+func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, inf, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	f.Shutdown()
+	p.mu.Lock()
+	var w *warm
+	for _, x := range p.warm {
+		w = x
+	}
+	p.mu.Unlock()
+	if w == nil || w.e.informer.IsStopped() {
+		t.Fatal("a question's Shutdown stopped the warm informer")
+	}
+	c.write("web-2")
+	waitUntil(t, "the warm informer to see a write after the question ended", func() bool {
+		return slices.Contains(names(inf), "shop/web-2")
+	})
+	if s := p.Status().Informers[0]; s.InUse != 0 || s.Objects != 1 {
+		t.Errorf("status after the question: in use %d, objects %d", s.InUse, s.Objects)
+	}
+	// A borrowed informer cannot be run, stopped or reconfigured by its question.
+	if err := inf.SetTransform(nil); err == nil {
+		t.Error("SetTransform on a borrowed informer succeeded")
+	}
+}
+
+func TestPoolDropsIdleInformers(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{DropAfter: 50 * time.Millisecond})
+	held, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, _, _, err := question(t, p, Freshness{}, Config{Namespace: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle.Shutdown()
+	waitUntil(t, "the unused informer to be dropped", func() bool { return p.Status().Dropped == 1 })
+	st := p.Status()
+	if len(st.Informers) != 1 || st.Informers[0].Namespace != "shop" {
+		t.Errorf("informers after the drop: %+v; want only the one held (shop)", st.Informers)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if len(p.Status().Informers) != 1 {
+		t.Error("an informer in use was dropped")
+	}
+	held.Shutdown()
+	waitUntil(t, "the informer to be dropped once handed back", func() bool { return len(p.Status().Informers) == 0 })
+}
+
+func TestPoolReadYourWrites(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	// The write is acknowledged; its event is on its way to the informer, late.
+	c.hold(true)
+	c.write("web-new")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.hold(false)
+	}()
+	f, inf, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	if !slices.Contains(names(inf), "shop/web-new") {
+		t.Fatalf("the answer misses a write acknowledged before the question: %v", names(inf))
+	}
+	asOf := src.AsOf()
+	if len(asOf) != 1 || asOf[0].Resource.Name() != "pods" || asOf[0].ResourceVersion != "101" {
+		t.Errorf("AsOf = %+v, want pods as of 101", asOf)
+	}
+}
+
+func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	// Other types are written: the pods' informer hears nothing of it.
+	want := c.otherWrite()
+	c.otherWrite()
+	want = c.otherWrite()
+	start := time.Now()
+	f, _, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	if _, _, watches := c.counts(); watches != 1 {
+		t.Errorf("%d probe watches, want 1", watches)
+	}
+	if got := src.AsOf()[0]; got.ResourceVersion != strconv.FormatUint(want, 10) || got.Time.Before(start) {
+		t.Errorf("AsOf = %+v, want resourceVersion %d as of the question's start or later", got, want)
+	}
+}
+
+func TestPoolWatchDownFailsNamingTheType(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.hold(true)
+	c.write("web-lost")
+	_, _, _, err = question(t, p, Freshness{}, Config{SyncTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (resourceVersion 101; its store has applied 100)") {
+		t.Fatalf("err = %v; want a sync timeout naming pods and the versions", err)
+	}
+	// Once the watch delivers again, the next question is answered, with
+	// the write.
+	c.hold(false)
+	f, inf, _, err := question(t, p, Freshness{}, Config{SyncTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	if !slices.Contains(names(inf), "shop/web-lost") {
+		t.Errorf("store %v misses the write", names(inf))
+	}
+}
+
+func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	c.probeErr = &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/shop/pods?limit=1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	c.mu.Unlock()
+	_, _, _, err = question(t, p, Freshness{}, Config{SyncTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (asking for its resourceVersion: ") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, probes, _ := c.counts(); probes < 3 {
+		t.Errorf("%d probes: a refused connection must be tried again", probes)
+	}
+}
+
+func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.otherWrite()
+	_, before, _ := c.counts()
+	f, _, src, err := question(t, p, Freshness{MaxStaleness: time.Hour}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if _, after, _ := c.counts(); after != before {
+		t.Errorf("%d probes with --max-staleness 1h after a confirmed question, want none", after-before)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != "100" {
+		t.Errorf("AsOf resourceVersion %s, want the one confirmed, 100", got)
+	}
+	// Without it, the server is asked.
+	f, _, _, err = question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if _, after, _ := c.counts(); after != before+1 {
+		t.Errorf("%d probes without --max-staleness, want 1", after-before)
+	}
+}
+
+func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
+	c := newFakeCluster(t)
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.otherWrite()
+	c.mu.Lock()
+	c.bookmarkAfter = 200 * time.Millisecond
+	c.mu.Unlock()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			f, _, _, err := question(t, p, Freshness{Start: start}, Config{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			f.Shutdown()
+		})
+	}
+	wg.Wait()
+	if _, probes, watches := c.counts(); probes != 1 || watches != 1 {
+		t.Errorf("%d probe lists and %d probe watches for five questions at once, want one of each (the first question was shown current by its list)", probes, watches)
+	}
+}
+
+func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.hold(true)
+	c.write("web-2")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.hold(false)
+	}()
+
+	src := p.Source(Freshness{Start: time.Now()}, "")
+	f, err = src.NewFactory(nil, Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := f.Informer(podsResource, MetadataOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, obj.(*metav1.PartialObjectMetadata).Name)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+		t.Fatal("the handler never synced")
+	}
+	mu.Lock()
+	got := slices.Sorted(slices.Values(seen))
+	mu.Unlock()
+	if !slices.Equal(got, []string{"web-1", "web-2"}) {
+		t.Errorf("the handler's first state is %v, want web-1 and web-2: the write before the question", got)
+	}
+	f.Shutdown()
+	c.write("web-3")
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(seen, "web-3") {
+		t.Error("a handler of a question that ended still hears changes")
+	}
+}
+
+func TestPoolRelistsWhenTheServerForgot(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	p.probe = expiredProber{c}
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.hold(true)
+	c.write("web-2")
+	f, inf, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	if !slices.Contains(names(inf), "shop/web-2") {
+		t.Errorf("the question's own list misses the write: %v", names(inf))
+	}
+	if lists, _, _ := c.counts(); lists != 2 {
+		t.Errorf("%d lists, want 2: the warm one and the question's own", lists)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != "102" {
+		t.Errorf("AsOf resourceVersion %s, want the question's own list's, 102", got)
+	}
+}
+
+// expiredProber is a server whose watch history no longer has what the
+// store has applied: every probe watch is 410 Gone.
+type expiredProber struct{ c *fakeCluster }
+
+func (e expiredProber) current(ctx context.Context, w *warm) (string, error) {
+	return e.c.current(ctx, w)
+}
+
+func (e expiredProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
+	w := watch.NewRaceFreeFake()
+	go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+	return w, nil
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
+	old := bookmarkDue
+	bookmarkDue = 100 * time.Millisecond
+	t.Cleanup(func() { bookmarkDue = old })
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	// The last write anywhere is a pod of another namespace: a watch of the
+	// shop's pods is moved past it and gets no bookmark.
+	want := c.writeIn("other", "db-0")
+	f, _, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	c.mu.Lock()
+	whole := c.wholeWatches
+	c.mu.Unlock()
+	if whole != 1 {
+		t.Errorf("%d watches of the whole type, want 1 after the selective one heard nothing", whole)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != strconv.FormatUint(want, 10) {
+		t.Errorf("AsOf resourceVersion %s, want %d", got, want)
+	}
+}
+
+func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	events := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: podsResource.GVK, Namespaced: true}
+	// The fake serves its pods under any name; call them what the API
+	// server does not cache.
+	events.GVR.Resource = "events"
+	pods := c.client.ReactionChain[0]
+	c.client.PrependReactor("list", "events", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		return pods.React(clienttesting.NewListAction(podsGVR, schema.GroupVersionKind{}, a.GetNamespace(), metav1.ListOptions{}))
+	})
+	c.client.PrependWatchReactor("events", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		return true, watch.NewRaceFreeFake(), nil
+	})
+	for range 2 {
+		src := p.Source(Freshness{Start: time.Now()}, "")
+		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Informer(events, MetadataOnly, nil); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.Start(ctx)
+		if err := f.WaitForSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		f.Shutdown()
+	}
+	if lists, probes, _ := c.counts(); lists != 2 || probes != 0 {
+		t.Errorf("%d lists and %d probes of events for two questions, want a list each and no probe", lists, probes)
+	}
+	if n := len(p.Status().Informers); n != 0 {
+		t.Errorf("%d informers kept warm, want none: events are listed for each question", n)
+	}
+}
+
+// pageRecorder is a PageSink that keeps what it is handed, and reads the
+// objects again in a goroutine of its own, as a printer does while the list
+// goes on.
+type pageRecorder struct {
+	mu      sync.Mutex
+	pages   [][]string
+	readers sync.WaitGroup
+}
+
+func (r *pageRecorder) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, it := range items {
+		names = append(names, it.(*metav1.PartialObjectMetadata).Name)
+	}
+	r.pages = append(r.pages, names)
+	r.readers.Go(func() {
+		for _, it := range items {
+			_ = it.(*metav1.PartialObjectMetadata).DeepCopy()
+		}
+	})
+	return nil
+}
+
+// TestPoolStreamsTheFirstList: the question that starts a warm informer of a
+// streamed listing gets its list page by page as it arrives, which the store
+// keeps; a later question gets the store whole, in List's order.
+func TestPoolStreamsTheFirstList(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-2")
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	for i, want := range [][][]string{{{"web-1", "web-2"}}, {{"web-1", "web-2"}}} {
+		src := p.Source(Freshness{Start: time.Now()}, "")
+		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &pageRecorder{}
+		if _, err := f.StreamInformer(podsResource, MetadataOnly, rec); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.Start(ctx)
+		if err := f.WaitForSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		f.Shutdown()
+		rec.readers.Wait()
+		if diff := cmp.Diff(want, rec.pages); diff != "" {
+			t.Errorf("question %d: pages (-want +got):\n%s", i, diff)
+		}
+		if e := p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e; e.tee.Load() != nil {
+			t.Errorf("question %d: the warm informer still hands its lists to the question's sink", i)
+		}
+	}
+	if got := len(p.Status().Informers); got != 1 {
+		t.Errorf("%d informers, want the one both questions read", got)
+	}
+	if lists, _, _ := c.counts(); lists != 1 {
+		t.Errorf("%d lists, want 1", lists)
+	}
+}
+
+// failingSink is a PageSink that refuses every page.
+type failingSink struct{}
+
+func (failingSink) Page(context.Context, []runtime.Object, bool, string) error {
+	return errors.New("listed out of order")
+}
+
+// TestPoolFailsTheQuestionWhoseStreamFailed: a question whose sink refuses
+// the first list of the informer it started fails, as a direct run's list
+// does, instead of answering with part of the list; the informer syncs for
+// the store all the same, and the next question reads it.
+func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, PoolOptions{})
+	src := p.Source(Freshness{Start: time.Now()}, "")
+	f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.StreamInformer(podsResource, MetadataOnly, failingSink{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	err = f.WaitForSync(ctx)
+	f.Shutdown()
+	if err == nil || !strings.Contains(err.Error(), "listed out of order") {
+		t.Fatalf("WaitForSync: %v, want the sink's error", err)
+	}
+	f2, inf, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Shutdown()
+	if got := inf.GetStore().ListKeys(); !slices.Equal(got, []string{"shop/web-1"}) {
+		t.Errorf("the next question read %v, want [shop/web-1]", got)
+	}
+	if lists, _, _ := c.counts(); lists != 1 {
+		t.Errorf("%d lists, want 1", lists)
+	}
+}
