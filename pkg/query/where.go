@@ -167,10 +167,13 @@ func (s *Session) whereWarnings() []string {
 // Keep) when --where reads the object alone: an object that does not match
 // is dropped with its LIST page and never held. Expressions that name owner
 // or node are judged once the lists have synced, by a matcher, since the
-// owners and nodes are not known while the pages arrive. nil without --where.
+// owners and nodes are not known while the pages arrive. nil without --where,
+// and for informers lent by a Source other than OneShot.
 func (s *Session) pageKeep() func(informer.Resource, runtime.Object) bool {
 	u := s.whereUses()
-	if s.where == nil || u.Owner || u.Node {
+	if s.where == nil || u.Owner || u.Node || s.cfg.Source != nil {
+		// A Source other than OneShot lends informers that other
+		// questions read too: their pages are not this question's to drop.
 		return nil
 	}
 	return func(r informer.Resource, obj runtime.Object) bool {

@@ -165,6 +165,12 @@ func TestCacheAnswersAsDirect(t *testing.T) {
 		{"selects", "service/web", "-n", "shop"}, {"selected-by", "pod/" + web, "-n", "shop", "-o", "json"},
 		{"events", "deployment/web", "-n", "shop"}, {"events", "-n", "shop"}, {"events", "-A", "-o", "json"},
 		{"podz"}, {"tree", "deployment/nope", "-n", "shop"},
+		// --where: the warm informers are every question's, so the pages are not filtered
+		// as they arrive; the answer is.
+		{"pods", "-A", "-o", "json", "--where", `object.status.phase == "Running"`},
+		{"pods", "-A", "-o", "name", "--where", `object.metadata.name.startsWith("web")`},
+		{"pods", "-A", "--by-owner", "--where", `owner != null && owner.kind == "Deployment"`},
+		{"tree", "deployment/web", "-n", "shop", "--where", `object.kind != "Pod"`},
 	}
 	admin := newCacheUser(t, env, env.Kubeconfig)
 	jane := newCacheUser(t, env, narrow.Kubeconfig)
@@ -222,8 +228,18 @@ func TestCacheAnswersAsDirect(t *testing.T) {
 			return out
 		}
 		args := []string{"watch", "pods", "-n", "shop", "-l", "app=web"}
-		if diff := cmp.Diff(lines(args...), lines(append(args, "--cache")...)); diff != "" {
+		direct := lines(args...)
+		if diff := cmp.Diff(direct, lines(append(args, "--cache")...)); diff != "" {
 			t.Errorf("a feed's first state differs (-direct +cached):\n%s", diff)
+		}
+		// A checkpointed feed through the cache reads its own informers, whose positions
+		// the checkpoint records.
+		cp := filepath.Join(t.TempDir(), "pods.checkpoint")
+		if diff := cmp.Diff(direct, lines(append(args, "--cache", "--checkpoint", cp)...)); diff != "" {
+			t.Errorf("a checkpointed feed's first state differs (-direct +cached):\n%s", diff)
+		}
+		if data, err := os.ReadFile(cp); err != nil || !strings.Contains(string(data), `"resources":["pods"]`) {
+			t.Errorf("the checkpoint of a feed through the cache: %v\n%s", err, data)
 		}
 	})
 }
