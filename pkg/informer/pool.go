@@ -48,9 +48,10 @@ type PoolOptions struct {
 // Before a question reads a borrowed store, WaitForSync makes sure the store
 // holds every write the API server acknowledged before the question started
 // (see fresh.go): one LIST of at most one object for the server's current
-// resourceVersion R, then proof, from the informer's own resourceVersion and a
-// short watch of the same objects, that the store has applied every change up
-// to R. A store whose watch is down cannot show it, and the question waits
+// resourceVersion R (of all the store's objects, for a small store, which
+// may show it current at once), then proof, from the informer's own
+// resourceVersion and a short watch of the same objects, that the store has
+// applied every change up to R. A store whose watch is down cannot show it, and the question waits
 // for the informer to resync or fails when its sync timeout expires, naming
 // the type.
 //
@@ -60,9 +61,12 @@ type Pool struct {
 	clients        Clients
 	requestTimeout time.Duration
 	probe          prober
-	dropAfter      time.Duration
-	listSlots      chan struct{}
-	now            func() time.Time
+	// compareUpTo is the size up to which a store is shown current by
+	// comparing it with a LIST of its objects (fresh.go); 0 never does.
+	compareUpTo int
+	dropAfter   time.Duration
+	listSlots   chan struct{}
+	now         func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -140,6 +144,7 @@ func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts P
 		clients:        clients,
 		requestTimeout: requestTimeout,
 		probe:          probe,
+		compareUpTo:    defaultCompareUpTo,
 		dropAfter:      opts.DropAfter,
 		listSlots:      make(chan struct{}, opts.MaxConcurrentLists),
 		now:            time.Now,

@@ -42,8 +42,10 @@ type fakeCluster struct {
 	lists    int
 	// Probes: how many, and the delay before a probe's bookmark.
 	probeLists, probeWatches, wholeWatches int
-	bookmarkAfter                          time.Duration
-	probeErr                               error
+	// compareLists counts the probe LISTs of a store's objects.
+	compareLists  int
+	bookmarkAfter time.Duration
+	probeErr      error
 }
 
 // fakeStream is one informer watch: the events after its resourceVersion,
@@ -166,6 +168,27 @@ func (c *fakeCluster) current(context.Context, *warm) (string, error) {
 	return strconv.FormatUint(c.rv, 10), nil
 }
 
+func (c *fakeCluster) list(_ context.Context, w *warm, limit int64) (*metav1.PartialObjectMetadataList, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.probeLists++
+	c.compareLists++
+	if c.probeErr != nil {
+		return nil, c.probeErr
+	}
+	list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(c.rv, 10)}}
+	for _, key := range slices.Sorted(maps.Keys(c.objs)) {
+		if o := c.objs[key]; w.key.namespace == "" || o.Namespace == w.key.namespace {
+			if int64(len(list.Items)) == limit {
+				list.Continue = "more"
+				break
+			}
+			list.Items = append(list.Items, *o.DeepCopy())
+		}
+	}
+	return list, nil
+}
+
 func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error) {
 	from, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil {
@@ -216,12 +239,16 @@ func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool)
 }
 
 // newTestPool returns a pool over c whose informers stop when the test ends.
+// Its stores are shown current by the server's resourceVersion and probe
+// watches only, never by a LIST of their objects (compareUpTo), which the
+// tests of comparing turn on.
 func newTestPool(t *testing.T, c *fakeCluster, opts PoolOptions) *Pool {
 	t.Helper()
 	p, err := newPool(Clients{Metadata: c.client}, 0, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.compareUpTo = 0
 	t.Cleanup(p.Close)
 	return p
 }
@@ -606,6 +633,10 @@ func (e expiredProber) current(ctx context.Context, w *warm) (string, error) {
 	return e.c.current(ctx, w)
 }
 
+func (e expiredProber) list(ctx context.Context, w *warm, limit int64) (*metav1.PartialObjectMetadataList, error) {
+	return e.c.list(ctx, w, limit)
+}
+
 func (e expiredProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
 	w := watch.NewRaceFreeFake()
 	go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
@@ -801,5 +832,114 @@ func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
 	}
 	if lists, _, _ := c.counts(); lists != 1 {
 		t.Errorf("%d lists, want 1", lists)
+	}
+}
+
+// TestPoolComparesSmallStores: a store of at most compareUpTo objects that
+// holds exactly what a LIST of its objects holds is current at the LIST's
+// resourceVersion, however much was written elsewhere, with no probe watch;
+// one that differs (a change on its way to it, a deletion it has not heard
+// of) or is bigger goes on to the probe, and its question sees the write.
+func TestPoolComparesSmallStores(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("web-1")
+	c.write("web-2")
+	c.writeIn("other", "db-0")
+	p := newTestPool(t, c, PoolOptions{})
+	p.compareUpTo = 2
+	f, _, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+
+	// Other types are written: the store is shown current by one LIST.
+	c.otherWrite()
+	want := c.otherWrite()
+	f, _, src, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	compares, watches := c.compareLists, c.probeWatches
+	c.mu.Unlock()
+	if compares != 1 || watches != 0 {
+		t.Errorf("%d compared LISTs and %d probe watches, want 1 and 0", compares, watches)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != strconv.FormatUint(want, 10) {
+		t.Errorf("AsOf resourceVersion %s, want %d", got, want)
+	}
+
+	// A write on its way to the store: the store differs from the LIST, the
+	// probe bounds the changes, and the question waits for the write.
+	c.hold(true)
+	c.write("web-1")
+	c.otherWrite()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.hold(false)
+	}()
+	f, inf, _, err := question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, _, _ := inf.GetStore().GetByKey("shop/web-1")
+	if got := obj.(*metav1.PartialObjectMetadata).ResourceVersion; got != c.objs["shop/web-1"].ResourceVersion {
+		t.Errorf("web-1 at resourceVersion %s, want the write's, %s", got, c.objs["shop/web-1"].ResourceVersion)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	watches = c.probeWatches
+	c.mu.Unlock()
+	if watches != 1 {
+		t.Errorf("%d probe watches, want 1 for a store that differs from the LIST", watches)
+	}
+
+	// A deletion on its way: the store holds one object more than the LIST.
+	c.hold(true)
+	c.mu.Lock()
+	c.rv++
+	gone := c.objs["shop/web-2"].DeepCopy()
+	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
+	delete(c.objs, "shop/web-2")
+	c.history = append(c.history, watch.Event{Type: watch.Deleted, Object: gone})
+	c.mu.Unlock()
+	c.otherWrite()
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.hold(false)
+	}()
+	f, inf, _, err = question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(names(inf), "shop/web-2") {
+		t.Errorf("store %v still holds a pod deleted before the question", names(inf))
+	}
+	f.Shutdown()
+
+	// A store bigger than compareUpTo is not compared.
+	c.write("web-3")
+	c.write("web-4")
+	f, _, _, err = question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	before := c.compareLists
+	c.mu.Unlock()
+	c.otherWrite()
+	f, _, _, err = question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	after := c.compareLists
+	c.mu.Unlock()
+	if after != before {
+		t.Errorf("a store of 4 objects was compared with compareUpTo 2")
 	}
 }
