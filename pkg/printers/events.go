@@ -20,6 +20,10 @@ import (
 // CONTEXT first. It prints nothing when there are no events, and returns
 // how many it printed.
 func PrintEventTable(w io.Writer, answers []query.Answer[*query.Listing], noHeaders bool) (int, error) {
+	return buffered(w, func(w io.Writer) (int, error) { return printEventTable(w, answers, noHeaders) })
+}
+
+func printEventTable(w io.Writer, answers []query.Answer[*query.Listing], noHeaders bool) (int, error) {
 	tw := printers.GetNewTabWriter(w)
 	headed := noHeaders
 	n := 0

@@ -75,7 +75,26 @@ func IsHuman(format string) bool { return format == "" || format == "wide" }
 // cli-runtime's flags chose; it is used for every format except human tables
 // and lists in json/yaml, which are produced here. It returns the number of
 // objects printed.
+//
+// The output is buffered and written in large pieces: a table's tabwriter
+// writes cell by cell, which is a system call per cell on a terminal, a pipe
+// or the warm cache's socket.
 func Print(w io.Writer, members []v1alpha1.Members, tables Tables, delegate printers.ResourcePrinter, opts Options) (int, error) {
+	return buffered(w, func(w io.Writer) (int, error) { return printMembers(w, members, tables, delegate, opts) })
+}
+
+// buffered runs write over a buffer of w and flushes it, also after a
+// failure: what was written before it is printed.
+func buffered(w io.Writer, write func(io.Writer) (int, error)) (int, error) {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	n, err := write(bw)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return n, err
+}
+
+func printMembers(w io.Writer, members []v1alpha1.Members, tables Tables, delegate printers.ResourcePrinter, opts Options) (int, error) {
 	if opts.contexts != nil {
 		return printContexts(w, members, tables, delegate, opts)
 	}

@@ -681,3 +681,45 @@ func TestPrintListWarnings(t *testing.T) {
 		t.Errorf("complete answer has a warnings field:\n%s", buf.String())
 	}
 }
+
+// countingWriter counts the writes it is given.
+type countingWriter struct {
+	writes int
+	bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestPrintWritesInLargePieces: a table of 2,000 rows, and their names,
+// reach the writer in a few large writes, not one per cell or line (a system
+// call each on a terminal, a pipe or the warm cache's socket), and hold what
+// an unbuffered print would.
+func TestPrintWritesInLargePieces(t *testing.T) {
+	var objs []runtime.Object
+	for i := range 2000 {
+		objs = append(objs, outPod(fmt.Sprintf("web-%04d", i), "worker-1"))
+	}
+	groups := tabled([]group{{GVK: outPodGVK, Namespaced: true, Objects: objs}})
+	for _, format := range []string{"", "name"} {
+		t.Run("format "+format, func(t *testing.T) {
+			opts := printers.Options{Now: outNow, Format: format, WithNamespace: true}
+			var delegate cliprinters.ResourcePrinter
+			if format == "name" {
+				delegate = &cliprinters.NamePrinter{}
+			}
+			var w countingWriter
+			if _, err := printGroups(&w, groups, delegate, opts); err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Count(w.String(), "\n"); lines < 2000 {
+				t.Fatalf("%d lines printed, want a line per pod", lines)
+			}
+			if w.writes > 4 {
+				t.Errorf("%d writes for %d bytes, want a few large ones", w.writes, w.Len())
+			}
+		})
+	}
+}
