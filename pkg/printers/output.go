@@ -356,7 +356,8 @@ func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int)
 			buf.WriteString(",")
 		}
 		buf.WriteString("\n" + prefix)
-		return json.Indent(buf, bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), prefix, "    ")
+		_, err := buf.Write(appendIndented(buf.AvailableBuffer(), bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), prefix, "    "))
+		return err
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err

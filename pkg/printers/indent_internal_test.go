@@ -1,0 +1,80 @@
+package printers
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// indentSeeds are compact JSON documents with what indenting must get right:
+// empty objects and arrays, nesting, escaped quotes and backslashes before
+// a closing quote, structural bytes inside strings, literals of every kind.
+var indentSeeds = []string{
+	`{}`, `[]`, `{"a":{}}`, `[[],{}]`, `"x"`, `1`, `true`, `null`,
+	`{"a":"b\"c","d":"e\\","f":"g\\\"h","i":"{[,:]}"}`,
+	`{"metadata":{"name":"web-0","labels":{"app":"web"},"ownerReferences":[{"kind":"ReplicaSet","controller":true}]},"spec":{"containers":[{"name":"app","resources":{},"ports":[{"containerPort":8080,"protocol":"TCP"}]}]},"status":{"phase":"Running","conditions":[]}}`,
+	`[1,-2.5e10,"\u003c\u00e9\ud83d\ude00",false,null,{"":""}]`,
+}
+
+// TestAppendIndentedIsJSONIndent: on compact JSON, appendIndented writes what
+// json.Indent writes, byte for byte, with and without a prefix.
+func TestAppendIndentedIsJSONIndent(t *testing.T) {
+	for _, src := range indentSeeds {
+		for _, prefix := range []string{"", "        "} {
+			var want bytes.Buffer
+			if err := json.Indent(&want, []byte(src), prefix, "    "); err != nil {
+				t.Fatalf("%s: %v", src, err)
+			}
+			if got := appendIndented([]byte("head"), []byte(src), prefix, "    "); !bytes.Equal(got[4:], want.Bytes()) || string(got[:4]) != "head" {
+				t.Errorf("%s with prefix %q:\n got %s\nwant %s", src, prefix, got, want.Bytes())
+			}
+		}
+	}
+}
+
+// FuzzAppendIndented: whatever valid JSON is compacted, appendIndented
+// indents it as json.Indent does.
+func FuzzAppendIndented(f *testing.F) {
+	for _, s := range indentSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact.Bytes(), "  ", "    "); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendIndented(nil, compact.Bytes(), "  ", "    "); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("%s:\n got %s\nwant %s", compact.Bytes(), got, want.Bytes())
+		}
+	})
+}
+
+// BenchmarkIndent compares appendIndented with json.Indent on a pod.
+func BenchmarkIndent(b *testing.B) {
+	src := []byte(indentSeeds[len(indentSeeds)-2])
+	for range 6 {
+		src = append(append(append([]byte(`{"items":[`), src...), append([]byte(","), src...)...), ']', '}')
+	}
+	b.Run("json.Indent", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		var buf bytes.Buffer
+		for b.Loop() {
+			buf.Reset()
+			_ = json.Indent(&buf, src, "    ", "    ")
+		}
+	})
+	b.Run("appendIndented", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		var dst []byte
+		for b.Loop() {
+			dst = appendIndented(dst[:0], src, "    ", "    ")
+		}
+	})
+}
