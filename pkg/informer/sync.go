@@ -283,6 +283,10 @@ func (f *Factory) WaitForSyncPartial(ctx context.Context) (skipped []Skipped, er
 	return f.waitForSync(ctx, true)
 }
 
+// betweenSyncLooks, when set, runs between waitForSync's looks at what has
+// not synced and at what failed: tests fail a list there.
+var betweenSyncLooks func(*Factory)
+
 func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, error) {
 	if f.cfg.SyncTimeout > 0 {
 		var cancel context.CancelFunc
@@ -296,16 +300,21 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 	ticker := time.NewTicker(syncPollInterval)
 	defer ticker.Stop()
 	for {
-		if !partial {
-			if failed := f.failedEntries(); len(failed) > 0 {
-				return nil, listError(failed[0], failed[0].failed())
-			}
+		// The failures are read after unsynced: an informer that fails in
+		// between leaves unsynced's list and must be in this one. Failures
+		// are never undone, so nothing is missed this way. (Read before, a
+		// list failing in between was neither: WaitForSync returned nil over
+		// an empty store, and an owner of a kind the user may not list was
+		// reported as not found.)
+		unsynced := f.unsynced()
+		if betweenSyncLooks != nil {
+			betweenSyncLooks(f)
 		}
-		if len(f.unsynced()) == 0 {
-			// Read the failures after unsynced: an informer that failed in
-			// between left unsynced's list and must be in this one. Failures
-			// are never undone, so nothing is missed this way.
-			failed := f.failedEntries()
+		failed := f.failedEntries()
+		if !partial && len(failed) > 0 {
+			return nil, listError(failed[0], failed[0].failed())
+		}
+		if len(unsynced) == 0 {
 			skipped := make([]Skipped, 0, len(failed))
 			for _, e := range failed {
 				// A stopped informer no longer retries in the background.
