@@ -34,13 +34,14 @@ import (
 //     write anywhere since), the store is current: a busy type, or a quiet
 //     cluster, is done here.
 //
-//     A store of at most compareUpTo objects is asked about differently: the
-//     LIST of step 1 is of the informer's own objects (its namespace and
-//     selectors, metadata only), and when the store holds exactly those
+//     Otherwise a store of at most compareUpTo objects is compared with a
+//     LIST of the informer's own objects (its namespace and selectors,
+//     metadata only) asked for then: when the store holds exactly those
 //     objects at the same resourceVersions, it is the server's state of them
-//     at R, whatever was written elsewhere: a small quiet type (the
-//     ReplicaSets and Deployments a grouping reads) is shown current by one
-//     small LIST, not the bookmark of step 3. A store that differs (a change
+//     at the LIST's resourceVersion, at or past R, whatever was written
+//     elsewhere: a small quiet type (the ReplicaSets and Deployments a
+//     grouping reads) is shown current by one small LIST, not the bookmark
+//     of step 3, and a busy one never lists. A store that differs (a change
 //     on its way to it) goes on to step 3.
 //  3. Otherwise a probe watches the informer's own objects (its namespace
 //     and selectors, metadata only) from A, with bookmarks and a timeout of
@@ -76,9 +77,11 @@ import (
 // to compare, the question lists that type afresh instead (borrower.relist).
 
 // defaultCompareUpTo is the size up to which a store is compared with a
-// LIST of its objects instead of waiting for a bookmark (step 2 above): the
-// metadata of 5,000 ReplicaSets, managedFields included, is about 15 MB and
-// 0.15 s to list, a bookmark 0.1 to 2.3 s away.
+// LIST of its objects instead of waiting for a bookmark (step 2 above): 5,000
+// objects with metadata as heavy as the bench's realistic pods (6.0 KB of
+// metadata-only protobuf each, managedFields included) are about 29 MB and
+// 0.2 s to list, scaled from the bench's metadata LIST of 20,000 such pods
+// (115 MB, 0.78 s); a bookmark is 0.1 to 2.3 s away.
 const defaultCompareUpTo = 5000
 
 // probeWatchTimeout is the timeoutSeconds of a probe's watch: the shortest
@@ -256,24 +259,12 @@ func notNumbers(w *warm, rv string) error {
 // current resourceVersion is asked for.
 func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 	var text string
-	var listed *metav1.PartialObjectMetadataList
-	if n := w.pool.compareUpTo; n > 0 && len(w.e.informer.GetStore().ListKeys()) <= n {
-		err := w.retrying(ctx, func() (err error) {
-			listed, err = w.pool.probe.list(ctx, w, int64(n))
-			return err
-		})
-		if err != nil {
-			return confirmation{}, err
-		}
-		text = listed.ResourceVersion
-	} else {
-		err := w.retrying(ctx, func() (err error) {
-			text, err = w.pool.probe.current(ctx, w)
-			return err
-		})
-		if err != nil {
-			return confirmation{}, err
-		}
+	err := w.retrying(ctx, func() (err error) {
+		text, err = w.pool.probe.current(ctx, w)
+		return err
+	})
+	if err != nil {
+		return confirmation{}, err
 	}
 	target, err := strconv.ParseUint(text, 10, 64)
 	if err != nil {
@@ -294,10 +285,24 @@ func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 		// (nothing was written anywhere since).
 		return c, nil
 	}
-	if listed != nil && listed.Continue == "" && w.holds(listed.Items) {
-		// The store holds the server's state of its objects at target,
+	if n := w.pool.compareUpTo; n > 0 && len(w.e.informer.GetStore().ListKeys()) <= n {
+		// A small store is compared with a LIST of its objects, asked for
+		// after the target was: when it holds them, it holds the server's
+		// state at the LIST's resourceVersion, at or past the target,
 		// whatever was written elsewhere since it last changed.
-		return c, nil
+		var listed *metav1.PartialObjectMetadataList
+		err := w.retrying(ctx, func() (err error) {
+			listed, err = w.pool.probe.list(ctx, w, int64(n))
+			return err
+		})
+		if err != nil {
+			return confirmation{}, err
+		}
+		if listed.Continue == "" && w.holds(listed.Items) {
+			if rv, err := strconv.ParseUint(listed.ResourceVersion, 10, 64); err == nil && rv >= target {
+				return confirmation{rv: rv, rvText: listed.ResourceVersion, at: ts}, nil
+			}
+		}
 	}
 	last, done, err := w.bound(ctx, target)
 	if err != nil || done {

@@ -48,8 +48,8 @@ type PoolOptions struct {
 // Before a question reads a borrowed store, WaitForSync makes sure the store
 // holds every write the API server acknowledged before the question started
 // (see fresh.go): one LIST of at most one object for the server's current
-// resourceVersion R (of all the store's objects, for a small store, which
-// may show it current at once), then proof, from the informer's own
+// resourceVersion R (then, for a small store that has not applied R, a LIST
+// of its objects, which may show it current at once), then proof, from the informer's own
 // resourceVersion and a short watch of the same objects, that the store has
 // applied every change up to R. A store whose watch is down cannot show it, and the question waits
 // for the informer to resync or fails when its sync timeout expires, naming

@@ -871,6 +871,30 @@ func TestPoolComparesSmallStores(t *testing.T) {
 		t.Errorf("AsOf resourceVersion %s, want %d", got, want)
 	}
 
+	// The last write anywhere is one the store has applied: no LIST.
+	wrote := c.write("web-2")
+	waitUntil(t, "the store to apply the write", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, w := range p.warm {
+			if rv, _, err := w.appliedRV(); err == nil && rv >= wrote {
+				return true
+			}
+		}
+		return false
+	})
+	f, _, _, err = question(t, p, Freshness{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	compares = c.compareLists
+	c.mu.Unlock()
+	if compares != 1 {
+		t.Errorf("%d compared LISTs, want none more for a store that has applied the latest write", compares-1)
+	}
+
 	// A write on its way to the store: the store differs from the LIST, the
 	// probe bounds the changes, and the question waits for the write.
 	c.hold(true)
