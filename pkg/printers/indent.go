@@ -8,8 +8,9 @@ import "bytes"
 // json.Marshal writes it. json.Indent runs every byte through the JSON
 // scanner's state machine, validating what json.Marshal already made valid;
 // here only the structural bytes are looked at and strings and literals are
-// copied in runs (on a realistic pod, about a fifth of the time). It is half
-// the CPU of `-o json` on a big list.
+// copied in runs: on a realistic pod (12 KB), 15 µs against 70 µs
+// (BenchmarkIndent). json.Indent was a quarter to a half of the CPU of
+// `-o json` on a big list.
 func appendIndented(dst, src []byte, prefix, indent string) []byte {
 	var pads [][]byte
 	newline := func(depth int) {

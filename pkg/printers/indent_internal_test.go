@@ -2,9 +2,34 @@ package printers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
+
+// realisticPod is json.Marshal's bytes of one of the bench's realistic pods
+// (about 12 KB: two containers, full status, managedFields of two writers).
+func realisticPod(t testing.TB) []byte {
+	t.Helper()
+	cs := fake.NewClientset()
+	if err := fixtures.RealisticPods(context.Background(), cs, "bench", 1); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods("bench").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("listing the realistic pod: %v (%d pods)", err, len(pods.Items))
+	}
+	data, err := json.Marshal(&pods.Items[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
 
 // indentSeeds are compact JSON documents with what indenting must get right:
 // empty objects and arrays, nesting, escaped quotes and backslashes before
@@ -19,7 +44,7 @@ var indentSeeds = []string{
 // TestAppendIndentedIsJSONIndent: on compact JSON, appendIndented writes what
 // json.Indent writes, byte for byte, with and without a prefix.
 func TestAppendIndentedIsJSONIndent(t *testing.T) {
-	for _, src := range indentSeeds {
+	for _, src := range append(indentSeeds, string(realisticPod(t))) {
 		for _, prefix := range []string{"", "        "} {
 			var want bytes.Buffer
 			if err := json.Indent(&want, []byte(src), prefix, "    "); err != nil {
@@ -56,12 +81,10 @@ func FuzzAppendIndented(f *testing.F) {
 	})
 }
 
-// BenchmarkIndent compares appendIndented with json.Indent on a pod.
+// BenchmarkIndent compares appendIndented with json.Indent on a realistic
+// pod as json.Marshal writes it.
 func BenchmarkIndent(b *testing.B) {
-	src := []byte(indentSeeds[len(indentSeeds)-2])
-	for range 6 {
-		src = append(append(append([]byte(`{"items":[`), src...), append([]byte(","), src...)...), ']', '}')
-	}
+	src := realisticPod(b)
 	b.Run("json.Indent", func(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		var buf bytes.Buffer
