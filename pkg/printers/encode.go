@@ -2,8 +2,12 @@ package printers
 
 import (
 	"bytes"
+	"io"
 	"runtime"
 	"sync"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // encodeChunk is how many items one worker encodes at a time: large enough to
@@ -19,9 +23,10 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 	workers := runtime.GOMAXPROCS(0)
 	chunks := (n + encodeChunk - 1) / encodeChunk
 	if workers < 2 || chunks < 2 {
-		var buf bytes.Buffer
+		buf := getBuffer()
+		defer putBuffer(buf)
 		for i := 0; i < n; i++ {
-			if err := encode(i, &buf); err != nil {
+			if err := encode(i, buf); err != nil {
 				return err
 			}
 		}
@@ -90,17 +95,74 @@ func encodeOrdered(n int, encode func(i int, buf *bytes.Buffer) error, write fun
 	return err
 }
 
-// buffers holds encoding buffers for use again: growing a fresh buffer per
-// chunk and per object allocated more than twice the size of the output.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// buffers holds the buffers chunks are encoded into, and scratch the
+// buffers one object is encoded into, for use again: growing a fresh buffer
+// per chunk and per object allocated more than twice the size of the
+// output. They are kept apart so that a chunk does not get an object's
+// small buffer and grow it again.
+var (
+	buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+)
 
 func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
 
 // putBuffer returns b to the pool, unless it grew too large to keep.
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > 4<<20 {
+func putBuffer(b *bytes.Buffer) { putTo(&buffers, b) }
+
+func getScratch() *bytes.Buffer  { return scratch.Get().(*bytes.Buffer) }
+func putScratch(b *bytes.Buffer) { putTo(&scratch, b) }
+
+func putTo(pool *sync.Pool, b *bytes.Buffer) {
+	if b.Cap() > 16<<20 {
 		return
 	}
 	b.Reset()
-	buffers.Put(b)
+	pool.Put(b)
+}
+
+// jsonDoc is a JSON document as it is to be written: literal text, and the
+// objects in it, each encoded and indented at its place when the document
+// is written, on every core, in order. A document of many small arrays (the
+// members of a thousand groups) is encoded as one stream, not one array at
+// a time on one core.
+type jsonDoc struct {
+	pieces []jsonPiece
+	// text is the literal text after the last object so far.
+	text []byte
+}
+
+// jsonPiece is an object of a jsonDoc and the literal text before it.
+type jsonPiece struct {
+	before []byte
+	obj    k8sruntime.Object
+	gvk    schema.GroupVersionKind
+	prefix string
+}
+
+func (d *jsonDoc) WriteString(s string) { d.text = append(d.text, s...) }
+func (d *jsonDoc) Write(b []byte)       { d.text = append(d.text, b...) }
+
+// object adds obj, to be written as -o json writes it, its lines after the
+// first at prefix.
+func (d *jsonDoc) object(obj k8sruntime.Object, gvk schema.GroupVersionKind, prefix string) {
+	d.pieces = append(d.pieces, jsonPiece{before: d.text, obj: obj, gvk: gvk, prefix: prefix})
+	d.text = nil
+}
+
+// writeTo writes the document to w.
+func (d *jsonDoc) writeTo(w io.Writer) error {
+	err := encodeOrdered(len(d.pieces), func(i int, buf *bytes.Buffer) error {
+		p := &d.pieces[i]
+		buf.Write(p.before)
+		return appendObject(buf, p.obj, p.gvk, p.prefix)
+	}, func(b []byte) error {
+		_, err := w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(d.text)
+	return err
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -52,11 +51,11 @@ func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate 
 }
 
 // WriteGroupListJSON writes doc as cli-runtime's JSON printer prints it
-// (GroupList.MarshalJSON, indented by four spaces), one group at a time, its
-// objects encoded on every core: a large answer is never held twice in
-// memory.
+// (GroupList.MarshalJSON, indented by four spaces), the objects of every
+// group encoded on every core as they are written: a large answer is never
+// held twice in memory.
 func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
+	bw := &jsonDoc{}
 	head, err := json.MarshalIndent(struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
@@ -119,29 +118,29 @@ func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
 		bw.Write(adata)
 	}
 	bw.WriteString("\n}\n")
-	return bw.Flush()
+	out := bufio.NewWriterSize(w, 256<<10)
+	if err := bw.writeTo(out); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // writeMemberItems writes the objects of members as the items of a JSON
 // array, at indent, closing it on a line of its own when it has items.
-func writeMemberItems(bw *bufio.Writer, members []v1alpha1.Members, indent string) error {
-	type item struct {
-		obj runtime.Object
-		gvk schema.GroupVersionKind
-	}
-	var items []item
+func writeMemberItems(bw *jsonDoc, members []v1alpha1.Members, indent string) error {
+	n := 0
 	for _, m := range members {
 		for _, o := range m.Objects {
-			items = append(items, item{o, m.GVK})
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			bw.WriteString("\n")
+			bw.WriteString(indent)
+			bw.object(o, m.GVK, indent)
+			n++
 		}
 	}
-	err := writeJSONItems(bw, len(items), 0, indent, func(j int) (runtime.Object, schema.GroupVersionKind) {
-		return items[j].obj, items[j].gvk
-	})
-	if err != nil {
-		return err
-	}
-	if len(items) > 0 {
+	if n > 0 {
 		bw.WriteString("\n" + indent[:len(indent)-4])
 	}
 	bw.WriteString("]")
@@ -150,7 +149,7 @@ func writeMemberItems(bw *bufio.Writer, members []v1alpha1.Members, indent strin
 
 // writeGroupContexts writes a merged group's "contexts": each context's
 // summary and members.
-func writeGroupContexts(bw *bufio.Writer, g *v1alpha1.Group) error {
+func writeGroupContexts(bw *jsonDoc, g *v1alpha1.Group) error {
 	bw.WriteString(",\n            \"contexts\": [")
 	for i, c := range g.Contexts {
 		head, err := json.MarshalIndent(c, "                ", "    ")

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
 
@@ -100,4 +103,36 @@ func BenchmarkIndent(b *testing.B) {
 			dst = appendIndented(dst[:0], src, "    ", "    ")
 		}
 	})
+}
+
+// BenchmarkWriteGroupListJSON writes 2,000 realistic pods in 200 groups, as
+// --by-owner -o json does: the groups' members are encoded as one stream,
+// on every core.
+func BenchmarkWriteGroupListJSON(b *testing.B) {
+	var pod corev1.Pod
+	if err := json.Unmarshal(realisticPod(b), &pod); err != nil {
+		b.Fatal(err)
+	}
+	doc := v1alpha1.NewGroupList("owner")
+	for i := range 200 {
+		m := v1alpha1.Members{GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true}
+		for range 10 {
+			m.Objects = append(m.Objects, pod.DeepCopy())
+		}
+		doc.Groups = append(doc.Groups, v1alpha1.Group{Name: fmt.Sprintf("ReplicaSet/web-%d", i), Members: []v1alpha1.Members{m}})
+	}
+	var n countingWriter
+	for b.Loop() {
+		if err := WriteGroupListJSON(&n, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(n) / int64(b.N))
+}
+
+type countingWriter int64
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	*w += countingWriter(len(p))
+	return len(p), nil
 }

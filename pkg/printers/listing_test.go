@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -29,8 +30,18 @@ func groupings(a, b *v1alpha1.GroupList) []query.Answer[*query.Listing] {
 func TestWriteGroupListJSONIsThePrintersJSON(t *testing.T) {
 	merged := query.MergeGroupLists(groupings(labelDoc(), nodeDoc()))
 	merged.Warnings = []string{`context "b": forbidden`}
+	// Many groups, some empty: their members are encoded as one stream
+	// on every core, chunks spanning groups.
+	many := v1alpha1.NewGroupList("owner")
+	for i := range 300 {
+		var pods []runtime.Object
+		for j := range i % 4 {
+			pods = append(pods, outPod(fmt.Sprintf("web-%d-%d", i, j), "worker-1"))
+		}
+		many.Groups = append(many.Groups, podGroup(fmt.Sprintf("ReplicaSet/web-%d", i), v1alpha1.GroupKey{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}, pods...))
+	}
 	for name, doc := range map[string]*v1alpha1.GroupList{
-		"label": labelDoc(), "node": nodeDoc(), "owner": ownerDoc(), "empty": v1alpha1.NewGroupList("namespace"), "merged": merged,
+		"label": labelDoc(), "node": nodeDoc(), "owner": ownerDoc(), "empty": v1alpha1.NewGroupList("namespace"), "merged": merged, "many": many,
 	} {
 		var streamed, printed bytes.Buffer
 		if err := printers.WriteGroupListJSON(&streamed, doc); err != nil {

@@ -344,24 +344,35 @@ func writeJSONListTail(bw *bufio.Writer, items bool, fields []listField, newline
 // encoded on every core and written in order.
 func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
 	return encodeOrdered(n, func(i int, buf *bytes.Buffer) error {
-		obj, gvk := item(i)
-		scratch := getBuffer()
-		defer putBuffer(scratch)
-		// json.Marshal's bytes, into a buffer used again: the Encoder adds
-		// only a newline.
-		if err := json.NewEncoder(scratch).Encode(readOnlyPrintable(obj, gvk)); err != nil {
-			return fmt.Errorf("encoding %s: %w", describe(obj), err)
-		}
 		if written+i > 0 {
-			buf.WriteString(",")
+			buf.WriteByte(',')
 		}
-		buf.WriteString("\n" + prefix)
-		_, err := buf.Write(appendIndented(buf.AvailableBuffer(), bytes.TrimSuffix(scratch.Bytes(), []byte("\n")), prefix, "    "))
-		return err
+		buf.WriteByte('\n')
+		buf.WriteString(prefix)
+		obj, gvk := item(i)
+		return appendObject(buf, obj, gvk, prefix)
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// appendObject appends obj to buf as -o json writes it: json.Marshal's
+// bytes indented by four spaces, its lines after the first at prefix.
+func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, prefix string) error {
+	scratch := getScratch()
+	defer putScratch(scratch)
+	// json.Marshal's bytes, into a buffer used again: the Encoder adds
+	// only a newline.
+	if err := json.NewEncoder(scratch).Encode(readOnlyPrintable(obj, gvk)); err != nil {
+		return fmt.Errorf("encoding %s: %w", describe(obj), err)
+	}
+	compact := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
+	// Room for the object indented, so that it is written in place: a
+	// pod's indented JSON at a group's depth is twice its compact size.
+	buf.Grow(len(prefix) + 3*len(compact))
+	_, err := buf.Write(appendIndented(buf.AvailableBuffer(), compact, prefix, "    "))
+	return err
 }
 
 // WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,
