@@ -149,7 +149,7 @@ func (o cacheStatus) Run(ctx context.Context) error {
 		if st.Requests == nil {
 			st.Requests = &v1alpha1.CacheRequests{}
 		}
-		st.Requests.Running, st.Requests.Served = rep.Running, rep.Served
+		st.Requests.Running, st.Requests.Served, st.Requests.Warmed = rep.Running, rep.Served, rep.Warmed
 		st.Requests.RefusedPeers, st.Requests.RefusedHandshakes = rep.RefusedPeers, rep.RefusedHandshakes
 		if st.Informers == nil {
 			st.Informers = []v1alpha1.CachedInformer{}

@@ -3,11 +3,13 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +387,90 @@ func TestServedRunBinds(t *testing.T) {
 	if bound[0].RESTConfig == cfg {
 		t.Error("the bound target's connection does not watch for 401s")
 	}
+}
+
+// TestCacheFirstQuestionAnswersDirectly: with no cache server running, the
+// first question through the cache answers directly, as fast as without
+// it, while a server starts; once it has answered, the server is handed the
+// command, to warm its informers. A command that failed hands it nothing
+// and does not wait for it; a server that could not start costs one warning
+// line after the answer.
+func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
+	runtimeDir(t)
+	defer func(old func(context.Context, warm.Spec, *warm.RunRequest) *cacheStart) { startCacheServer = old }(startCacheServer)
+
+	t.Run("the server is handed the command", func(t *testing.T) {
+		args := []string{"pods", "--cache"}
+		o, cmd, out, errOut := cachedHarness(t, args)
+		id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		warmed := make(chan *warm.RunRequest, 1)
+		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+			// The server a spawned `cache serve` would be, in this process.
+			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
+				warmed <- r
+				return 0
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(context.Background())
+			t.Cleanup(func() { srv.Shutdown("the test is over") })
+			return startCache(ctx, spec, req)
+		}
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "pod/web-1\n" || errOut.String() != "" {
+			t.Errorf("stdout %q, stderr %q: want the direct answer alone", out, errOut)
+		}
+		select {
+		case r := <-warmed:
+			if !slices.Equal(r.Args, args) {
+				t.Errorf("the server was handed %q, want %q", r.Args, args)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the server was not handed the command")
+		}
+	})
+
+	t.Run("a failed command hands nothing", func(t *testing.T) {
+		_, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
+			// A server that never answers: waiting for it would hang.
+			return &cacheStart{req: req, done: make(chan struct{})}
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.ExecuteContext(context.Background()) }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), `"nope" not found`) {
+				t.Errorf("error %v, want pods \"nope\" not found", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a failed command waited for the cache server")
+		}
+		if out.String() != "" {
+			t.Errorf("stdout %q", out)
+		}
+	})
+
+	t.Run("a server that could not start", func(t *testing.T) {
+		_, cmd, out, errOut := cachedHarness(t, []string{"pods", "--cache"})
+		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
+			s := &cacheStart{req: req, done: make(chan struct{}), err: errors.New("the cache server exited before it answered: exit status 1")}
+			close(s.done)
+			return s
+		}
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		want := "warning: the cache server exited before it answered: exit status 1; answered directly\n"
+		if out.String() != "pod/web-1\n" || errOut.String() != want {
+			t.Errorf("stdout %q, stderr %q; want the answer and %q", out, errOut, want)
+		}
+	})
 }

@@ -111,6 +111,10 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	}
 	code, err := o.askCache(ctx, cmd, run)
 	switch {
+	case errors.Is(err, errStarting):
+		// Answered directly, as the first question through the cache is:
+		// warmCache hands the server the command once it has.
+		return false, nil
 	case err == nil && code == 0:
 		return true, nil
 	case err == nil:
@@ -130,23 +134,87 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 // it tries: its identity cannot be computed, or the system has no cache.
 var errNoCache = errors.New("no warm cache")
 
-// askCache runs the command on the cache server of its identity, starting
-// one if none answers, and returns its exit code.
+// errStarting says that no cache server ran: one is being started, and the
+// command answers directly meanwhile.
+var errStarting = errors.New("the cache server is starting")
+
+// askCache runs the command on the cache server of its identity and returns
+// its exit code. When none runs, it starts one in the background and
+// returns errStarting: the command answers directly, as fast as without the
+// cache, and hands the server its arguments afterwards (warmCache), so that
+// the next question finds its informers warm. A feed (watch, events -w) is
+// different: it runs on the server from the start, which starts for it,
+// since a feed's informers are its own there anyway and it may never end.
 func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *runContext) (int, error) {
 	spec, err := o.cacheSpec(cmd)
 	if err != nil {
 		return -1, fmt.Errorf("%w: %w", errNoCache, err)
 	}
-	conn, err := warm.Connect(ctx, spec)
+	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
 	if err != nil {
 		return -1, err
 	}
-	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
+	var conn *warm.Conn
+	if o.follows {
+		conn, err = warm.Connect(ctx, spec)
+	} else {
+		conn, err = warm.Dial(ctx, spec)
+		if errors.Is(err, warm.ErrNotRunning) {
+			o.warming = startCacheServer(ctx, spec, req)
+			return -1, errStarting
+		}
+	}
 	if err != nil {
-		conn.Close()
 		return -1, err
 	}
 	return o.runServed(ctx, conn, req)
+}
+
+// cacheStart is a cache server started beside a direct run.
+type cacheStart struct {
+	req  *warm.RunRequest
+	done chan struct{}
+	// conn and err are Connect's, once done is closed.
+	conn *warm.Conn
+	err  error
+}
+
+// startCacheServer is startCache; tests replace it.
+var startCacheServer = startCache
+
+// startCache starts the cache server of spec in the background (Connect:
+// of two commands starting at once, one starts it).
+func startCache(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+	s := &cacheStart{req: req, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.conn, s.err = warm.Connect(ctx, spec)
+	}()
+	return s
+}
+
+// warmCache ends a direct run that started the cache server: once the
+// command has answered, it waits for the server to answer and hands it the
+// command, which the server runs with its output discarded so that its
+// informers are warm for the next question; it does not wait for that. A
+// command that failed hands nothing: the server idles and exits. A server
+// that could not be started costs one warning line.
+func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
+	s := o.warming
+	if s == nil {
+		return
+	}
+	o.warming = nil
+	if runErr != nil {
+		return
+	}
+	<-s.done
+	if s.err == nil {
+		s.err = s.conn.Warm(ctx, s.req)
+	}
+	if s.err != nil && ctx.Err() == nil {
+		o.warnf("%s; answered directly", cacheProblem(s.err))
+	}
 }
 
 // runServed runs req on conn, printing what the server sends; a stdout whose

@@ -102,6 +102,7 @@ func (o *EventsOptions) Complete(cmd *cobra.Command, args []string) error {
 	if cmd != nil {
 		o.sinceSet, o.untilSet = cmd.Flags().Changed("since"), cmd.Flags().Changed("until")
 	}
+	o.follows = o.Watch
 	return o.completeObject(cmd, "list the events of", args)
 }
 

@@ -41,6 +41,12 @@ type QueryOptions struct {
 	// Cache is --cache and MaxStaleness --max-staleness (cached.go).
 	Cache        bool
 	MaxStaleness time.Duration
+	// follows is set by the commands that stream changes until stopped
+	// (watch, events -w): through the cache, they run there from the start.
+	follows bool
+	// warming is the cache server a direct run started, to be handed the
+	// command once it has answered (cached.go).
+	warming *cacheStart
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -77,14 +83,20 @@ func runE(c command) func(*cobra.Command, []string) error {
 		if err := c.Validate(); err != nil {
 			return err
 		}
-		if q, ok := c.(interface {
+		q, cached := c.(interface {
 			viaCache(context.Context, *cobra.Command) (bool, error)
-		}); ok {
+			warmCache(context.Context, error)
+		})
+		if cached {
 			if done, err := q.viaCache(cmd.Context(), cmd); done {
 				return err
 			}
 		}
-		return c.Run(cmd.Context())
+		err := c.Run(cmd.Context())
+		if cached {
+			q.warmCache(cmd.Context(), err)
+		}
+		return err
 	}
 }
 

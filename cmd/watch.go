@@ -170,6 +170,7 @@ func (o *WatchOptions) Complete(_ *cobra.Command, args []string) error {
 		return errors.New(`you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`)
 	}
 	o.args = args
+	o.follows = true
 	return o.complete()
 }
 

@@ -27,7 +27,7 @@ func PrintCacheStatus(w io.Writer, st *v1alpha1.CacheStatus, now time.Time) erro
 	fmt.Fprintf(w, "Socket:       %s\n", st.Socket)
 	fmt.Fprintf(w, "Idle timeout: %s (last command %s); unused informers dropped after %s\n", st.IdleTimeout, ago(st.LastRequest), st.DropAfter)
 	if r := st.Requests; r != nil {
-		fmt.Fprintf(w, "Commands:     %d answered, %d running; refused: %d from other users, %d handshakes\n", r.Served, r.Running, r.RefusedPeers, r.RefusedHandshakes)
+		fmt.Fprintf(w, "Commands:     %d answered, %d warmed, %d running; refused: %d from other users, %d handshakes\n", r.Served, r.Warmed, r.Running, r.RefusedPeers, r.RefusedHandshakes)
 	}
 	if m := st.Memory; m != nil {
 		fmt.Fprintf(w, "Memory:       %s resident, %s Go heap\n", bytesText(m.RSS), bytesText(m.Heap))

@@ -62,7 +62,8 @@ type Spec struct {
 // and runs the command itself.
 var ErrUnavailable = errors.New("the cache server is unavailable")
 
-// ErrNotRunning is returned by Status and Stop when no server answers.
+// ErrNotRunning is returned by Status and Stop when no server answers, and
+// wrapped by Dial's error when none of its version does.
 var ErrNotRunning = errors.New("no cache server is running for this identity")
 
 // unavailableError is an error that errors.Is ErrUnavailable but reads as its
@@ -133,6 +134,48 @@ type Conn struct {
 	pid     int
 	welcome welcome
 	used    bool
+	// dialTimeout is the Spec's: how long a server has to answer.
+	dialTimeout time.Duration
+}
+
+// Dial returns a connection to the running server of spec.Identity, of
+// spec's version, and starts nothing. When none answers (no socket, a socket
+// a dead server left, or a server of another version, which Connect
+// replaces) its error wraps ErrNotRunning. Every error but the context's
+// wraps ErrUnavailable, as Connect's do.
+func Dial(ctx context.Context, spec Spec) (*Conn, error) {
+	c, err := dialRunning(ctx, &spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unavailable(err)
+	}
+	return c, nil
+}
+
+func dialRunning(ctx context.Context, spec *Spec) (*Conn, error) {
+	if err := spec.complete(false); err != nil {
+		return nil, err
+	}
+	if err := prepareDir(spec.Dir); err != nil {
+		return nil, err
+	}
+	p, err := pathsFor(spec.Dir, spec.Identity)
+	if err != nil {
+		return nil, err
+	}
+	c, err := dial(ctx, p.socket, spec)
+	switch {
+	case err == nil && c.welcome.Refused == "":
+		return c, nil
+	case err == nil:
+		c.Close()
+		return nil, fmt.Errorf("%w: the one on %s is version %s", ErrNotRunning, p.socket, c.welcome.Version)
+	case errors.Is(err, errNothingAnswers):
+		return nil, fmt.Errorf("%w: %w", ErrNotRunning, err)
+	}
+	return nil, err
 }
 
 // Connect returns a connection to the server of spec.Identity, starting one
@@ -332,7 +375,7 @@ func dial(ctx context.Context, socket string, spec *Spec) (*Conn, error) {
 		uc.Close()
 		return nil, fmt.Errorf("the process listening on %s runs as uid %d, not as uid %d: not talking to it", socket, uid, os.Getuid())
 	}
-	c := &Conn{c: uc, r: bufio.NewReader(uc), socket: socket, pid: pid}
+	c := &Conn{c: uc, r: bufio.NewReader(uc), socket: socket, pid: pid, dialTimeout: spec.DialTimeout}
 	if err := c.handshake(ctx, spec); err != nil {
 		uc.Close()
 		return nil, err
@@ -456,6 +499,40 @@ func (c *Conn) Run(ctx context.Context, req *RunRequest, stdout, stderr io.Write
 			return -1, c.runError(ctx, started, fmt.Errorf("%w: %s frame in an answer", errBadFrame, t))
 		}
 	}
+}
+
+// Warm hands the server a command this client answered itself, to be run
+// there with its output discarded so that its informers are warm for the
+// next command, and returns once the server has taken it: the server does
+// not tie the run to this connection, which Warm closes.
+func (c *Conn) Warm(ctx context.Context, req *RunRequest) error {
+	defer c.c.Close()
+	if err := c.use(); err != nil {
+		return err
+	}
+	if c.welcome.Refused != "" {
+		return errors.New(c.welcome.Message)
+	}
+	// The server answers at once: a hung one is given its dial timeout.
+	defer c.bound(ctx, c.dialTimeout)()
+	if err := writeJSON(c.c, frameRequest, request{Op: opWarm, Run: req}); err != nil {
+		return c.runError(ctx, false, err)
+	}
+	t, p, err := readFrame(c.r)
+	if err != nil {
+		return c.runError(ctx, false, err)
+	}
+	switch t {
+	case frameWarming:
+		return nil
+	case frameFailure:
+		var f failure
+		if err := json.Unmarshal(p, &f); err != nil {
+			return fmt.Errorf("%w: failure frame: %v", errBadFrame, err)
+		}
+		return &refusedError{msg: f.Message}
+	}
+	return fmt.Errorf("%w: %s frame in answer to warm", errBadFrame, t)
 }
 
 // runError words an error of Run: ErrUnavailable when nothing was printed.

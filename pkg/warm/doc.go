@@ -96,8 +96,17 @@
 //	  <- o stdout bytes | e stderr bytes, as the run writes them
 //	  <- x {"code":N[,"stopped":why]}
 //	or
+//	  q {"op":"warm","run":{RunRequest}}        ->
+//	  <- a (taken; the client closes, the server runs it on its own)
+//	or
 //	  q {"op":"status"}  ->  <- s StatusReport
 //	  q {"op":"stop"}    ->  <- d (the socket is already gone), then it exits
+//
+// A warm request is a command the client answered itself: the server runs
+// it with its output discarded, so that its informers are warm for the next
+// one, and ends it at its first byte of output (by then what it reads has
+// been listed), or when the server shuts down; the client going away does
+// not end it, and status counts it as warmed, not running.
 //
 // A refusal R is "identity" (the connection is closed), "protocol" or
 // "version" (only status and stop are answered, so a newer binary can stop
@@ -129,7 +138,8 @@
 // the verified directory. A server of another version is asked to stop, waited
 // for until its process has exited, and replaced. A server that accepts but
 // does not answer the handshake within Spec.DialTimeout is hung: Connect fails.
-// Every Connect error but the context's wraps ErrUnavailable, as does a Run
+// Dial is Connect without the start: it returns a running server of its
+// version, or an error wrapping ErrNotRunning. Every Connect error but the context's wraps ErrUnavailable, as does a Run
 // error before any output arrived: the command then runs directly, with one
 // warning line. A Run error after output arrived is the command's error.
 //
@@ -140,18 +150,24 @@
 //
 //	cfg, err := o.ConfigFlags.ToRESTConfig()
 //	id, err := warm.NewIdentity(cfg, contextName)
-//	conn, err := warm.Connect(ctx, warm.Spec{
+//	spec := warm.Spec{
 //		Identity: id, Version: version.Version,
 //		Args:     []string{"cache", "serve"},
 //		Payload:  connectionFlagsAsJSON, // may hold --token: stdin only
-//	})
+//	}
+//	req, _ := warm.NewRunRequest(os.Args[1:], o.Out, o.ErrOut)
+//	conn, err := warm.Dial(ctx, spec)
 //	if err == nil {
-//		req, _ := warm.NewRunRequest(os.Args[1:], o.Out, o.ErrOut)
 //		code, err = conn.Run(ctx, req, o.Out, o.ErrOut)
 //		// err == nil: exit with code; an error that is not ErrUnavailable
 //		// (output had begun): report it, exit 1.
 //	}
-//	// errors.Is(err, warm.ErrUnavailable):
+//	if errors.Is(err, warm.ErrNotRunning) {
+//		go func() { conn, err = warm.Connect(ctx, spec) }() // starts one
+//		// ... the direct run; once it has answered, when Connect did:
+//		conn.Warm(ctx, req)
+//	}
+//	// other errors.Is(err, warm.ErrUnavailable):
 //	fmt.Fprintf(o.ErrOut, "warning: %v; answering directly\n", err)
 //	// ... the direct run
 //

@@ -44,12 +44,13 @@ const (
 	frameStopped frameType = 'd' // server: empty, the answer to stop
 	frameFailure frameType = 'f' // server: failure (JSON), a refused request
 	framePayload frameType = 'p' // starter to server's stdin: the opaque start payload
+	frameWarming frameType = 'a' // server: empty, the answer to warm: it has taken the command
 )
 
 func (t frameType) known() bool {
 	switch t {
 	case frameHello, frameWelcome, frameRequest, frameStdout, frameStderr,
-		frameExit, frameStatus, frameStopped, frameFailure, framePayload:
+		frameExit, frameStatus, frameStopped, frameFailure, framePayload, frameWarming:
 		return true
 	}
 	return false
@@ -178,6 +179,7 @@ type welcome struct {
 // Request operations.
 const (
 	opRun    = "run"
+	opWarm   = "warm"
 	opStatus = "status"
 	opStop   = "stop"
 )
@@ -284,6 +286,8 @@ type StatusReport struct {
 	// Running counts the runs in progress, Served the runs started.
 	Running int64  `json:"running"`
 	Served  uint64 `json:"served"`
+	// Warmed counts the warm requests taken (Conn.Warm).
+	Warmed uint64 `json:"warmed"`
 	// RefusedPeers counts connections from processes of another uid, closed
 	// unread; RefusedHandshakes counts hellos that were malformed or named
 	// another identity, protocol or version.

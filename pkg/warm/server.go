@@ -107,6 +107,7 @@ type Server struct {
 
 	running           atomic.Int64
 	served            atomic.Uint64
+	warmed            atomic.Uint64
 	hellos            atomic.Uint64
 	refusedPeers      atomic.Uint64
 	refusedHandshakes atomic.Uint64
@@ -486,7 +487,7 @@ func (s *Server) handle(c *net.UnixConn) {
 		// successor at once.
 		s.Shutdown("a client asked it to stop")
 		_ = writeFrame(c, frameStopped, nil)
-	case opRun:
+	case opRun, opWarm:
 		if w.Refused != "" {
 			s.fail(c, w.Message+"; it answers status and stop only")
 			return
@@ -497,6 +498,10 @@ func (s *Server) handle(c *net.UnixConn) {
 		}
 		if err := req.Run.validate(); err != nil {
 			s.fail(c, err.Error())
+			return
+		}
+		if req.Op == opWarm {
+			s.warm(c, req.Run)
 			return
 		}
 		s.run(c, r, req.Run)
@@ -560,6 +565,40 @@ func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
 	}
 }
 
+// errWarmed ends a warm run at its first byte of output.
+var errWarmed = errors.New("warm: the command's informers are listed")
+
+// warm takes a command a client answered itself and runs it here with its
+// output discarded, so that its informers are warm for the next one. The
+// client does not wait: it is told the command is taken, and the connection
+// is closed. The run ends at its first byte of output, when what it lists is
+// in the informers, or when the server shuts down; its client going away
+// does not end it. It keeps the server from idling meanwhile; status counts
+// it among the warmed, not the running.
+func (s *Server) warm(c *net.UnixConn, req *RunRequest) {
+	if err := writeFrame(c, frameWarming, nil); err != nil {
+		return
+	}
+	c.Close()
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	defer cancel(nil)
+	s.runStarted()
+	defer s.runEnded()
+	s.warmed.Add(1)
+	out := firstWrite(func() { cancel(errWarmed) })
+	if _, panicked := s.call(ctx, req, out, io.Discard); panicked {
+		s.Shutdown("a request failed with a panic")
+	}
+}
+
+// firstWrite is the output of a warm run: its first write ends the run.
+type firstWrite func()
+
+func (f firstWrite) Write([]byte) (int, error) {
+	f()
+	return 0, errWarmed
+}
+
 // call runs the handler, turning a panic into a failed run instead of a dead
 // server that no client hears from.
 func (s *Server) call(ctx context.Context, req *RunRequest, stdout, stderr io.Writer) (code int, panicked bool) {
@@ -586,6 +625,7 @@ func (s *Server) report() (*StatusReport, error) {
 		IdleTimeout:       s.opts.IdleTimeout.String(),
 		Running:           s.running.Load(),
 		Served:            s.served.Load(),
+		Warmed:            s.warmed.Load(),
 		RefusedPeers:      s.refusedPeers.Load(),
 		RefusedHandshakes: s.refusedHandshakes.Load(),
 	}

@@ -1006,3 +1006,98 @@ func TestStatusNotRunning(t *testing.T) {
 		t.Errorf("status and stop wrote %v", names)
 	}
 }
+
+// TestDialStartsNothing: Dial finds a running server of its version and
+// starts none: with no server, or one of another version, it says
+// ErrNotRunning, which is also ErrUnavailable.
+func TestDialStartsNothing(t *testing.T) {
+	dir := filepath.Join(shortTempDir(t), "run")
+	spec := testSpec(t, dir, "v1")
+	if _, err := Dial(context.Background(), spec); !errors.Is(err, ErrNotRunning) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Dial with no server: %v", err)
+	}
+	if pids := startedPIDs(t, dir); len(pids) != 0 {
+		t.Fatalf("Dial started servers %v", pids)
+	}
+	srv, _ := testServer(t, Options{Dir: dir, Version: "v0"})
+	if _, err := Dial(context.Background(), spec); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "version v0") {
+		t.Fatalf("Dial with a server of another version: %v", err)
+	}
+	srv.Shutdown("replaced by the test")
+	testServer(t, Options{Dir: dir})
+	c, err := Dial(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Dial with a server running: %v", err)
+	}
+	c.Close()
+	if pids := startedPIDs(t, dir); len(pids) != 0 {
+		t.Errorf("Dial started servers %v", pids)
+	}
+}
+
+// TestWarm: a warm request is taken at once, whatever the run takes; the
+// run has the request, its output goes nowhere, its first byte of output
+// ends it, and its client going away does not. Status counts it among the
+// warmed, not the served or running.
+func TestWarm(t *testing.T) {
+	dir := filepath.Join(shortTempDir(t), "run")
+	release := make(chan struct{})
+	type result struct {
+		req       *RunRequest
+		wrote     error
+		ctxBefore error
+		ctxErr    error
+	}
+	results := make(chan result, 1)
+	srv, _ := testServer(t, Options{
+		Dir: dir,
+		Handler: func(ctx context.Context, req *RunRequest, stdout, stderr io.Writer) int {
+			<-release
+			before := ctx.Err()
+			io.WriteString(stderr, "warning: discarded\n")
+			_, err := io.WriteString(stdout, "the answer\n")
+			results <- result{req: req, wrote: err, ctxBefore: before, ctxErr: ctx.Err()}
+			return 0
+		},
+	})
+	spec := Spec{Identity: testIdentity("t"), Version: "v1", Dir: filepath.Dir(srv.Socket())}
+	c, err := Dial(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Warm(context.Background(), &RunRequest{Args: []string{"pods", "-A"}}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Warm: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Warm waited for the run")
+	}
+	rep, err := Status(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Warmed != 1 || rep.Served != 0 || rep.Running != 0 {
+		t.Errorf("status while warming: warmed %d, served %d, running %d", rep.Warmed, rep.Served, rep.Running)
+	}
+	close(release)
+	select {
+	case r := <-results:
+		if strings.Join(r.req.Args, " ") != "pods -A" {
+			t.Errorf("the run got %+v", r.req)
+		}
+		if r.ctxBefore != nil {
+			t.Errorf("the run was cancelled when its client went away: %v", r.ctxBefore)
+		}
+		if !errors.Is(r.wrote, errWarmed) || r.ctxErr == nil {
+			t.Errorf("the first byte of output: write error %v, context %v; want the run ended", r.wrote, r.ctxErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the warm run did not run")
+	}
+	if _, err := c.Run(context.Background(), &RunRequest{Args: []string{"pods"}}, io.Discard, io.Discard); err == nil {
+		t.Error("a connection carried a warm request and a run")
+	}
+}

@@ -15,7 +15,8 @@ import (
 
 // -cache times every kubectl idx command through the warm cache too, in the same run: after
 // the direct command come [cache, first] (the cache server stopped before it: the first
-// question, which starts it), [cache] (the same question again, from warm informers, shown
+// question, which answers directly, starts it and hands it the command to warm its informers
+// after), [cache] (the same question again, from warm informers, shown
 // current by the freshness check) and [cache, stale 1m] (the same with --max-staleness 1m,
 // which skips the check when the last one is under a minute old). Each is compared with the
 // direct command. After each cached run the cache process's resident memory is read from

@@ -364,6 +364,12 @@ func run(ctx context.Context, o options) error {
 			}
 			idle.wait(ctx)
 			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
+			if strings.HasSuffix(c.label, cacheFirst) {
+				// The first question answered directly and handed the cache
+				// process its command, which it runs after: its memory is read
+				// once it has.
+				idle.wait(ctx)
+			}
 			afterCached(ctx, o, c, envv)
 			if !m.killed && (err != nil || res.ExitCode != 0) {
 				if !o.scale {

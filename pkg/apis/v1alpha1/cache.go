@@ -82,6 +82,9 @@ type CacheRequests struct {
 	// started to answer.
 	Running int64  `json:"running"`
 	Served  uint64 `json:"served"`
+	// Warmed counts the commands answered directly while it started, which
+	// it was then handed to warm their informers.
+	Warmed uint64 `json:"warmed"`
 	// RefusedPeers counts connections from processes of another user, closed
 	// unread; RefusedHandshakes connections that named another identity,
 	// protocol or version.
