@@ -381,6 +381,7 @@ func run(ctx context.Context, o options) error {
 			}
 			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(m.bytes)/(1<<20), m.failed)
 		}
+		afterCachedRun(ctx, o, envv)
 		for j, r := range raws {
 			idle.wait(ctx)
 			wall, n, err := r.do(ctx)
