@@ -144,38 +144,8 @@ type Conn struct {
 // replaces) its error wraps ErrNotRunning. Every error but the context's
 // wraps ErrUnavailable, as Connect's do.
 func Dial(ctx context.Context, spec Spec) (*Conn, error) {
-	c, err := dialRunning(ctx, &spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, unavailable(err)
-	}
-	return c, nil
-}
-
-func dialRunning(ctx context.Context, spec *Spec) (*Conn, error) {
-	if err := spec.complete(false); err != nil {
-		return nil, err
-	}
-	if err := prepareDir(spec.Dir); err != nil {
-		return nil, err
-	}
-	p, err := pathsFor(spec.Dir, spec.Identity)
-	if err != nil {
-		return nil, err
-	}
-	c, err := dial(ctx, p.socket, spec)
-	switch {
-	case err == nil && c.welcome.Refused == "":
-		return c, nil
-	case err == nil:
-		c.Close()
-		return nil, fmt.Errorf("%w: the one on %s is version %s", ErrNotRunning, p.socket, c.welcome.Version)
-	case errors.Is(err, errNothingAnswers):
-		return nil, fmt.Errorf("%w: %w", ErrNotRunning, err)
-	}
-	return nil, err
+	c, err := reach(ctx, &spec, false)
+	return c, clientError(ctx, err)
 }
 
 // Connect returns a connection to the server of spec.Identity, starting one
@@ -185,20 +155,24 @@ func dialRunning(ctx context.Context, spec *Spec) (*Conn, error) {
 // the context's wraps ErrUnavailable: the caller runs the command directly,
 // with one warning line saying why.
 func Connect(ctx context.Context, spec Spec) (*Conn, error) {
-	c, err := connect(ctx, &spec)
-	if err != nil {
-		// The context's end is the caller's: an interrupted command does not
-		// go on to run directly.
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, unavailable(err)
-	}
-	return c, nil
+	c, err := reach(ctx, &spec, true)
+	return c, clientError(ctx, err)
 }
 
-func connect(ctx context.Context, spec *Spec) (*Conn, error) {
-	if err := spec.complete(true); err != nil {
+// clientError is Dial's and Connect's error for err: the context's end as
+// it is, since it is the caller's (an interrupted command does not go on to
+// run directly), and anything else wrapped in ErrUnavailable.
+func clientError(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return unavailable(err)
+}
+
+// reach dials the server of spec. When none of spec's version answers, it
+// starts one if starting is set, and otherwise says ErrNotRunning.
+func reach(ctx context.Context, spec *Spec, starting bool) (*Conn, error) {
+	if err := spec.complete(starting); err != nil {
 		return nil, err
 	}
 	if err := prepareDir(spec.Dir); err != nil {
@@ -213,9 +187,14 @@ func connect(ctx context.Context, spec *Spec) (*Conn, error) {
 	case err == nil && c.welcome.Refused == "":
 		return c, nil
 	case err == nil:
-		c.Close() // another version: replaced below, under the lock
+		c.Close() // another version: replaced by a start, under the lock
+		if !starting {
+			return nil, fmt.Errorf("%w: the one on %s is version %s", ErrNotRunning, p.socket, c.welcome.Version)
+		}
 	case !errors.Is(err, errNothingAnswers):
 		return nil, err
+	case !starting:
+		return nil, fmt.Errorf("%w: %w", ErrNotRunning, err)
 	}
 	return start(ctx, p, spec)
 }
