@@ -1,10 +1,12 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -242,13 +244,34 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 		}
 		out = append(out, *g)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Key.None != out[j].Key.None {
-			return !out[i].Key.None
+	// Groups with a key first, by sortKey, each read once; the position
+	// breaks ties. The groups are moved once, not swapped while sorted.
+	type keyed struct {
+		none bool
+		key  string
+		at   int
+	}
+	ks := make([]keyed, len(out))
+	for i := range out {
+		ks[i] = keyed{none: out[i].Key.None, key: sortKey(&out[i]), at: i}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.none != b.none {
+			if a.none {
+				return 1
+			}
+			return -1
 		}
-		return sortKey(&out[i]) < sortKey(&out[j])
+		if c := strings.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
 	})
-	return out
+	sorted := make([]v1alpha1.Group, len(out))
+	for i, k := range ks {
+		sorted[i] = out[k.at]
+	}
+	return sorted
 }
 
 // podTotals adds up the requests and limits of the pods among members that

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"slices"
@@ -165,27 +166,34 @@ func anyNamespaced(reqs []Request) bool {
 	return false
 }
 
-// SortObjects orders objects by namespace, then name, in place.
+// SortObjects orders objects by namespace, then name, in place; objects with
+// the same namespace and name keep their order.
 func SortObjects(objs []runtime.Object) {
 	// Keys read once, beside their objects: a comparison reads two strings,
 	// not an object's accessor or a map (100,000 objects: 54 ms, 205 ms
-	// through a map keyed by object).
+	// through a map keyed by object). The position breaks ties, so that an
+	// unstable sort gives the stable order: a stable sort of 100,000 pods
+	// took three times as long.
 	type keyed struct {
 		namespace, name string
+		at              int
 		obj             runtime.Object
 	}
 	ks := make([]keyed, len(objs))
 	for i, o := range objs {
-		ks[i].obj = o
+		ks[i].obj, ks[i].at = o, i
 		if a, err := meta.Accessor(o); err == nil {
 			ks[i].namespace, ks[i].name = a.GetNamespace(), a.GetName()
 		}
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
+	slices.SortFunc(ks, func(a, b keyed) int {
 		if c := strings.Compare(a.namespace, b.namespace); c != 0 {
 			return c
 		}
-		return strings.Compare(a.name, b.name)
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
 	})
 	for i := range ks {
 		objs[i] = ks[i].obj

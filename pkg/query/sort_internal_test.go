@@ -1,0 +1,102 @@
+package query
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+)
+
+// TestSortObjectsIsStable checks SortObjects against a stable sort of the same
+// objects: few namespaces and names, so that many share both, in the order
+// they came (a pod and a ConfigMap both called web).
+func TestSortObjectsIsStable(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		objs := make([]runtime.Object, 1+r.IntN(300))
+		for i := range objs {
+			m := metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", r.IntN(3)), Name: fmt.Sprintf("n-%d", r.IntN(20)), UID: types.UID(fmt.Sprint("u", i))}
+			if r.IntN(2) == 0 {
+				objs[i] = &corev1.Pod{ObjectMeta: m}
+			} else {
+				objs[i] = &corev1.ConfigMap{ObjectMeta: m}
+			}
+		}
+		want := slices.Clone(objs)
+		slices.SortStableFunc(want, func(a, b runtime.Object) int {
+			ma, mb := metaOf(a), metaOf(b)
+			if c := strings.Compare(ma.Namespace, mb.Namespace); c != 0 {
+				return c
+			}
+			return strings.Compare(ma.Name, mb.Name)
+		})
+		SortObjects(objs)
+		for i := range objs {
+			if objs[i] != want[i] {
+				t.Fatalf("round %d: item %d is %s/%s (%s), want %s/%s (%s)", round, i,
+					metaOf(objs[i]).Namespace, metaOf(objs[i]).Name, metaOf(objs[i]).UID,
+					metaOf(want[i]).Namespace, metaOf(want[i]).Name, metaOf(want[i]).UID)
+			}
+		}
+	}
+}
+
+func metaOf(o runtime.Object) *metav1.ObjectMeta {
+	switch o := o.(type) {
+	case *corev1.Pod:
+		return &o.ObjectMeta
+	case *corev1.ConfigMap:
+		return &o.ObjectMeta
+	}
+	panic(fmt.Sprintf("unexpected %T", o))
+}
+
+// TestGroupOrderIsStable checks the order finish gives groups against a
+// stable sort: keyed groups by key, those with none last, ties in the order
+// the groups were made.
+func TestGroupOrderIsStable(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 50 {
+		b := newGroupBuilder(1, false)
+		var made []string
+		for i := range 1 + r.IntN(200) {
+			id := fmt.Sprint(i)
+			key := v1alpha1.GroupKey{None: r.IntN(5) == 0}
+			b.get(id, fmt.Sprintf("g-%d", r.IntN(15)), key).Members[0].Objects = []runtime.Object{&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: id}}}
+			made = append(made, id)
+		}
+		want := make([]*v1alpha1.Group, len(made))
+		for i, id := range made {
+			want[i] = b.groups[id]
+		}
+		slices.SortStableFunc(want, func(a, b *v1alpha1.Group) int {
+			if a.Key.None != b.Key.None {
+				if a.Key.None {
+					return 1
+				}
+				return -1
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+		wantIDs := make([]string, len(want))
+		for i, g := range want {
+			wantIDs[i] = metaOf(g.Members[0].Objects[0]).Name
+		}
+		got := b.finish(func(g *v1alpha1.Group) string { return g.Name })
+		gotIDs := make([]string, len(got))
+		for i, g := range got {
+			gotIDs[i] = metaOf(g.Members[0].Objects[0]).Name
+		}
+		if !slices.Equal(gotIDs, wantIDs) {
+			t.Fatalf("round %d: groups in order %v, want %v", round, gotIDs, wantIDs)
+		}
+	}
+}
