@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 )
@@ -211,24 +210,6 @@ type watchErrorReporter struct{}
 
 func (watchErrorReporter) AsObject(err error) runtime.Object {
 	return &metav1.Status{Status: metav1.StatusFailure, Message: err.Error(), Reason: metav1.StatusReasonUnknown}
-}
-
-// DecodeTable reads a meta.k8s.io/v1 Table; anything else (a server that
-// answered with the plain list) is an error. Whole numbers in cells are read
-// as int64, as kubectl reads them, so that 1000000 prints as 1000000.
-func DecodeTable(data []byte) (*metav1.Table, error) {
-	var kind metav1.TypeMeta
-	if err := json.Unmarshal(data, &kind); err != nil {
-		return nil, err
-	}
-	if kind.Kind != "Table" {
-		return nil, fmt.Errorf("the server answered with a %s, not a Table", kind.Kind)
-	}
-	t := &metav1.Table{}
-	if err := utiljson.Unmarshal(data, t); err != nil {
-		return nil, err
-	}
-	return t, nil
 }
 
 // TableRequest prepares a list or watch of res's table in ns (all namespaces

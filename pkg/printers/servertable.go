@@ -18,6 +18,13 @@ import (
 // between) gets its name and the other cells empty. server's rows must carry
 // their metadata (includeObject=Metadata or Object).
 func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table, error) {
+	if sameObjects(server, objs) {
+		table := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: make([]metav1.TableRow, len(objs))}
+		for i, obj := range objs {
+			table.Rows[i] = metav1.TableRow{Cells: server.Rows[i].Cells, Object: runtime.RawExtension{Object: obj}}
+		}
+		return table, nil
+	}
 	byKey := make(map[rowKey][]any, len(server.Rows))
 	for i := range server.Rows {
 		key, err := keyOfRow(&server.Rows[i])
@@ -45,6 +52,21 @@ func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table
 		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: obj}})
 	}
 	return table, nil
+}
+
+// sameObjects reports whether server's rows carry objs themselves, in order,
+// as the rows of a listing's table matched by the session do: then no row
+// needs to be looked up (100,000 pods: one map of 100,000 keys less).
+func sameObjects(server *metav1.Table, objs []runtime.Object) bool {
+	if len(server.Rows) != len(objs) {
+		return false
+	}
+	for i := range objs {
+		if server.Rows[i].Object.Object != objs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // rowKey matches a server row to an object: by UID, or by namespace and name

@@ -57,6 +57,26 @@ func TestTableFromServer(t *testing.T) {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 
+	// Rows that carry the objects themselves, as the session matches them:
+	// in the objects' order, or in another, each object gets its own row.
+	carried := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: []metav1.TableRow{
+		{Cells: []any{"node-2", "kwok-2", "1m"}, Object: runtime.RawExtension{Object: objs[0]}},
+		{Cells: []any{"node-3", "kwok-3", "2m"}, Object: runtime.RawExtension{Object: objs[1]}},
+		{Cells: []any{"node-1", "kwok-1", "3m"}, Object: runtime.RawExtension{Object: objs[2]}},
+	}}
+	for _, order := range [][]int{{0, 1, 2}, {2, 0, 1}} {
+		in := []runtime.Object{objs[order[0]], objs[order[1]], objs[order[2]]}
+		table, err := printers.TableFromServer(carried, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range table.Rows {
+			if r.Object.Object != in[i] || r.Cells[2] != carried.Rows[order[i]].Cells[2] {
+				t.Errorf("order %v: row %d is %v for %v, want %v", order, i, r.Cells, r.Object.Object, carried.Rows[order[i]].Cells)
+			}
+		}
+	}
+
 	bad := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: []metav1.TableRow{{Cells: []any{"x", "", ""}}}}
 	if _, err := printers.TableFromServer(bad, objs); err == nil {
 		t.Error("a row without its object's metadata was accepted")

@@ -251,16 +251,15 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	oneNamespace := scope != metav1.NamespaceAll || !res.Namespaced
 	byName := rowsByName(read, nameCol)
 	out := &metav1.Table{ColumnDefinitions: read.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
-	againByNS := map[string][]metav1.Object{}
-	againByName := map[string][]metav1.Object{}
-	for _, m := range metas {
-		rows := byName[m.GetName()]
-		if len(rows) == 1 && (oneNamespace || names[m.GetName()] == 1) {
-			out.Rows = append(out.Rows, rowFor(rows[0], m))
+	againByNS := map[string][]int{}
+	againByName := map[string][]int{}
+	for i, m := range metas {
+		if row := byName[m.GetName()]; row != nil && (oneNamespace || names[m.GetName()] == 1) {
+			out.Rows = append(out.Rows, rowFor(row, objs[i]))
 			continue
 		}
-		againByNS[m.GetNamespace()] = append(againByNS[m.GetNamespace()], m)
-		againByName[m.GetName()] = append(againByName[m.GetName()], m)
+		againByNS[m.GetNamespace()] = append(againByNS[m.GetNamespace()], i)
+		againByName[m.GetName()] = append(againByName[m.GetName()], i)
 	}
 	if len(againByNS) == 0 {
 		return out, nil
@@ -274,7 +273,7 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	if len(againByName) < len(againByNS) {
 		// Read again by name: the rows of each name across the scope, with
 		// their metadata, matched by UID.
-		for name, ms := range againByName {
+		for name, at := range againByName {
 			g.Go(func() error {
 				t, err := s.serverTable(gctx, res, scope, []string{name}, metav1.IncludeMetadata)
 				if err != nil {
@@ -290,9 +289,9 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				for _, m := range ms {
-					if row := byUID[m.GetUID()]; row != nil {
-						out.Rows = append(out.Rows, rowFor(row, m))
+				for _, i := range at {
+					if row := byUID[metas[i].GetUID()]; row != nil {
+						out.Rows = append(out.Rows, rowFor(row, objs[i]))
 					}
 				}
 				return nil
@@ -301,7 +300,7 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	} else {
 		// Read again by namespace: each namespace's table, or the scope's
 		// when it is one.
-		for ns, ms := range againByNS {
+		for ns, at := range againByNS {
 			g.Go(func() error {
 				t, err := s.serverTable(gctx, res, ns, nil, metav1.IncludeNone)
 				if err != nil {
@@ -310,9 +309,9 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 				byName := rowsByName(t, nameCol)
 				mu.Lock()
 				defer mu.Unlock()
-				for _, m := range ms {
-					if rows := byName[m.GetName()]; len(rows) == 1 {
-						out.Rows = append(out.Rows, rowFor(rows[0], m))
+				for _, i := range at {
+					if row := byName[metas[i].GetName()]; row != nil {
+						out.Rows = append(out.Rows, rowFor(row, objs[i]))
 					}
 				}
 				return nil
@@ -325,27 +324,26 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	return out, nil
 }
 
-// rowsByName indexes a table's rows by their name cell.
-func rowsByName(t *metav1.Table, nameCol int) map[string][]*metav1.TableRow {
-	byName := make(map[string][]*metav1.TableRow, len(t.Rows))
+// rowsByName indexes a table's rows by their name cell: the row of each name
+// that has one, nil for a name that has several.
+func rowsByName(t *metav1.Table, nameCol int) map[string]*metav1.TableRow {
+	byName := make(map[string]*metav1.TableRow, len(t.Rows))
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		if nameCol < len(row.Cells) {
 			if name, ok := row.Cells[nameCol].(string); ok {
-				byName[name] = append(byName[name], row)
+				if _, twice := byName[name]; twice {
+					row = nil
+				}
+				byName[name] = row
 			}
 		}
 	}
 	return byName
 }
 
-// rowFor is row's cells for the object m, which it describes.
-func rowFor(row *metav1.TableRow, m metav1.Object) metav1.TableRow {
-	return metav1.TableRow{
-		Cells:      row.Cells,
-		Conditions: row.Conditions,
-		Object: runtime.RawExtension{Object: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-			UID: m.GetUID(), Namespace: m.GetNamespace(), Name: m.GetName(),
-		}}},
-	}
+// rowFor is row's cells for obj, which it describes, carried in the row:
+// the printer matches rows to objects by it (TableFromServer).
+func rowFor(row *metav1.TableRow, obj runtime.Object) metav1.TableRow {
+	return metav1.TableRow{Cells: row.Cells, Conditions: row.Conditions, Object: runtime.RawExtension{Object: obj}}
 }
