@@ -436,6 +436,52 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 		}
 	})
 
+	t.Run("a direct run longer than the server waits for a request", func(t *testing.T) {
+		args := []string{"pods", "--cache"}
+		o, cmd, out, errOut := cachedHarness(t, args)
+		id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		warmed := make(chan *warm.RunRequest, 1)
+		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
+				warmed <- r
+				return 0
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Serve(context.Background())
+			t.Cleanup(func() { srv.Shutdown("the test is over") })
+			// The server is up at once; the answer comes after the 5 s
+			// the server waits for a connection's request.
+			started := startCache(ctx, spec, req)
+			slow := &cacheStart{spec: started.spec, req: req, done: make(chan struct{})}
+			go func() {
+				<-started.done
+				time.Sleep(5500 * time.Millisecond)
+				slow.err = started.err
+				close(slow.done)
+			}()
+			return slow
+		}
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != "pod/web-1\n" || errOut.String() != "" {
+			t.Errorf("stdout %q, stderr %q: want the direct answer alone", out, errOut)
+		}
+		select {
+		case r := <-warmed:
+			if !slices.Equal(r.Args, args) {
+				t.Errorf("the server was handed %q, want %q", r.Args, args)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the server was not handed the command")
+		}
+	})
+
 	t.Run("a failed command hands nothing", func(t *testing.T) {
 		_, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true

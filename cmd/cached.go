@@ -172,23 +172,30 @@ func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *ru
 
 // cacheStart is a cache server started beside a direct run.
 type cacheStart struct {
+	spec warm.Spec
 	req  *warm.RunRequest
 	done chan struct{}
-	// conn and err are Connect's, once done is closed.
-	conn *warm.Conn
-	err  error
+	// err is Connect's, once done is closed.
+	err error
 }
 
 // startCacheServer is startCache; tests replace it.
 var startCacheServer = startCache
 
 // startCache starts the cache server of spec in the background (Connect:
-// of two commands starting at once, one starts it).
+// of two commands starting at once, one starts it). The connection Connect
+// makes is closed at once: the server waits 5 s for a request, less than a
+// direct run may take (16 s for -o json of 100,000 pods); warmCache dials
+// again once the command has answered.
 func startCache(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
-	s := &cacheStart{req: req, done: make(chan struct{})}
+	s := &cacheStart{spec: spec, req: req, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		s.conn, s.err = warm.Connect(ctx, spec)
+		conn, err := warm.Connect(ctx, spec)
+		if err == nil {
+			conn.Close()
+		}
+		s.err = err
 	}()
 	return s
 }
@@ -210,7 +217,10 @@ func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
 	}
 	<-s.done
 	if s.err == nil {
-		s.err = s.conn.Warm(ctx, s.req)
+		var conn *warm.Conn
+		if conn, s.err = warm.Dial(ctx, s.spec); s.err == nil {
+			s.err = conn.Warm(ctx, s.req)
+		}
 	}
 	if s.err != nil && ctx.Err() == nil {
 		o.warnf("%s; answered directly", cacheProblem(s.err))
