@@ -439,6 +439,16 @@ func (c *Conn) Run(ctx context.Context, req *RunRequest, stdout, stderr io.Write
 	}
 	stop := context.AfterFunc(ctx, func() { c.c.Close() })
 	defer stop()
+	// A pipe or a file is passed to the server, which writes the answer
+	// into it itself; a terminal, or any other writer, gets it in frames.
+	file, _ := stdout.(*os.File)
+	if _, term := terminal(stdout); file != nil && !term && !req.StdoutTerminal {
+		r := *req
+		r.StdoutFile = true
+		req = &r
+	} else {
+		file = nil
+	}
 	if err := writeJSON(c.c, frameRequest, request{Op: opRun, Run: req}); err != nil {
 		return -1, c.runError(ctx, false, err)
 	}
@@ -450,6 +460,16 @@ func (c *Conn) Run(ctx context.Context, req *RunRequest, stdout, stderr io.Write
 			return -1, c.runError(ctx, started, err)
 		}
 		switch t {
+		case frameFile:
+			if file == nil {
+				return -1, c.runError(ctx, started, fmt.Errorf("%w: %s frame unasked", errBadFrame, t))
+			}
+			if err := sendFile(c.c, file); err != nil {
+				return -1, c.runError(ctx, started, err)
+			}
+			// The server sends an empty stdout frame before it writes
+			// into the file: until then, nothing was written.
+			file = nil
 		case frameStdout, frameStderr:
 			started = true
 			w := stdout
@@ -473,7 +493,8 @@ func (c *Conn) Run(ctx context.Context, req *RunRequest, stdout, stderr io.Write
 			if err := json.Unmarshal(p, &f); err != nil {
 				return -1, c.runError(ctx, started, fmt.Errorf("%w: failure frame: %v", errBadFrame, err))
 			}
-			return -1, c.runError(ctx, started, &refusedError{msg: f.Message})
+			// Declined: nothing was written, not even into a stdout passed.
+			return -1, c.runError(ctx, started && !f.Declined, &refusedError{msg: f.Message})
 		default:
 			return -1, c.runError(ctx, started, fmt.Errorf("%w: %s frame in an answer", errBadFrame, t))
 		}

@@ -95,6 +95,13 @@
 //	  q {"op":"run","run":{RunRequest}}         ->
 //	  <- o stdout bytes | e stderr bytes, as the run writes them
 //	  <- x {"code":N[,"stopped":why]}
+//	or, when the client's stdout is a pipe or a file ("stdoutFile":true)
+//	  q {"op":"run","run":{...,"stdoutFile":true}} ->
+//	  <- F
+//	  one byte carrying the stdout descriptor (SCM_RIGHTS) ->
+//	  <- o (empty, once, before the first byte written into the descriptor)
+//	  <- e stderr bytes (stdout goes straight into the descriptor)
+//	  <- x {"code":N[,"stopped":why]}
 //	or
 //	  q {"op":"warm","run":{RunRequest}}        ->
 //	  <- a (taken; the client closes, the server runs it on its own)

@@ -45,12 +45,13 @@ const (
 	frameFailure frameType = 'f' // server: failure (JSON), a refused request
 	framePayload frameType = 'p' // starter to server's stdin: the opaque start payload
 	frameWarming frameType = 'a' // server: empty, the answer to warm: it has taken the command
+	frameFile    frameType = 'F' // server: empty, asks for the client's stdout (RunRequest.StdoutFile)
 )
 
 func (t frameType) known() bool {
 	switch t {
 	case frameHello, frameWelcome, frameRequest, frameStdout, frameStderr,
-		frameExit, frameStatus, frameStopped, frameFailure, framePayload, frameWarming:
+		frameExit, frameStatus, frameStopped, frameFailure, framePayload, frameWarming, frameFile:
 		return true
 	}
 	return false
@@ -197,7 +198,9 @@ type exitStatus struct {
 	Stopped string `json:"stopped,omitempty"`
 }
 
-// failure refuses a request; Declined says the handler declined it.
+// failure refuses a request. Declined says nothing of the answer was
+// written (the handler declined it, or the client's stdout did not come):
+// the client answers directly, even after passing its stdout.
 type failure struct {
 	Message  string `json:"message"`
 	Declined bool   `json:"declined,omitempty"`
@@ -229,6 +232,13 @@ type RunRequest struct {
 	// Width is the width in columns of the client's stdout terminal, 0 when
 	// stdout is not a terminal.
 	Width int `json:"width,omitempty"`
+	// StdoutFile says the client passes its stdout itself (a pipe or a
+	// file, never a terminal): once the server asks for it (an F frame),
+	// the client sends one byte carrying the descriptor (SCM_RIGHTS), and
+	// the server writes the answer straight into it instead of sending it
+	// in frames for the client to copy (442 MB for --by-owner -o json of
+	// 20,000 realistic pods).
+	StdoutFile bool `json:"stdoutFile,omitempty"`
 }
 
 // envAllowedNames are the environment variables a request carries besides

@@ -521,6 +521,25 @@ var errClientGone = errors.New("the client went away")
 // run calls the handler with writers that send frames, then sends its exit
 // code.
 func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
+	var out *os.File
+	if req.StdoutFile {
+		// The client sends its stdout once asked, and nothing before: a
+		// byte already read past the request would be a broken protocol.
+		if r.Buffered() > 0 {
+			s.fail(c, "data after the request")
+			return
+		}
+		if err := writeFrame(c, frameFile, nil); err != nil {
+			return
+		}
+		f, err := receiveFile(c)
+		if err != nil {
+			_ = writeJSON(c, frameFailure, failure{Message: "the cache server refused the request: " + err.Error(), Declined: true})
+			return
+		}
+		out = f
+		defer out.Close()
+	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	defer cancel(nil)
 	// A run may last (a watch): no deadline from here on.
@@ -540,7 +559,10 @@ func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
 
 	var mu sync.Mutex
 	var wrote atomic.Bool
-	stdout := &frameWriter{c: c, mu: &mu, t: frameStdout, wrote: &wrote}
+	var stdout io.Writer = &frameWriter{c: c, mu: &mu, t: frameStdout, wrote: &wrote}
+	if out != nil {
+		stdout = &fileWriter{c: c, mu: &mu, f: out, wrote: &wrote}
+	}
 	stderr := &frameWriter{c: c, mu: &mu, t: frameStderr, wrote: &wrote}
 	code, panicked := s.call(ctx, req, stdout, stderr)
 
@@ -630,6 +652,32 @@ func (s *Server) report() (*StatusReport, error) {
 
 // frameWriter sends what a handler writes as stdout or stderr frames. The two
 // writers of a run share a mutex, so frames never interleave.
+// fileWriter writes a run's stdout straight into the client's own. Before
+// its first byte it sends an empty stdout frame: a client that sees the
+// connection end without one knows nothing was written, and answers
+// directly, as it does when the answer comes in frames.
+type fileWriter struct {
+	c     net.Conn
+	mu    *sync.Mutex
+	f     *os.File
+	wrote *atomic.Bool
+}
+
+func (w *fileWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 && !w.wrote.Load() {
+		w.mu.Lock()
+		err := writeFrame(w.c, frameStdout, nil)
+		if err == nil {
+			w.wrote.Store(true)
+		}
+		w.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+	return w.f.Write(p)
+}
+
 type frameWriter struct {
 	c     net.Conn
 	mu    *sync.Mutex

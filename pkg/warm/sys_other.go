@@ -3,6 +3,7 @@
 package warm
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"syscall"
@@ -30,3 +31,7 @@ func peerCred(syscall.Conn) (uid, pid int, err error) { return 0, 0, ErrUnsuppor
 func openNoFollow(string) (*os.File, error) { return nil, ErrUnsupported }
 
 func noCoreDump() error { return ErrUnsupported }
+
+func sendFile(*net.UnixConn, *os.File) error { return ErrUnsupported }
+
+func receiveFile(*net.UnixConn) (*os.File, error) { return nil, ErrUnsupported }

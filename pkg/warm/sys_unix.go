@@ -4,6 +4,7 @@ package warm
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"sync"
@@ -73,4 +74,40 @@ func openNoFollow(path string) (*os.File, error) {
 // systemd-coredump and apport honour the limit too.
 func noCoreDump() error {
 	return unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0})
+}
+
+// sendFile sends one byte carrying f's descriptor over c.
+func sendFile(c *net.UnixConn, f *os.File) error {
+	_, _, err := c.WriteMsgUnix([]byte{0}, syscall.UnixRights(int(f.Fd())), nil)
+	return err
+}
+
+// receiveFile reads the one byte sendFile sends and returns the descriptor
+// it carries as a file. Anything else (no descriptor, several, a truncated
+// message) is an error, and every descriptor received is closed.
+func receiveFile(c *net.UnixConn) (*os.File, error) {
+	b := make([]byte, 1)
+	oob := make([]byte, syscall.CmsgSpace(4*4))
+	n, oobn, flags, _, err := c.ReadMsgUnix(b, oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	msgs, perr := syscall.ParseSocketControlMessage(oob[:oobn])
+	for _, m := range msgs {
+		rights, err := syscall.ParseUnixRights(&m)
+		if err != nil {
+			perr = err
+			continue
+		}
+		fds = append(fds, rights...)
+	}
+	if n != 1 || perr != nil || len(fds) != 1 || flags&syscall.MSG_CTRUNC != 0 {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return nil, errors.New("the client's stdout did not come as one descriptor")
+	}
+	syscall.CloseOnExec(fds[0])
+	return os.NewFile(uintptr(fds[0]), "the client's stdout"), nil
 }

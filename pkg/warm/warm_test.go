@@ -339,6 +339,21 @@ func TestRunUnavailable(t *testing.T) {
 		t.Errorf("declined after writing: %d, %q, %v", code, out, err)
 	}
 
+	// The same with stdout passed to the server (a file): declined before
+	// writing is still unavailable; after, it is the answer.
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := connect().Run(context.Background(), &RunRequest{Args: []string{"decline"}}, f, io.Discard); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("declined, stdout passed: %v", err)
+	}
+	code, err = connect().Run(context.Background(), &RunRequest{Args: []string{"decline-late"}}, f, io.Discard)
+	if b, _ := os.ReadFile(f.Name()); err != nil || code != 1 || string(b) != "x" {
+		t.Errorf("declined after writing, stdout passed: %d, %q, %v", code, b, err)
+	}
+
 	c := connect()
 	var out bytes.Buffer
 	_, err = c.Run(context.Background(), &RunRequest{Args: []string{"pods"}, Env: map[string]string{"LD_PRELOAD": "x"}}, &out, &out)
@@ -347,10 +362,11 @@ func TestRunUnavailable(t *testing.T) {
 		t.Errorf("a forbidden variable: %v", err)
 	}
 
-	// A panic stops the server; nothing of it reaches the client.
+	// A panic stops the server; nothing of it reaches the client, which
+	// passed its stdout (a file) and is told nothing was written to it.
 	c = connect()
 	close(release)
-	_, _, _, err = run(t, c, "panic")
+	_, err = c.Run(context.Background(), &RunRequest{Args: []string{"panic"}}, f, io.Discard)
 	if !errors.Is(err, ErrUnavailable) || err.Error() != "the cache server failed while answering and has stopped" {
 		t.Errorf("a panic: %v", err)
 	}
@@ -1104,5 +1120,104 @@ func TestWarm(t *testing.T) {
 	}
 	if _, err := c.Run(context.Background(), &RunRequest{Args: []string{"pods"}}, io.Discard, io.Discard); err == nil {
 		t.Error("a connection carried a warm request and a run")
+	}
+}
+
+// TestRunIntoClientStdout: a client whose stdout is a pipe (or a file)
+// passes it, and the server writes the answer straight into it, with stderr
+// and the exit code in frames as before. A client that says it passes its
+// stdout and then sends no descriptor is refused, and the server goes on.
+func TestRunIntoClientStdout(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 3*dataChunk/16+1)
+	var stdoutType string
+	srv, _ := testServer(t, Options{
+		Dir: filepath.Join(shortTempDir(t), "run"),
+		Handler: func(ctx context.Context, req *RunRequest, stdout, stderr io.Writer) int {
+			stdoutType = fmt.Sprintf("%T", stdout)
+			io.WriteString(stdout, big)
+			io.WriteString(stderr, "warning: something\n")
+			io.WriteString(stdout, "end\n")
+			return 3
+		},
+	})
+	spec := Spec{Identity: testIdentity("t"), Version: "v1", Dir: filepath.Dir(srv.Socket())}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		read <- string(b)
+	}()
+	c, err := Dial(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	code, err := c.Run(context.Background(), &RunRequest{Args: []string{"pods"}}, pw, &errOut)
+	if err != nil || code != 3 {
+		t.Fatalf("Run: %d, %v", code, err)
+	}
+	// The client's descriptor is the only one left: the server closed its.
+	pw.Close()
+	select {
+	case got := <-read:
+		if got != big+"end\n" {
+			t.Errorf("the pipe got %d bytes, want %d", len(got), len(big)+4)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept the client's stdout open")
+	}
+	if stdoutType != "*warm.fileWriter" || errOut.String() != "warning: something\n" {
+		t.Errorf("the handler wrote to a %s; stderr %q", stdoutType, errOut.String())
+	}
+
+	// A file too; a buffer gets frames.
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if c, err = Dial(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c.Run(context.Background(), &RunRequest{Args: []string{"pods"}}, f, io.Discard); err != nil || code != 3 {
+		t.Fatalf("Run into a file: %d, %v", code, err)
+	}
+	if b, _ := os.ReadFile(f.Name()); string(b) != big+"end\n" {
+		t.Errorf("the file got %d bytes", len(b))
+	}
+	if c, err = Dial(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code, err := c.Run(context.Background(), &RunRequest{Args: []string{"pods"}}, &out, io.Discard); err != nil || code != 3 || out.String() != big+"end\n" {
+		t.Fatalf("Run into a buffer: %d, %v, %d bytes", code, err, out.Len())
+	}
+	if stdoutType != "*warm.frameWriter" {
+		t.Errorf("a buffer's answer was written to a %s", stdoutType)
+	}
+
+	// Asked for its stdout, a client sends a byte without a descriptor.
+	c, err = Dial(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(c.c, frameRequest, request{Op: opRun, Run: &RunRequest{Args: []string{"pods"}, StdoutFile: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, err := readFrame(c.r); err != nil || typ != frameFile {
+		t.Fatalf("asked for stdout: %s, %v", typ, err)
+	}
+	c.c.Write([]byte{0})
+	var f2 failure
+	if err := readJSON(c.r, frameFailure, &f2); err != nil || !strings.Contains(f2.Message, "did not come as one descriptor") || !f2.Declined {
+		t.Errorf("a missing descriptor: %+v, %v", f2, err)
+	}
+	c.Close()
+	if _, err := Status(context.Background(), spec); err != nil {
+		t.Errorf("the server after a missing descriptor: %v", err)
 	}
 }
