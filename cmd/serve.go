@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
@@ -95,6 +96,11 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 		return err
 	}
 	defer s.pool.Close()
+	// -o json answers keep each object's encoding as long as an informer
+	// keeps an object nobody asks about.
+	keep, stop := context.WithCancel(ctx)
+	defer stop()
+	printers.KeepEncodings(keep, dropAfter)
 	return srv.Serve(ctx)
 }
 
@@ -131,6 +137,7 @@ func processMemory() *v1alpha1.CacheMemory {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m := &v1alpha1.CacheMemory{Heap: int64(ms.HeapInuse)}
+	m.EncodedObjects, m.EncodedBytes = printers.EncodingsKept()
 	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
 		if f := strings.Fields(string(data)); len(f) > 1 {
 			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {

@@ -30,7 +30,11 @@ func PrintCacheStatus(w io.Writer, st *v1alpha1.CacheStatus, now time.Time) erro
 		fmt.Fprintf(w, "Commands:     %d answered, %d warmed, %d running; refused: %d from other users, %d handshakes\n", r.Served, r.Warmed, r.Running, r.RefusedPeers, r.RefusedHandshakes)
 	}
 	if m := st.Memory; m != nil {
-		fmt.Fprintf(w, "Memory:       %s resident, %s Go heap\n", bytesText(m.RSS), bytesText(m.Heap))
+		fmt.Fprintf(w, "Memory:       %s resident, %s Go heap", bytesText(m.RSS), bytesText(m.Heap))
+		if m.EncodedObjects > 0 {
+			fmt.Fprintf(w, " (%s of it the JSON of %d objects, kept for -o json)", bytesText(m.EncodedBytes), m.EncodedObjects)
+		}
+		fmt.Fprintln(w)
 	}
 	if len(st.Informers) == 0 {
 		_, err := fmt.Fprintln(w, "Informers:    none")

@@ -362,16 +362,14 @@ func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int)
 func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, prefix string) error {
 	scratch := getScratch()
 	defer putScratch(scratch)
-	// json.Marshal's bytes, into a buffer used again: the Encoder adds
-	// only a newline.
-	if err := json.NewEncoder(scratch).Encode(readOnlyPrintable(obj, gvk)); err != nil {
-		return fmt.Errorf("encoding %s: %w", describe(obj), err)
+	compact, err := compactJSON(scratch, obj, gvk)
+	if err != nil {
+		return err
 	}
-	compact := bytes.TrimSuffix(scratch.Bytes(), []byte("\n"))
 	// Room for the object indented, so that it is written in place: a
 	// pod's indented JSON at a group's depth is twice its compact size.
 	buf.Grow(len(prefix) + 3*len(compact))
-	_, err := buf.Write(appendIndented(buf.AvailableBuffer(), compact, prefix, "    "))
+	_, err = buf.Write(appendIndented(buf.AvailableBuffer(), compact, prefix, "    "))
 	return err
 }
 

@@ -110,10 +110,10 @@
 //	  q {"op":"stop"}    ->  <- d (the socket is already gone), then it exits
 //
 // A warm request is a command the client answered itself: the server runs
-// it with its output discarded, so that its informers are warm for the next
-// one, and ends it at its first byte of output (by then what it reads has
-// been listed), or when the server shuts down; the client going away does
-// not end it, and status counts it as warmed, not running.
+// it with its output discarded, to its end or until the server shuts down,
+// so that its informers (and, for -o json, its objects' encodings) are warm
+// for the next one; the client going away does not end it, and status
+// counts it as warmed, not running.
 //
 // A refusal R is "identity" (the connection is closed), "protocol" or
 // "version" (only status and stop are answered, so a newer binary can stop

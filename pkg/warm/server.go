@@ -587,38 +587,24 @@ func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
 	}
 }
 
-// errWarmed ends a warm run at its first byte of output.
-var errWarmed = errors.New("warm: the command's informers are listed")
-
 // warm takes a command a client answered itself and runs it here with its
-// output discarded, so that its informers are warm for the next one. The
-// client does not wait: it is told the command is taken, and the connection
-// is closed. The run ends at its first byte of output, when what it lists is
-// in the informers, or when the server shuts down; its client going away
-// does not end it. It keeps the server from idling meanwhile; status counts
-// it among the warmed, not the running.
+// output discarded, so that the next one finds its informers warm and, for
+// -o json, its objects' encodings kept. The client does not wait: it is told
+// the command is taken, and the connection is closed. The run goes to its
+// end, or until the server shuts down; its client going away does not end
+// it. It keeps the server from idling meanwhile; status counts it among the
+// warmed, not the running.
 func (s *Server) warm(c *net.UnixConn, req *RunRequest) {
 	if err := writeFrame(c, frameWarming, nil); err != nil {
 		return
 	}
 	c.Close()
-	ctx, cancel := context.WithCancelCause(s.ctx)
-	defer cancel(nil)
 	s.runStarted()
 	defer s.runEnded()
 	s.warmed.Add(1)
-	out := firstWrite(func() { cancel(errWarmed) })
-	if _, panicked := s.call(ctx, req, out, io.Discard); panicked {
+	if _, panicked := s.call(s.ctx, req, io.Discard, io.Discard); panicked {
 		s.Shutdown("a request failed with a panic")
 	}
-}
-
-// firstWrite is the output of a warm run: its first write ends the run.
-type firstWrite func()
-
-func (f firstWrite) Write([]byte) (int, error) {
-	f()
-	return 0, errWarmed
 }
 
 // call runs the handler, turning a panic into a failed run instead of a dead

@@ -101,6 +101,11 @@ type CacheMemory struct {
 	RSS int64 `json:"rssBytes"`
 	// Heap is the Go heap in use: objects and the memory they need.
 	Heap int64 `json:"heapBytes"`
+	// EncodedObjects and EncodedBytes are the objects whose JSON encoding
+	// the process keeps for the next -o json answer, and its size (part of
+	// the heap).
+	EncodedObjects int   `json:"encodedObjects,omitempty"`
+	EncodedBytes   int64 `json:"encodedBytes,omitempty"`
 }
 
 // CachedInformer is one informer a cache server keeps warm.
