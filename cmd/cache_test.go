@@ -399,44 +399,11 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	runtimeDir(t)
 	defer func(old func(context.Context, warm.Spec, *warm.RunRequest) *cacheStart) { startCacheServer = old }(startCacheServer)
 
-	t.Run("the server is handed the command", func(t *testing.T) {
-		args := []string{"pods", "--cache"}
-		o, cmd, out, errOut := cachedHarness(t, args)
-		id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		warmed := make(chan *warm.RunRequest, 1)
-		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
-			// The server a spawned `cache serve` would be, in this process.
-			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
-				warmed <- r
-				return 0
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(context.Background())
-			t.Cleanup(func() { srv.Shutdown("the test is over") })
-			return startCache(ctx, spec, req)
-		}
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != "pod/web-1\n" || errOut.String() != "" {
-			t.Errorf("stdout %q, stderr %q: want the direct answer alone", out, errOut)
-		}
-		select {
-		case r := <-warmed:
-			if !slices.Equal(r.Args, args) {
-				t.Errorf("the server was handed %q, want %q", r.Args, args)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("the server was not handed the command")
-		}
-	})
-
-	t.Run("a direct run longer than the server waits for a request", func(t *testing.T) {
+	// handedOver runs `pods --cache` with the server a spawned `cache serve`
+	// would be, in this process, up at once, and the direct answer done
+	// answerAfter later: the answer is the direct one, and the server is
+	// handed the command.
+	handedOver := func(t *testing.T, answerAfter time.Duration) {
 		args := []string{"pods", "--cache"}
 		o, cmd, out, errOut := cachedHarness(t, args)
 		id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
@@ -454,13 +421,14 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 			}
 			go srv.Serve(context.Background())
 			t.Cleanup(func() { srv.Shutdown("the test is over") })
-			// The server is up at once; the answer comes after the 5 s
-			// the server waits for a connection's request.
 			started := startCache(ctx, spec, req)
+			if answerAfter == 0 {
+				return started
+			}
 			slow := &cacheStart{spec: started.spec, req: req, done: make(chan struct{})}
 			go func() {
 				<-started.done
-				time.Sleep(5500 * time.Millisecond)
+				time.Sleep(answerAfter)
 				slow.err = started.err
 				close(slow.done)
 			}()
@@ -480,6 +448,11 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the server was not handed the command")
 		}
+	}
+	t.Run("the server is handed the command", func(t *testing.T) { handedOver(t, 0) })
+	t.Run("a direct run longer than the server waits for a request", func(t *testing.T) {
+		// The server closes a connection with no request after 5 s.
+		handedOver(t, 5500*time.Millisecond)
 	})
 
 	t.Run("a failed command hands nothing", func(t *testing.T) {
