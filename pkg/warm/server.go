@@ -518,8 +518,8 @@ func (s *Server) fail(c net.Conn, why string) {
 // errClientGone ends a run whose client closed its connection.
 var errClientGone = errors.New("the client went away")
 
-// run calls the handler with writers that send frames, then sends its exit
-// code.
+// run calls the handler with writers that send frames (stdout straight into
+// the client's own, when it passed it), then sends its exit code.
 func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
 	var out *os.File
 	if req.StdoutFile {
@@ -650,8 +650,6 @@ func (s *Server) report() (*StatusReport, error) {
 	return rep, nil
 }
 
-// frameWriter sends what a handler writes as stdout or stderr frames. The two
-// writers of a run share a mutex, so frames never interleave.
 // fileWriter writes a run's stdout straight into the client's own. Before
 // its first byte it sends an empty stdout frame: a client that sees the
 // connection end without one knows nothing was written, and answers
@@ -678,6 +676,8 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	return w.f.Write(p)
 }
 
+// frameWriter sends what a handler writes as stdout or stderr frames. The two
+// writers of a run share a mutex, so frames never interleave.
 type frameWriter struct {
 	c     net.Conn
 	mu    *sync.Mutex
