@@ -331,8 +331,8 @@ func (w *contextsWorld) checkContextTables(t *testing.T, out string, names []str
 					rows = append(rows, r[1:])
 				}
 			}
-			g := maskColumns(t, "kubectl-idx", table{cols: want[i].cols, rows: rows}, timeColumns...)
-			k := maskColumns(t, "kubectl", want[i], timeColumns...)
+			g := maskTimes(maskColumns(t, "kubectl-idx", table{cols: want[i].cols, rows: rows}, timeColumns...))
+			k := maskTimes(maskColumns(t, "kubectl", want[i], timeColumns...))
 			if diff := cmp.Diff(k.rows, g.rows); diff != "" {
 				t.Errorf("table %d, context %s: rows differ (-kubectl +kubectl-idx):\n%s", i, name, diff)
 			}
