@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -381,7 +382,7 @@ func (r *tableReader) extent() ([]byte, error) {
 		}
 		return nil, errUnusual
 	case c == 't' || c == 'f' || c == 'n':
-		word := map[byte]string{'t': "true", 'f': "false", 'n': "null"}[c]
+		word, _ := literalOf(c)
 		if err := r.literal(word); err != nil {
 			return nil, err
 		}
@@ -575,21 +576,12 @@ func (r *tableReader) cells(cells *[]any, width int) error {
 				return err
 			}
 			out = append(out, v)
-		case c == 't':
-			if err := r.literal("true"); err != nil {
+		case c == 't' || c == 'f' || c == 'n':
+			word, v := literalOf(c)
+			if err := r.literal(word); err != nil {
 				return err
 			}
-			out = append(out, true)
-		case c == 'f':
-			if err := r.literal("false"); err != nil {
-				return err
-			}
-			out = append(out, false)
-		case c == 'n':
-			if err := r.literal("null"); err != nil {
-				return err
-			}
-			out = append(out, nil)
+			out = append(out, v)
 		default:
 			var v any
 			if err := r.general(&v); err != nil {
@@ -611,11 +603,22 @@ func (r *tableReader) cells(cells *[]any, width int) error {
 	return nil
 }
 
+// literalOf is the JSON literal that starts with c (t, f or n) and its value.
+func literalOf(c byte) (string, any) {
+	switch c {
+	case 't':
+		return "true", true
+	case 'f':
+		return "false", false
+	}
+	return "null", nil
+}
+
 // numberValue is a number's value as k8s.io/apimachinery's decoder gives it
 // in an interface: an int64 when it has no fraction and fits, else a
 // float64.
 func numberValue(text string) (any, error) {
-	if !bytes.ContainsRune([]byte(text), '.') {
+	if !strings.Contains(text, ".") {
 		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
 			return i, nil
 		}
