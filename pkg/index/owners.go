@@ -51,8 +51,10 @@ type OwnerLookup interface {
 	// informer per kind, and returns an error per kind that cannot be looked
 	// up (unknown to the server, or not listable by this user).
 	Prepare(ctx context.Context, kinds []schema.GroupVersionKind) map[schema.GroupKind]error
-	// Get returns the owner of kind gk with uid, or nil when there is none.
-	Get(gk schema.GroupKind, uid types.UID) (metav1.Object, error)
+	// Get returns the owner of kind gk that ref names (by UID: its name and
+	// namespace are hints), or nil when there is none. The namespace of a
+	// reference to a cluster-scoped kind may be its dependent's.
+	Get(gk schema.GroupKind, ref OwnerRef) (metav1.Object, error)
 	// Namespaced reports whether gk is a namespaced kind; unknown kinds count
 	// as namespaced, the common case.
 	Namespaced(gk schema.GroupKind) bool
@@ -129,7 +131,7 @@ func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (ma
 				n.lookErr = err
 				continue
 			}
-			obj, err := lookup.Get(gk, r.UID)
+			obj, err := lookup.Get(gk, n.ref)
 			if err != nil {
 				n.lookErr = err
 				continue

@@ -78,7 +78,8 @@ func (l *fakeLookup) Prepare(_ context.Context, kinds []schema.GroupVersionKind)
 	return errs
 }
 
-func (l *fakeLookup) Get(gk schema.GroupKind, uid types.UID) (metav1.Object, error) {
+func (l *fakeLookup) Get(gk schema.GroupKind, ref OwnerRef) (metav1.Object, error) {
+	uid := ref.UID
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.gets[uid]++

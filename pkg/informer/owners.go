@@ -115,9 +115,13 @@ func (r *OwnerResolver) Prefetch(ctx context.Context, kinds []schema.GroupVersio
 	}
 }
 
-// Get implements index.OwnerLookup: the owner of kind gk with uid, nil when
-// there is none.
-func (r *OwnerResolver) Get(gk schema.GroupKind, uid types.UID) (metav1.Object, error) {
+// Get implements index.OwnerLookup: the owner of kind gk that ref names, nil
+// when there is none. The object stored under the reference's name is it when
+// its UID is the reference's (a name never changes); the UID index finds an
+// owner the reference misnames. A group-by at 100,000 pods looks up 20,000
+// owners this way: by key it is one map lookup, by the UID index a list made
+// for each.
+func (r *OwnerResolver) Get(gk schema.GroupKind, ref index.OwnerRef) (metav1.Object, error) {
 	k := r.known(gk)
 	if k == nil {
 		return nil, fmt.Errorf("kind %s was not prepared", kindName(gk))
@@ -125,7 +129,16 @@ func (r *OwnerResolver) Get(gk schema.GroupKind, uid types.UID) (metav1.Object, 
 	if k.err != nil {
 		return nil, k.err
 	}
-	objs, err := k.store.ByIndex(index.UIDIndex, string(uid))
+	key := cache.ObjectName{Name: ref.Name}
+	if k.res.Namespaced {
+		key.Namespace = ref.Namespace
+	}
+	if obj, ok, err := k.store.GetByKey(key.String()); err == nil && ok {
+		if m, err := meta.Accessor(obj); err == nil && m.GetUID() == ref.UID {
+			return m, nil
+		}
+	}
+	objs, err := k.store.ByIndex(index.UIDIndex, string(ref.UID))
 	if err != nil || len(objs) == 0 {
 		return nil, err
 	}

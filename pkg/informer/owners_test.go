@@ -16,6 +16,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
@@ -84,9 +85,27 @@ func TestOwnerResolverPrefetch(t *testing.T) {
 	if len(errs) != 0 {
 		t.Errorf("Prepare(ReplicaSet) = %v", errs)
 	}
-	owner, err := r.Get(rsGVK.GroupKind(), "rs-1")
-	if err != nil || owner == nil || owner.GetName() != "web-5d8f" {
-		t.Errorf("Get(ReplicaSet rs-1) = %v, %v", owner, err)
+	// By its name, and by its UID when the reference misnames it; the
+	// object under the name is not the owner when its UID is another's (an
+	// owner deleted and created again).
+	for _, tc := range []struct {
+		ref  index.OwnerRef
+		want string
+	}{
+		{index.OwnerRef{Namespace: "shop", Name: "web-5d8f", UID: "rs-1"}, "web-5d8f"},
+		{index.OwnerRef{Namespace: "shop", Name: "web-old", UID: "rs-1"}, "web-5d8f"},
+		{index.OwnerRef{Namespace: "shop", Name: "web-5d8f", UID: "rs-0"}, ""},
+		{index.OwnerRef{Namespace: "other", Name: "web-5d8f", UID: "rs-0"}, ""},
+	} {
+		owner, err := r.Get(rsGVK.GroupKind(), tc.ref)
+		switch {
+		case err != nil:
+			t.Errorf("Get(ReplicaSet %+v): %v", tc.ref, err)
+		case tc.want == "" && owner != nil:
+			t.Errorf("Get(ReplicaSet %+v) = %s, want none", tc.ref, owner.GetName())
+		case tc.want != "" && (owner == nil || owner.GetName() != tc.want):
+			t.Errorf("Get(ReplicaSet %+v) = %v, want %s", tc.ref, owner, tc.want)
+		}
 	}
 	mu.Lock()
 	if len(warnings) != 0 {

@@ -181,7 +181,9 @@ func writeGroupContexts(bw *jsonDoc, g *v1alpha1.Group) error {
 }
 
 func printGroupedNames(w io.Writer, doc *v1alpha1.GroupList) error {
-	bw := bufio.NewWriter(w)
+	// Written piece by piece: 100,000 lines through fmt took a fifth of a
+	// warm answer's time.
+	bw := bufio.NewWriterSize(w, 64<<10)
 	for i := range doc.Groups {
 		g := &doc.Groups[i]
 		for _, m := range g.Members {
@@ -192,8 +194,11 @@ func printGroupedNames(w io.Writer, doc *v1alpha1.GroupList) error {
 			if m.Context != "" {
 				prefix = m.Context + "/" + prefix
 			}
+			lead := g.Name + " " + prefix + "/"
 			for _, o := range m.Objects {
-				fmt.Fprintf(bw, "%s %s/%s\n", g.Name, prefix, describeName(o))
+				bw.WriteString(lead)
+				bw.WriteString(describeName(o))
+				bw.WriteByte('\n')
 			}
 		}
 	}

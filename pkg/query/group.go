@@ -341,41 +341,43 @@ func groupByKey(b *groupBuilder, mode, indexName, expr string, members []*member
 	return nil
 }
 
-// GroupByOwner groups members under their top-level controller. Direct owners
-// come from the controller index (one key per owner, however many members), and
-// only their kinds are looked up, metadata only.
+// GroupByOwner groups members under their top-level controller. Each store is
+// read once, its objects put under their controller's UID (what the
+// controller index holds, without a list made per key and a second pass for
+// the objects with none), and only the direct owners' kinds are looked up,
+// metadata only.
 func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolver, b *groupBuilder, members []*member) error {
+	// direct holds the objects of one member type under one controller.
 	type direct struct {
 		t    int
 		m    *member
 		objs []any
 	}
 	var refs []index.OwnerRef
-	var directs []direct
-	byUID := map[types.UID][]int{}
+	byUID := map[types.UID][]*direct{}
 	for t, m := range members {
-		groups, err := index.Group(m.indexer, index.ControllerIndex)
-		if err != nil {
-			return err
-		}
-		for uid, objs := range groups {
-			acc, err := meta.Accessor(objs[0])
+		mine := map[types.UID]*direct{}
+		var none []any
+		for _, obj := range m.indexer.List() {
+			acc, err := meta.Accessor(obj)
 			if err != nil {
 				return err
 			}
 			ctrl := metav1.GetControllerOfNoCopy(acc)
-			if ctrl == nil {
+			if ctrl == nil || ctrl.UID == "" {
+				none = append(none, obj)
 				continue
 			}
-			if _, ok := byUID[types.UID(uid)]; !ok {
-				refs = append(refs, index.RefFromOwnerReference(*ctrl, acc.GetNamespace()))
+			d := mine[ctrl.UID]
+			if d == nil {
+				if _, ok := byUID[ctrl.UID]; !ok {
+					refs = append(refs, index.RefFromOwnerReference(*ctrl, acc.GetNamespace()))
+				}
+				d = &direct{t: t, m: m}
+				mine[ctrl.UID] = d
+				byUID[ctrl.UID] = append(byUID[ctrl.UID], d)
 			}
-			byUID[types.UID(uid)] = append(byUID[types.UID(uid)], len(directs))
-			directs = append(directs, direct{t: t, m: m, objs: objs})
-		}
-		none, err := index.Unindexed(m.indexer, index.ControllerIndex)
-		if err != nil {
-			return err
+			d.objs = append(d.objs, obj)
 		}
 		if len(none) > 0 {
 			b.add(b.get("none", noneGroup, v1alpha1.GroupKey{None: true}), t, m, none)
@@ -390,7 +392,7 @@ func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolv
 	}
 	warned := map[schema.GroupKind]bool{}
 	var unknown []string
-	for uid, idxs := range byUID {
+	for uid, ds := range byUID {
 		r := res[uid]
 		top := r.Top
 		name := top.Kind + "/" + top.Name
@@ -400,8 +402,8 @@ func (s *Session) groupByOwner(ctx context.Context, lookup *informer.OwnerResolv
 			unknown = append(unknown, fmt.Sprintf("owners above %s are unknown: %s", kindName(top.GroupKind()), r.Reason))
 		}
 		g := b.get("o:"+string(top.UID), name, key)
-		for _, i := range idxs {
-			b.add(g, directs[i].t, directs[i].m, directs[i].objs)
+		for _, d := range ds {
+			b.add(g, d.t, d.m, d.objs)
 		}
 	}
 	// In name order, after what the session warned of so far.

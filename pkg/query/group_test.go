@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -612,7 +613,7 @@ func TestOwnerResolver(t *testing.T) {
 		{fixtures.RolloutGVK.GroupKind(), fixtures.UIDRollout, "canary"},
 		{deploy.GroupKind(), "no-such-uid", ""},
 	} {
-		obj, err := l.Get(tc.gk, tc.uid)
+		obj, err := l.Get(tc.gk, index.OwnerRef{Namespace: "shop", Name: tc.wantName, UID: tc.uid})
 		if err != nil {
 			t.Errorf("Get(%s, %s): %v", tc.gk, tc.uid, err)
 			continue
@@ -624,7 +625,7 @@ func TestOwnerResolver(t *testing.T) {
 			t.Errorf("Get(%s, %s) = %v, want %s", tc.gk, tc.uid, obj, tc.wantName)
 		}
 	}
-	if _, err := l.Get(rs.GroupKind(), fixtures.UIDRSWeb); err == nil {
+	if _, err := l.Get(rs.GroupKind(), index.OwnerRef{Namespace: "shop", UID: fixtures.UIDRSWeb}); err == nil {
 		t.Error("Get of a kind that failed to prepare returned no error")
 	}
 	for gk, want := range map[schema.GroupKind]bool{node.GroupKind(): false, deploy.GroupKind(): true, fixtures.RolloutGVK.GroupKind(): true, widget.GroupKind(): true} {

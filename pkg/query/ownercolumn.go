@@ -59,12 +59,13 @@ func (t *TopOwners) top(obj runtime.Object) (*metav1.OwnerReference, metav1.Obje
 	if ctrl == nil {
 		return nil, nil
 	}
+	ns := acc.GetNamespace()
 	for depth := 1; depth < index.MaxOwnerDepth; depth++ {
 		gv, _ := schema.ParseGroupVersion(ctrl.APIVersion)
 		if t.prepare(gv.WithKind(ctrl.Kind)) != nil {
 			return ctrl, nil
 		}
-		owner, err := t.resolver.Get(schema.GroupKind{Group: gv.Group, Kind: ctrl.Kind}, ctrl.UID)
+		owner, err := t.resolver.Get(schema.GroupKind{Group: gv.Group, Kind: ctrl.Kind}, index.RefFromOwnerReference(*ctrl, ns))
 		if err != nil || owner == nil {
 			return ctrl, nil
 		}
@@ -72,7 +73,7 @@ func (t *TopOwners) top(obj runtime.Object) (*metav1.OwnerReference, metav1.Obje
 		if next == nil {
 			return ctrl, owner
 		}
-		ctrl = next
+		ctrl, ns = next, owner.GetNamespace()
 	}
 	return ctrl, nil
 }
