@@ -35,7 +35,7 @@ lint: ## gofmt, go vet and go mod tidy with no diff.
 	$(GO) mod tidy -diff
 
 test-unit: ## Unit tests with the cache mutation detector on.
-	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 ./cmd/... ./pkg/... ./internal/...
+	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 . ./cmd/... ./pkg/... ./internal/...
 
 # Each fuzz target runs for a number of executions, not a duration: with a
 # duration, Go 1.26's fuzzing coordinator can fail a run that found nothing with

@@ -8,6 +8,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/cmd"
+	// Before any kubectl package translates its help texts.
+	_ "github.com/kubectl-idx/kubectl-idx/internal/translations"
 )
 
 func main() {
