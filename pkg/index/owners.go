@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,10 +75,11 @@ type Resolution struct {
 
 type ownerNode struct {
 	ref      OwnerRef
+	gk       schema.GroupKind
 	visited  bool
 	found    bool
 	lookErr  error
-	parent   *OwnerRef
+	parent   *ownerNode
 	resolved *Resolution
 }
 
@@ -87,29 +87,36 @@ type ownerNode struct {
 // to its top-level owner and returns the resolution per direct owner UID. It
 // works level by level so each level prepares all the kinds it needs at once:
 // a Deployment's pods cost one ReplicaSet lookup level and one Deployment level,
-// however many pods there are. Lookups are by UID through the lookup's index.
+// however many pods there are. Each owner is looked up by its reference, and
+// once: its node links to its parent's.
 func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (map[types.UID]Resolution, error) {
-	nodes := map[types.UID]*ownerNode{}
+	nodes := make(map[types.UID]*ownerNode, 2*len(refs))
 	kindErrs := map[schema.GroupKind]error{}
 	prepared := map[schema.GroupKind]bool{}
+	node := func(r OwnerRef) (n *ownerNode, created bool) {
+		if n, ok := nodes[r.UID]; ok {
+			return n, false
+		}
+		n = &ownerNode{ref: r, gk: r.GroupKind()}
+		nodes[r.UID] = n
+		return n, true
+	}
 
-	pending := make([]OwnerRef, 0, len(refs))
+	pending := make([]*ownerNode, 0, len(refs))
 	for _, r := range refs {
-		if _, ok := nodes[r.UID]; !ok {
-			nodes[r.UID] = &ownerNode{ref: r}
-			pending = append(pending, r)
+		if n, created := node(r); created {
+			pending = append(pending, n)
 		}
 	}
 	for depth := 0; len(pending) > 0 && depth < MaxOwnerDepth; depth++ {
 		var kinds []schema.GroupVersionKind
-		for _, r := range pending {
-			gk := r.GroupKind()
-			if prepared[gk] {
+		for _, n := range pending {
+			if prepared[n.gk] {
 				continue
 			}
-			prepared[gk] = true
-			gv, _ := schema.ParseGroupVersion(r.APIVersion)
-			kinds = append(kinds, gv.WithKind(r.Kind))
+			prepared[n.gk] = true
+			gv, _ := schema.ParseGroupVersion(n.ref.APIVersion)
+			kinds = append(kinds, gv.WithKind(n.ref.Kind))
 		}
 		if len(kinds) > 0 {
 			for gk, err := range lookup.Prepare(ctx, kinds) {
@@ -119,19 +126,17 @@ func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (ma
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var next []OwnerRef
-		for _, r := range pending {
-			n := nodes[r.UID]
+		var next []*ownerNode
+		for _, n := range pending {
 			n.visited = true
-			gk := r.GroupKind()
-			if !lookup.Namespaced(gk) {
+			if !lookup.Namespaced(n.gk) {
 				n.ref.Namespace = ""
 			}
-			if err := kindErrs[gk]; err != nil {
+			if err := kindErrs[n.gk]; err != nil {
 				n.lookErr = err
 				continue
 			}
-			obj, err := lookup.Get(gk, n.ref)
+			obj, err := lookup.Get(n.gk, n.ref)
 			if err != nil {
 				n.lookErr = err
 				continue
@@ -145,10 +150,9 @@ func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (ma
 			if ctrl == nil {
 				continue
 			}
-			parent := RefFromOwnerReference(*ctrl, obj.GetNamespace())
-			n.parent = &parent
-			if _, seen := nodes[parent.UID]; !seen {
-				nodes[parent.UID] = &ownerNode{ref: parent}
+			parent, created := node(RefFromOwnerReference(*ctrl, obj.GetNamespace()))
+			n.parent = parent
+			if created {
 				next = append(next, parent)
 			}
 		}
@@ -157,24 +161,16 @@ func ResolveOwners(ctx context.Context, lookup OwnerLookup, refs []OwnerRef) (ma
 
 	out := make(map[types.UID]Resolution, len(refs))
 	for _, r := range refs {
-		res, err := resolve(nodes, r.UID, 0)
-		if err != nil {
-			return nil, err
-		}
-		out[r.UID] = *res
+		out[r.UID] = *resolve(nodes[r.UID])
 	}
 	return out, nil
 }
 
-// resolve follows parents from uid and memoizes each node's resolution, so a
+// resolve follows parents from n and memoizes each node's resolution, so a
 // ReplicaSet shared by a thousand pods is walked once.
-func resolve(nodes map[types.UID]*ownerNode, uid types.UID, depth int) (*Resolution, error) {
-	n, ok := nodes[uid]
-	if !ok {
-		return nil, fmt.Errorf("owner %s was never looked up", uid)
-	}
+func resolve(n *ownerNode) *Resolution {
 	if n.resolved != nil {
-		return n.resolved, nil
+		return n.resolved
 	}
 	var res Resolution
 	switch {
@@ -190,18 +186,15 @@ func resolve(nodes map[types.UID]*ownerNode, uid types.UID, depth int) (*Resolut
 	default:
 		// Mark before recursing so a cycle ends here instead of looping.
 		n.resolved = &Resolution{Top: n.ref, Unknown: true, Reason: "owner reference cycle"}
-		up, err := resolve(nodes, n.parent.UID, depth+1)
-		if err != nil {
-			return nil, err
-		}
+		up := resolve(n.parent)
 		res = *up
 		res.Chain = append([]OwnerRef{n.ref}, up.Chain...)
 		n.resolved = &res
-		return n.resolved, nil
+		return n.resolved
 	}
 	res.Chain = []OwnerRef{n.ref}
 	n.resolved = &res
-	return n.resolved, nil
+	return n.resolved
 }
 
 // OwnerChange is an owner that was created, deleted or changed its
