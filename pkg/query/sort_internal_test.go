@@ -2,17 +2,21 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // TestSortObjectsIsStable checks SortObjects against a stable sort of the same
@@ -98,5 +102,42 @@ func TestGroupOrderIsStable(t *testing.T) {
 		if !slices.Equal(gotIDs, wantIDs) {
 			t.Fatalf("round %d: groups in order %v, want %v", round, gotIDs, wantIDs)
 		}
+	}
+}
+
+// TestFinishOnSeveralCPUs checks an answer large enough to be finished on
+// several CPUs is the answer finished on one: members sorted, summaries
+// counted and groups ordered alike (run with -race).
+func TestFinishOnSeveralCPUs(t *testing.T) {
+	n := 3 * parallelFinish / 2
+	build := func() *groupBuilder {
+		r := rand.New(rand.NewPCG(5, 6))
+		b := newGroupBuilder(2, false)
+		m := &member{req: Request{Resource: informer.Resource{GVK: corev1.SchemeGroupVersion.WithKind("Pod"), Namespaced: true}}}
+		phases := []corev1.PodPhase{corev1.PodRunning, corev1.PodPending, corev1.PodSucceeded}
+		for i := range n {
+			g := r.IntN(1500)
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", r.IntN(3)), Name: fmt.Sprintf("pod-%d", r.IntN(1000))},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(fmt.Sprintf("%dm", 10+i%90))},
+				}}}},
+				Status: corev1.PodStatus{Phase: phases[r.IntN(len(phases))]},
+			}
+			b.add(b.get(fmt.Sprint(g), fmt.Sprintf("g-%d", g%700), v1alpha1.GroupKey{None: g%50 == 0}), r.IntN(2), m, []any{pod})
+		}
+		return b
+	}
+	key := func(g *v1alpha1.Group) string { return g.Name }
+	several := build()
+	if several.objects < parallelFinish {
+		t.Fatalf("%d objects: the answer is finished on one CPU", several.objects)
+	}
+	got := several.finish(key)
+	defer func(n int) { parallelFinish = n }(parallelFinish)
+	parallelFinish = math.MaxInt
+	want := build().finish(key)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("the groups finished on several CPUs differ from the groups finished on one")
 	}
 }
