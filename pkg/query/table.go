@@ -202,14 +202,16 @@ const perNamespaceReads = 32
 // bare table 3 MB and 0.12 s. A bare row is matched to an object by its name
 // (the column of format "name"), which identifies it within a namespace, or
 // across the whole table when no other object of the answer has the same
-// name. Objects whose name is not unique, or that have no row (created after
+// name: by position while the table's rows and the objects go in the same
+// order (matchInOrder), then through a map of the table's names. Objects whose name is not unique, or that have no row (created after
 // the table was read), are read again: the rows of each such name across the
 // scope, with their metadata, matched by UID (a StatefulSet's db-0 in twenty
 // namespaces is one small read of twenty rows), or each namespace's own table
 // when that takes fewer reads. When more than perNamespaceReads tables would
 // be read, or the kind has no name column, one table with each row's metadata
-// is read and matched by UID instead. read, when not nil, is the bare table of
-// the session's scope already read.
+// is read and matched by UID instead. The rows returned follow the objects'
+// order, so that the printer takes them as they come (TableFromServer); read,
+// when not nil, is the bare table of the session's scope already read.
 func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []runtime.Object, read *metav1.Table) (*metav1.Table, error) {
 	metas := make([]metav1.Object, len(objs))
 	scope := ""
@@ -249,30 +251,89 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	// One namespace's names are unique; so are the names of a table of all
 	// namespaces that occur once in it and once in the answer.
 	oneNamespace := scope != metav1.NamespaceAll || !res.Namespaced
-	byName := rowsByName(read, nameCol)
-	out := &metav1.Table{ColumnDefinitions: read.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
+	// Each object's row, in the objects' order, so that the printer finds
+	// each row beside its object (TableFromServer) whichever read found it.
+	rows := make([]*metav1.TableRow, len(objs))
+	aligned := matchInOrder(read, nameCol, metas, func(name string) bool { return oneNamespace || names[name] == 1 }, rows)
 	againByNS := map[string][]int{}
 	againByName := map[string][]int{}
+	var byName map[string]*metav1.TableRow
 	for i, m := range metas {
-		if row := byName[m.GetName()]; row != nil && (oneNamespace || names[m.GetName()] == 1) {
-			out.Rows = append(out.Rows, rowFor(row, objs[i]))
+		if rows[i] != nil {
 			continue
+		}
+		// Past the objects matched in order, a row is found by its name,
+		// where the name identifies it.
+		if name := m.GetName(); i >= aligned && (oneNamespace || names[name] == 1) {
+			if byName == nil {
+				byName = rowsByName(read, nameCol)
+			}
+			if row := byName[name]; row != nil {
+				rows[i] = row
+				continue
+			}
 		}
 		againByNS[m.GetNamespace()] = append(againByNS[m.GetNamespace()], i)
 		againByName[m.GetName()] = append(againByName[m.GetName()], i)
 	}
-	if len(againByNS) == 0 {
-		return out, nil
+	if len(againByNS) > 0 {
+		if min(len(againByNS), len(againByName)) > perNamespaceReads {
+			return s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
+		}
+		if err := s.readRowsAgain(ctx, res, scope, nameCol, metas, rows, againByNS, againByName); err != nil {
+			return nil, err
+		}
 	}
-	if min(len(againByNS), len(againByName)) > perNamespaceReads {
-		return s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
+	out := &metav1.Table{ColumnDefinitions: read.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
+	for i, row := range rows {
+		if row != nil {
+			out.Rows = append(out.Rows, rowFor(row, objs[i]))
+		}
 	}
+	return out, nil
+}
+
+// matchInOrder matches a table's rows to metas, which are sorted by
+// namespace and name, by position, and returns how many objects it went
+// through: the API server lists objects in the order of their keys,
+// namespace/name, which is the objects' order (but where one namespace's name
+// continues another's with a character before '/': "a-b" before "a"). Once
+// the table has exactly as many rows as there are objects, the row at each
+// position is the object's while their names agree; it stops at the first
+// that does not. A row is kept only where unique(name) says a name alone
+// identifies the object, as readTable matches rows by name: a name that
+// occurs in two namespaces of the answer is left for readTable to read again
+// by UID. 100,000 pods: one pass instead of a map of 100,000 names.
+func matchInOrder(read *metav1.Table, nameCol int, metas []metav1.Object, unique func(string) bool, rows []*metav1.TableRow) int {
+	if len(read.Rows) != len(metas) {
+		return 0
+	}
+	for i, m := range metas {
+		row := &read.Rows[i]
+		if nameCol >= len(row.Cells) {
+			return i
+		}
+		if name, ok := row.Cells[nameCol].(string); !ok || name != m.GetName() {
+			return i
+		}
+		if unique(m.GetName()) {
+			rows[i] = row
+		}
+	}
+	return len(metas)
+}
+
+// readRowsAgain finds the rows of the objects at againByNS (by namespace) and
+// againByName (by name) the table read first could not match, and puts each
+// in rows at its object's index: the rows of each name across the scope,
+// with their metadata, matched by UID (a StatefulSet's db-0 in twenty
+// namespaces is one small read of twenty rows), or each namespace's own
+// table when that takes fewer reads.
+func (s *Session) readRowsAgain(ctx context.Context, res informer.Resource, scope string, nameCol int, metas []metav1.Object, rows []*metav1.TableRow, againByNS, againByName map[string][]int) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	if len(againByName) < len(againByNS) {
-		// Read again by name: the rows of each name across the scope, with
-		// their metadata, matched by UID.
 		for name, at := range againByName {
 			g.Go(func() error {
 				t, err := s.serverTable(gctx, res, scope, []string{name}, metav1.IncludeMetadata)
@@ -290,16 +351,12 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 				mu.Lock()
 				defer mu.Unlock()
 				for _, i := range at {
-					if row := byUID[metas[i].GetUID()]; row != nil {
-						out.Rows = append(out.Rows, rowFor(row, objs[i]))
-					}
+					rows[i] = byUID[metas[i].GetUID()]
 				}
 				return nil
 			})
 		}
 	} else {
-		// Read again by namespace: each namespace's table, or the scope's
-		// when it is one.
 		for ns, at := range againByNS {
 			g.Go(func() error {
 				t, err := s.serverTable(gctx, res, ns, nil, metav1.IncludeNone)
@@ -310,18 +367,13 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 				mu.Lock()
 				defer mu.Unlock()
 				for _, i := range at {
-					if row := byName[metas[i].GetName()]; row != nil {
-						out.Rows = append(out.Rows, rowFor(row, objs[i]))
-					}
+					rows[i] = byName[metas[i].GetName()]
 				}
 				return nil
 			})
 		}
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return g.Wait()
 }
 
 // rowsByName indexes a table's rows by their name cell: the row of each name

@@ -166,6 +166,7 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 		server   []row
 		objs     []runtime.Object
 		noName   bool
+		missing  string
 		wantReqs []string
 	}{
 		{
@@ -192,6 +193,19 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 			server:   []row{{"a", "cfg-1"}, {"a", "cfg-2"}, {"a", "cfg-3"}, {"b", "cfg-1"}, {"b", "cfg-2"}, {"b", "cfg-3"}},
 			objs:     []runtime.Object{pod("a", "cfg-1"), pod("a", "cfg-2"), pod("a", "cfg-3"), pod("b", "cfg-1"), pod("b", "cfg-2"), pod("b", "cfg-3")},
 			wantReqs: []string{"/api/v1/pods None", "/api/v1/namespaces/a/pods None", "/api/v1/namespaces/b/pods None"},
+		},
+		{
+			name:     "rows in another order: by name",
+			server:   []row{{"b", "db-1"}, {"a", "web-1"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("b", "db-1")},
+			wantReqs: []string{"/api/v1/pods None"},
+		},
+		{
+			name:     "another object at one position: the rest by name",
+			server:   []row{{"a", "web-1"}, {"a", "web-0"}, {"b", "db-1"}, {"b", "db-2"}},
+			objs:     []runtime.Object{pod("a", "web-1"), pod("a", "web-2"), pod("b", "db-1"), pod("b", "db-2")},
+			missing:  "a/web-2",
+			wantReqs: []string{"/api/v1/pods None", "/api/v1/namespaces/a/pods None"},
 		},
 		{
 			name:     "no name column: rows with metadata",
@@ -243,13 +257,29 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 			if table == nil {
 				t.Fatalf("no table; warnings %q", s.Warnings())
 			}
+			// The rows follow the objects, whichever read found them, so
+			// that the printer takes each row as it comes.
+			if !tc.noName && tc.missing == "" {
+				if len(table.Rows) != len(tc.objs) {
+					t.Fatalf("%d rows for %d objects", len(table.Rows), len(tc.objs))
+				}
+				for i := range table.Rows {
+					if table.Rows[i].Object.Object != tc.objs[i] {
+						t.Errorf("row %d is not the row of object %d", i, i)
+					}
+				}
+			}
 			got, err := printers.TableFromServer(table, tc.objs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, r := range got.Rows {
 				m, _ := meta.Accessor(tc.objs[i])
-				if want := m.GetNamespace() + "/" + m.GetName(); r.Cells[1] != want && !(tc.noName && m.GetNamespace() == "b") {
+				want := m.GetNamespace() + "/" + m.GetName()
+				if want == tc.missing {
+					want = ""
+				}
+				if r.Cells[1] != want && !(tc.noName && m.GetNamespace() == "b") {
 					t.Errorf("%s got the cells %v", want, r.Cells)
 				}
 			}
