@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -139,5 +140,48 @@ func TestFinishOnSeveralCPUs(t *testing.T) {
 	want := build().finish(key)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("the groups finished on several CPUs differ from the groups finished on one")
+	}
+}
+
+// TestSortOnEveryCPU checks that sorting on several CPUs gives the order of
+// one sort, ties between equal keys included (run with -race).
+func TestSortOnEveryCPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	type item struct{ key, at int }
+	compare := func(a, b item) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
+	}
+	for _, n := range []int{0, 1, 2, 3, 1000, 20011} {
+		for _, workers := range []int{1, 2, 3, 8} {
+			in := make([]item, n)
+			for i := range in {
+				in[i] = item{key: r.IntN(n/10 + 1), at: i}
+			}
+			want := slices.Clone(in)
+			slices.SortFunc(want, compare)
+			got := slices.Clone(in)
+			sortOnEveryCPU(got, compare, workers)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d items on %d workers: not the order of one sort", n, workers)
+			}
+		}
+	}
+}
+
+// BenchmarkSortObjects sorts 100,000 pods' metadata in 50 namespaces.
+func BenchmarkSortObjects(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	objs := make([]runtime.Object, 100000)
+	for i := range objs {
+		objs[i] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace: fmt.Sprintf("bench-%d", r.IntN(50)), Name: fmt.Sprintf("web-%d-5d8f7c9b4-%05x", r.IntN(2000), r.IntN(1<<20))}}
+	}
+	work := make([]runtime.Object, len(objs))
+	for b.Loop() {
+		copy(work, objs)
+		SortObjects(work)
 	}
 }
