@@ -203,11 +203,12 @@ const perNamespaceReads = 32
 // (the column of format "name"), which identifies it within a namespace, or
 // across the whole table when no other object of the answer has the same
 // name: by position while the table's rows and the objects go in the same
-// order (matchInOrder), then through a map of the table's names. Objects whose name is not unique, or that have no row (created after
-// the table was read), are read again: the rows of each such name across the
-// scope, with their metadata, matched by UID (a StatefulSet's db-0 in twenty
-// namespaces is one small read of twenty rows), or each namespace's own table
-// when that takes fewer reads. When more than perNamespaceReads tables would
+// order (matchInOrder), then through a map of the table's names. Objects
+// whose name is not unique, or that have no row (created after the table was
+// read), are read again: the rows of each such name across the scope, with
+// their metadata, matched by UID (a StatefulSet's db-0 in twenty namespaces is
+// one small read of twenty rows), or each namespace's own table when that
+// takes fewer reads. When more than perNamespaceReads tables would
 // be read, or the kind has no name column, one table with each row's metadata
 // is read and matched by UID instead. The rows returned follow the objects'
 // order, so that the printer takes them as they come (TableFromServer); read,
@@ -296,11 +297,12 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 // matchInOrder matches a table's rows to metas, which are sorted by
 // namespace and name, by position, and returns how many objects it went
 // through: the API server lists objects in the order of their keys,
-// namespace/name, which is the objects' order (but where one namespace's name
-// continues another's with a character before '/': "a-b" before "a"). Once
-// the table has exactly as many rows as there are objects, the row at each
-// position is the object's while their names agree; it stops at the first
-// that does not. A row is kept only where unique(name) says a name alone
+// namespace/name, which is the objects' order except where a namespace's name
+// is another's followed by a character that sorts before '/' ("a-b" lists
+// before "a"). Once the table has exactly as many rows as there are objects,
+// the row at each position is the object's while their names agree; it stops
+// at the first that does not, which is where a table and an answer that
+// differ (an object created or deleted between the two reads) part. A row is kept only where unique(name) says a name alone
 // identifies the object, as readTable matches rows by name: a name that
 // occurs in two namespaces of the answer is left for readTable to read again
 // by UID. 100,000 pods: one pass instead of a map of 100,000 names.
