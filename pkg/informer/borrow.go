@@ -31,6 +31,9 @@ type PoolSource struct {
 	pool      *Pool
 	fresh     Freshness
 	signature string
+	// asker authorizes what the question reads for whoever asks it; nil
+	// checks nothing (tests of the pool's own workings).
+	asker Asker
 
 	mu       sync.Mutex
 	asOf     map[asOfKey]AsOf
@@ -43,8 +46,10 @@ type PoolSource struct {
 // once, in the background, so that a question that finds its types in
 // stages (a tree: the types, then their owners, then their status) waits
 // for one freshness proof, not one per stage. Done records this question's.
-func (p *Pool) Source(fresh Freshness, signature string) *PoolSource {
-	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
+// asker authorizes every informer the question reads for the one who asks
+// it (Asker), before anything of it is read.
+func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *PoolSource {
+	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asker: asker, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
 	if signature != "" {
 		p.prefetch(signature, fresh)
 	}
@@ -68,6 +73,7 @@ func (s *PoolSource) Done() {
 func (s *PoolSource) NewFactory(_ *rest.Config, cfg Config) (*Factory, error) {
 	f := NewFactoryWithClients(s.pool.clients, cfg)
 	f.requestTimeout = s.pool.requestTimeout
+	f.asker = s.asker
 	b := &borrower{src: s, byKey: map[poolKey]*loan{}}
 	if cfg.OnWatchLost != nil || cfg.OnWatchRestored != nil {
 		b.listener = &outageListener{lost: cfg.OnWatchLost, restored: cfg.OnWatchRestored}
@@ -147,6 +153,11 @@ type loan struct {
 	settled bool
 	asOf    confirmation
 	regs    []*borrowedRegistration
+	// check is the asker's authorization of what the loan holds (Asker);
+	// denied is its failure, once settle has found it: the question reads
+	// an empty informer in place of the warm one.
+	check  *check
+	denied error
 }
 
 // informer is Factory.informer for a borrowing factory; f.mu is held.
@@ -168,6 +179,12 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 		maps.Copy(l.indexers, indexers)
 		return l.inf, nil
 	}
+	c := f.startCheck(res, key.namespace, key.labelSelector, key.fieldSelector)
+	if c != nil && sink != nil {
+		// A warm informer started for this question prints its first list
+		// as it arrives, before WaitForSync: not before the check.
+		sink = &checkedSink{check: c, sink: sink}
+	}
 	w, teed, err := b.src.pool.acquire(key, res, sink)
 	if err != nil {
 		return nil, err
@@ -182,7 +199,7 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 	b.src.mu.Lock()
 	b.src.borrowed[key] = true
 	b.src.mu.Unlock()
-	l := &loan{w: w, key: key, sink: sink, teed: teed, indexers: maps.Clone(indexers)}
+	l := &loan{w: w, key: key, sink: sink, teed: teed, check: c, indexers: maps.Clone(indexers)}
 	if l.indexers == nil {
 		l.indexers = cache.Indexers{}
 	}
@@ -202,39 +219,94 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 // freshness, then hands streamed lists their objects and registers the event
 // handlers the question added meanwhile. It is called by WaitForSync once
 // every informer has synced or failed, within its timeout.
-func (b *borrower) settle(ctx context.Context, f *Factory) error {
+//
+// Before any of that reaches the question, the asker's check of each loan
+// (Asker) must have passed; it runs beside the freshness proof. A loan the
+// asker may not read fails the question with the API server's answer, as a
+// direct run's LIST would, or with partial (WaitForSyncPartial) is returned
+// among the skipped and reads as an empty informer. --max-staleness skips the
+// proof, never the check.
+func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skipped, error) {
 	f.mu.Lock()
 	var todo []*loan
 	for _, l := range b.loans {
-		if !l.settled && l.w.e.failed() == nil {
+		if !l.settled && l.denied == nil && l.w.e.failed() == nil {
 			todo = append(todo, l)
 		}
 	}
 	f.mu.Unlock()
-	var g errgroup.Group
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(settleParallelism)
+	var mu sync.Mutex
+	var denied []*loan
 	for _, l := range todo {
 		g.Go(func() error {
-			c, err := l.w.fresh(ctx, b.src.fresh)
-			var needsList *errNeedsList
-			if errors.As(err, &needsList) {
-				if needsList.always {
-					b.src.pool.markUnprovable(l.key, needsList.why)
+			pctx, cancel := context.WithCancel(gctx)
+			defer cancel()
+			type proof struct {
+				c   confirmation
+				err error
+			}
+			proved := make(chan proof, 1)
+			go func() {
+				c, err := b.prove(pctx, f, l)
+				proved <- proof{c, err}
+			}()
+			if l.check != nil {
+				if err := l.check.wait(gctx); err != nil {
+					cancel()
+					<-proved
+					if gctx.Err() != nil {
+						// The question ended, or another loan failed it.
+						if ctx.Err() != nil {
+							return b.stale(ctx, f, l, ctx.Err())
+						}
+						return gctx.Err()
+					}
+					mu.Lock()
+					denied = append(denied, l)
+					mu.Unlock()
+					f.mu.Lock()
+					l.denied = err
+					f.mu.Unlock()
+					if partial {
+						return nil
+					}
+					return err
 				}
-				c, err = b.relist(ctx, f, l)
 			}
-			if err != nil {
-				return b.stale(ctx, f, l, err)
+			p := <-proved
+			if p.err != nil {
+				return p.err
 			}
-			l.asOf = c
-			b.src.record(l.w, c)
+			l.asOf = p.c
+			b.src.record(l.w, p.c)
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return nil, err
+	}
+	var skipped []Skipped
+	for _, l := range b.loans {
+		if l.denied == nil || !slices.Contains(denied, l) {
+			continue
+		}
+		if l.teed != nil {
+			l.w.e.tee.CompareAndSwap(l.teed, nil)
+		}
+		f.mu.Lock()
+		// Nothing of it is read: the question sees an informer that holds
+		// nothing, and its event handlers are never registered.
+		l.inf.SharedIndexInformer = deniedInformer(l.w.res, l.indexers)
+		l.settled = true
+		f.mu.Unlock()
+		skipped = append(skipped, Skipped{Resource: l.w.res, Mode: l.key.mode, Err: l.denied})
 	}
 	for _, l := range todo {
+		if l.denied != nil {
+			continue
+		}
 		switch {
 		case l.teed != nil:
 			// The sink has had the first list, which the store holds: later
@@ -242,11 +314,11 @@ func (b *borrower) settle(ctx context.Context, f *Factory) error {
 			// fails the question, as it fails a direct run's list.
 			l.w.e.tee.CompareAndSwap(l.teed, nil)
 			if err := l.teed.failure(); err != nil {
-				return fmt.Errorf("listing %s: %w", l.w.res.Name(), err)
+				return nil, fmt.Errorf("listing %s: %w", l.w.res.Name(), err)
 			}
 		case l.sink != nil:
 			if err := toSinkWhole(ctx, l); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		f.mu.Lock()
@@ -255,11 +327,28 @@ func (b *borrower) settle(ctx context.Context, f *Factory) error {
 		f.mu.Unlock()
 		for _, r := range regs {
 			if err := r.register(l.inf.SharedIndexInformer); err != nil {
-				return fmt.Errorf("watching %s: %w", l.w.res.Name(), err)
+				return nil, fmt.Errorf("watching %s: %w", l.w.res.Name(), err)
 			}
 		}
 	}
-	return nil
+	return skipped, nil
+}
+
+// prove shows l's store current as of the question's freshness, or lists
+// its objects afresh for the question when it cannot be (errNeedsList).
+func (b *borrower) prove(ctx context.Context, f *Factory, l *loan) (confirmation, error) {
+	c, err := l.w.fresh(ctx, b.src.fresh)
+	var needsList *errNeedsList
+	if errors.As(err, &needsList) {
+		if needsList.always {
+			b.src.pool.markUnprovable(l.key, needsList.why)
+		}
+		c, err = b.relist(ctx, f, l)
+	}
+	if err != nil {
+		return confirmation{}, b.stale(ctx, f, l, err)
+	}
+	return c, nil
 }
 
 // stale words why l's store could not be shown current.

@@ -189,6 +189,14 @@ type Factory struct {
 	// borrow, when set, lends the factory a Pool's warm informers (see
 	// PoolSource) in place of informers of its own.
 	borrow *borrower
+	// asker, when set, authorizes every informer of the factory for the one
+	// who asks the question (a PoolSource's, in the cache server): checks
+	// are its checks, by what they check, run under checkCtx, which Shutdown
+	// cancels. Guarded by mu.
+	asker       Asker
+	checks      map[checkKey]*check
+	checkCtx    context.Context
+	checkCancel context.CancelFunc
 }
 
 type informerKey struct {
@@ -223,6 +231,10 @@ type entry struct {
 	// (teePage): the first question of a warm informer prints them as they
 	// arrive.
 	tee atomic.Pointer[teeSink]
+	// check, when set, is the asker's authorization of this informer
+	// (Asker): it starts listing once the check has passed, and fails as its
+	// list would have when it does not.
+	check *check
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -323,6 +335,7 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 		clients:   clients,
 		informers: map[informerKey]*entry{},
 		failed:    make(chan struct{}, 1),
+		checks:    map[checkKey]*check{},
 	}
 	if cfg.MaxConcurrentLists > 0 {
 		f.listSlots = make(chan struct{}, cfg.MaxConcurrentLists)
@@ -358,6 +371,11 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 		return e.informer, nil
 	}
 	e := &entry{res: res, mode: mode, sink: sink, cursor: cursor}
+	ns := ""
+	if res.Namespaced {
+		ns = f.cfg.Namespace
+	}
+	e.check = f.startCheck(res, ns, f.cfg.LabelSelector, f.cfg.FieldSelector)
 	if f.cfg.OnWatchLost != nil || f.cfg.OnWatchRestored != nil {
 		e.conn = newConnTracker(res, f.cfg.OnWatchLost, f.cfg.OnWatchRestored)
 	}
@@ -670,6 +688,15 @@ func (f *Factory) run(ctx context.Context, e *entry) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
+		if e.check != nil {
+			// Nothing of a type the asker may not read is listed for them.
+			if err := e.check.wait(ctx); err != nil {
+				if ctx.Err() == nil {
+					f.giveUp(e, err)
+				}
+				return
+			}
+		}
 		e.informer.RunWithContext(ctx)
 	}()
 }
@@ -681,10 +708,13 @@ func (f *Factory) Shutdown() {
 		f.borrow.release(f)
 	}
 	f.mu.Lock()
-	cancel := f.cancel
+	cancel, checkCancel := f.cancel, f.checkCancel
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	if checkCancel != nil {
+		checkCancel()
 	}
 	f.wg.Wait()
 }

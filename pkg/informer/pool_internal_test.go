@@ -263,7 +263,7 @@ func question(t *testing.T, p *Pool, fresh Freshness, cfg Config) (*Factory, cac
 	if cfg.Namespace == "" {
 		cfg.Namespace = "shop"
 	}
-	src := p.Source(fresh, "")
+	src := p.Source(fresh, "", nil)
 	f, err := src.NewFactory(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -553,7 +553,7 @@ func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 		c.hold(false)
 	}()
 
-	src := p.Source(Freshness{Start: time.Now()}, "")
+	src := p.Source(Freshness{Start: time.Now()}, "", nil)
 	f, err = src.NewFactory(nil, Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
@@ -701,7 +701,7 @@ func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
 		return true, watch.NewRaceFreeFake(), nil
 	})
 	for range 2 {
-		src := p.Source(Freshness{Start: time.Now()}, "")
+		src := p.Source(Freshness{Start: time.Now()}, "", nil)
 		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
 		if err != nil {
 			t.Fatal(err)
@@ -759,7 +759,7 @@ func TestPoolStreamsTheFirstList(t *testing.T) {
 	c.write("web-1")
 	p := newTestPool(t, c, PoolOptions{})
 	for i, want := range [][][]string{{{"web-1", "web-2"}}, {{"web-1", "web-2"}}} {
-		src := p.Source(Freshness{Start: time.Now()}, "")
+		src := p.Source(Freshness{Start: time.Now()}, "", nil)
 		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
 		if err != nil {
 			t.Fatal(err)
@@ -806,7 +806,7 @@ func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
 	p := newTestPool(t, c, PoolOptions{})
-	src := p.Source(Freshness{Start: time.Now()}, "")
+	src := p.Source(Freshness{Start: time.Now()}, "", nil)
 	f, err := src.NewFactory(nil, Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)

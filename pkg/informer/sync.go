@@ -229,8 +229,20 @@ func (f *Factory) clientSettings() (server string, timeout time.Duration) {
 	return server, timeout
 }
 
+// CredentialsFailed reports whether err is client-go's failure to get
+// credentials from an exec plugin ("getting credentials: exec: ..."), which
+// carries the plugin's own message: a login to do, not an outage to wait
+// out. kubectl words it "Unable to connect to the server: getting
+// credentials: ...", after running the plugin once.
+func CredentialsFailed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "getting credentials: ")
+}
+
 // retriable reports whether err may go away by itself.
 func retriable(err error) bool {
+	if CredentialsFailed(err) {
+		return false
+	}
 	switch {
 	case apierrors.IsTooManyRequests(err), apierrors.IsServerTimeout(err), apierrors.IsTimeout(err),
 		apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsResourceExpired(err),
@@ -323,10 +335,12 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 			}
 			if f.borrow != nil {
 				// Warm stores are current once they have caught up with the
-				// server (fresh.go).
-				if err := f.borrow.settle(ctx, f); err != nil {
+				// server (fresh.go), and read once the asker may read them.
+				denied, err := f.borrow.settle(ctx, f, partial)
+				if err != nil {
 					return nil, err
 				}
+				skipped = append(skipped, denied...)
 			}
 			return skipped, nil
 		}
