@@ -40,8 +40,9 @@ type Spec struct {
 	Dir string
 	// Command is the absolute path of the binary to start as the server;
 	// os.Executable when empty. It runs with Args as its arguments, in "/",
-	// in a session of its own, with the client's environment, stdin a pipe
-	// and stdout and stderr the null device.
+	// in a session of its own, with the part of the client's environment
+	// ServerEnviron keeps, stdin a pipe and stdout and stderr the null
+	// device.
 	Command string
 	// Args are the server's arguments (such as "cache", "serve"). They are
 	// visible to every user in ps: they must hold no credential.
@@ -201,12 +202,18 @@ func reach(ctx context.Context, spec *Spec, starting bool) (*Conn, error) {
 
 // start makes sure a server of spec's version answers, under the lock: the
 // first command to hold it starts the server, the others find it answering.
-func start(ctx context.Context, p paths, spec *Spec) (*Conn, error) {
+func start(ctx context.Context, p paths, spec *Spec) (_ *Conn, err error) {
 	lock, err := lockFile(ctx, p.lock, spec.StartTimeout)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
+	defer func() {
+		lock.Close()
+		if err != nil {
+			// No server of this identity answers to remove it when it exits.
+			removeLock(p.lock)
+		}
+	}()
 
 	c, err := dial(ctx, p.socket, spec)
 	switch {
@@ -258,6 +265,7 @@ func spawn(spec *Spec) (<-chan error, error) {
 	}
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Dir = "/"
+	cmd.Env = ServerEnviron(os.Environ())
 	cmd.Stdin = r
 	// Stdout and Stderr stay nil: the null device. The server writes no log.
 	detach(cmd)
@@ -312,6 +320,12 @@ func lockFile(ctx context.Context, path string, wait time.Duration) (*os.File, e
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
+		if ok && !sameFile(f, path) {
+			// A server that exited removed the file while this one waited
+			// for its lock (removeLock): lock the one at the path now.
+			f.Close()
+			return lockFile(ctx, path, time.Until(deadline))
+		}
 		if ok {
 			return f, nil
 		}
@@ -325,6 +339,31 @@ func lockFile(ctx context.Context, path string, wait time.Duration) (*os.File, e
 			return nil, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// sameFile reports whether path still names the open file f.
+func sameFile(f *os.File, path string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	li, err := os.Lstat(path)
+	return err == nil && os.SameFile(fi, li)
+}
+
+// removeLock removes the lock file at path if no command holds it (none is
+// starting a server): a server does so as it exits, so that lock files do
+// not pile up, one per identity ever used. A command that opened it before
+// and locks it after finds it gone and locks a new one (lockFile).
+func removeLock(path string) {
+	f, err := openExistingNoFollow(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if ok, err := tryLock(f); err == nil && ok && sameFile(f, path) {
+		os.Remove(path)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // Identity is the SHA-256 of everything that decides who a cache server is to
-// the cluster: the server, how it is trusted, the credentials as the kubeconfig
-// names them, impersonation and the context. Two invocations share a cache
+// the cluster: the API server and how it is trusted, and the user the API
+// server says the credentials belong to. Two invocations share a cache
 // server only when their identities are equal; the socket is named after the
 // first half of it and the handshake compares all of it.
 type Identity [sha256.Size]byte
@@ -49,91 +49,52 @@ func (id *Identity) UnmarshalText(b []byte) error {
 	return err
 }
 
-// identityDomain starts every encoding: a hash of anything else, or of a later
-// encoding, never equals one of these.
-const identityDomain = "kubectl-idx warm cache identity v1"
+// identityDomain starts every encoding: a hash of anything else, or of an
+// earlier encoding (v1 hashed the kubeconfig's credentials), never equals one
+// of these.
+const identityDomain = "kubectl-idx warm cache identity v2"
 
-// NewIdentity returns the identity of cfg, a client configuration as
-// cli-runtime's ConfigFlags.ToRESTConfig builds it (so --token, --as, --user and
-// the rest are in it), under the context named contextName.
+// NewIdentity returns the identity of user, as Whoami found it with cfg, on
+// the API server cfg connects to: cfg's server URL, the CA it trusts (its
+// content, from data or file), the TLS server name and the insecure flag,
+// then the user's name, UID, groups and extra values (sorted: they are sets
+// to the API server).
 //
-// Files the configuration names are read: the CA, the token file, the client
-// certificate and key. Their paths and their contents are both part of the
-// identity, so a rotated token or certificate gives another identity and
-// another server (the old one exits when idle). An exec plugin's credentials are
-// not known until it runs: its apiVersion, command, arguments and env stand for
-// them. An auth-provider is identified by its name and config, which holds its
-// tokens.
-//
-// Not part of it: QPS, timeouts, the user agent and other settings that change
-// how a client talks to the server but not who it is, the proxy (a function in
-// rest.Config), and the environment an exec plugin inherits (AWS_PROFILE and the
-// like), which the cache server keeps as it was when it started.
-func NewIdentity(cfg *rest.Config, contextName string) (Identity, error) {
+// The credentials themselves are not part of it: a token an exec plugin
+// renews, a rotated certificate or another kubeconfig of the same user keep
+// one server, and two people (or two CI jobs) with one kubeconfig whose
+// credentials differ by their environment get two. Nor is the credential id
+// the API server adds to the user's extra values
+// (authentication.kubernetes.io/credential-id), which changes with every
+// token of one service account. Authorization depends on the user, and every
+// question is authorized again with the asker's own credential whatever the
+// identity (see the package doc).
+func NewIdentity(cfg *rest.Config, user UserInfo) (Identity, error) {
 	if cfg == nil {
 		return Identity{}, errors.New("no client configuration to identify")
 	}
 	e := &identityEncoder{h: sha256.New()}
 	e.str("domain", identityDomain)
-	e.str("context", contextName)
 	e.str("server", cfg.Host)
-
 	e.bytes("ca.data", cfg.CAData)
-	if err := e.file("ca.file", cfg.CAFile); err != nil {
+	if err := e.fileContent("ca.file", cfg.CAFile); err != nil {
 		return Identity{}, fmt.Errorf("reading the certificate authority file: %w", err)
 	}
 	e.str("tls.server-name", cfg.ServerName)
 	e.bool("tls.insecure", cfg.Insecure)
 
-	e.str("token", cfg.BearerToken)
-	if err := e.file("token.file", cfg.BearerTokenFile); err != nil {
-		return Identity{}, fmt.Errorf("reading the token file: %w", err)
-	}
-	e.bytes("client-certificate.data", cfg.CertData)
-	if err := e.file("client-certificate.file", cfg.CertFile); err != nil {
-		return Identity{}, fmt.Errorf("reading the client certificate file: %w", err)
-	}
-	e.bytes("client-key.data", cfg.KeyData)
-	if err := e.file("client-key.file", cfg.KeyFile); err != nil {
-		return Identity{}, fmt.Errorf("reading the client key file: %w", err)
-	}
-	e.str("username", cfg.Username)
-	e.str("password", cfg.Password)
-
-	e.bool("exec", cfg.ExecProvider != nil)
-	if x := cfg.ExecProvider; x != nil {
-		e.str("exec.api-version", x.APIVersion)
-		e.str("exec.command", x.Command)
-		// Arguments and env keep their order: a different order is at worst
-		// another server, never two users sharing one.
-		e.strs("exec.args", x.Args)
-		env := make([]string, 0, 2*len(x.Env))
-		for _, v := range x.Env {
-			env = append(env, v.Name, v.Value)
-		}
-		e.strs("exec.env", env)
-	}
-
-	e.bool("auth-provider", cfg.AuthProvider != nil)
-	if p := cfg.AuthProvider; p != nil {
-		e.str("auth-provider.name", p.Name)
-		e.strs("auth-provider.config", sortedPairs(p.Config))
-	}
-
-	imp := cfg.Impersonate
-	e.str("as", imp.UserName)
-	e.str("as-uid", imp.UID)
-	// Groups and extra values are sets to the API server: sorted, so the order
-	// flags or kubeconfig list them in does not split one identity in two.
-	e.strs("as-groups", sorted(imp.Groups))
-	extra := make([]string, 0, 2*len(imp.Extra))
-	for _, k := range sortedKeys(imp.Extra) {
+	u := user.normalized()
+	e.str("user", u.Username)
+	e.str("uid", u.UID)
+	e.strs("groups", u.Groups)
+	extra := make([]string, 0, 2*len(u.Extra))
+	for _, k := range sortedKeys(u.Extra) {
 		// Each key, its count of values, then the values: read back in that
 		// order, the list has one meaning.
-		extra = append(extra, k, fmt.Sprint(len(imp.Extra[k])))
-		extra = append(extra, sorted(imp.Extra[k])...)
+		extra = append(extra, k, fmt.Sprint(len(u.Extra[k])))
+		extra = append(extra, u.Extra[k]...)
 	}
-	e.strs("as-user-extra", extra)
+	e.strs("extra", extra)
 
 	var id Identity
 	e.h.Sum(id[:0])
@@ -176,9 +137,9 @@ func (e *identityEncoder) strs(name string, vs []string) {
 	}
 }
 
-// file writes a file's path and its content; an empty path writes both empty.
-func (e *identityEncoder) file(name, path string) error {
-	e.str(name+".path", path)
+// fileContent writes a file's content, empty for an empty path: the CA
+// trusted, wherever it is kept.
+func (e *identityEncoder) fileContent(name, path string) error {
 	var content []byte
 	if path != "" {
 		var err error
@@ -186,7 +147,7 @@ func (e *identityEncoder) file(name, path string) error {
 			return err
 		}
 	}
-	e.bytes(name+".content", content)
+	e.bytes(name, content)
 	return nil
 }
 
@@ -203,12 +164,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func sortedPairs(m map[string]string) []string {
-	pairs := make([]string, 0, 2*len(m))
-	for _, k := range sortedKeys(m) {
-		pairs = append(pairs, k, m[k])
-	}
-	return pairs
 }

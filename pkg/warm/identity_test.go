@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -61,17 +60,31 @@ func identityBase(t *testing.T, dir string) *rest.Config {
 	}
 }
 
-func mustIdentity(t *testing.T, cfg *rest.Config, context string) Identity {
+// identityUser is a user with every field the identity covers set.
+func identityUser() UserInfo {
+	return UserInfo{
+		Username: "system:serviceaccount:shop:reader",
+		UID:      "1234",
+		Groups:   []string{"system:serviceaccounts", "system:authenticated"},
+		Extra: map[string][]string{
+			"authentication.kubernetes.io/pod-name": {"web-0"},
+			"scopes":                                {"s1", "s2"},
+			credentialIDKey:                         {"JTI=a"},
+		},
+	}
+}
+
+func mustIdentity(t *testing.T, cfg *rest.Config, user UserInfo) Identity {
 	t.Helper()
-	id, err := NewIdentity(cfg, context)
+	id, err := NewIdentity(cfg, user)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-// TestIdentityFields changes one field at a time: each must give another
-// identity, and no two changes the same one.
+// TestIdentityFields changes one field of the cluster or the user at a time:
+// each must give another identity, and no two changes the same one.
 func TestIdentityFields(t *testing.T) {
 	dir := t.TempDir()
 	overwrite := func(path, content string) {
@@ -79,73 +92,41 @@ func TestIdentityFields(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	copyTo := func(path, name string) string {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), name)
-		overwrite(p, string(b))
-		return p
-	}
 	tests := []struct {
-		name    string
-		context string
-		change  func(c *rest.Config)
+		name   string
+		change func(c *rest.Config)
+		user   func(u *UserInfo)
 	}{
-		{name: "context", context: "other"},
 		{name: "server", change: func(c *rest.Config) { c.Host = "https://10.0.0.2:6443" }},
 		{name: "CA data", change: func(c *rest.Config) { c.CAData = []byte("ca-data-2") }},
 		{name: "CA file content", change: func(c *rest.Config) { overwrite(c.CAFile, "ca-file-2") }},
-		{name: "CA file path", change: func(c *rest.Config) { c.CAFile = copyTo(c.CAFile, "ca.crt") }},
 		{name: "TLS server name", change: func(c *rest.Config) { c.ServerName = "other" }},
 		{name: "insecure", change: func(c *rest.Config) { c.Insecure = true }},
-		{name: "token", change: func(c *rest.Config) { c.BearerToken = "token-b" }},
-		{name: "token file content", change: func(c *rest.Config) { overwrite(c.BearerTokenFile, "file-token-b") }},
-		{name: "token file path", change: func(c *rest.Config) { c.BearerTokenFile = copyTo(c.BearerTokenFile, "token") }},
-		{name: "client certificate data", change: func(c *rest.Config) { c.CertData = []byte("cert-data-2") }},
-		{name: "client certificate file content", change: func(c *rest.Config) { overwrite(c.CertFile, "cert-file-2") }},
-		{name: "client certificate file path", change: func(c *rest.Config) { c.CertFile = copyTo(c.CertFile, "client.crt") }},
-		{name: "client key data", change: func(c *rest.Config) { c.KeyData = []byte("key-data-2") }},
-		{name: "client key file content", change: func(c *rest.Config) { overwrite(c.KeyFile, "key-file-2") }},
-		{name: "client key file path", change: func(c *rest.Config) { c.KeyFile = copyTo(c.KeyFile, "client.key") }},
-		{name: "username", change: func(c *rest.Config) { c.Username = "carol" }},
-		{name: "password", change: func(c *rest.Config) { c.Password = "secret-2" }},
-		{name: "no exec plugin", change: func(c *rest.Config) { c.ExecProvider = nil }},
-		{name: "exec apiVersion", change: func(c *rest.Config) { c.ExecProvider.APIVersion = "client.authentication.k8s.io/v1beta1" }},
-		{name: "exec command", change: func(c *rest.Config) { c.ExecProvider.Command = "other-token" }},
-		{name: "exec arguments", change: func(c *rest.Config) { c.ExecProvider.Args = []string{"--cluster", "b"} }},
-		{name: "exec arguments split", change: func(c *rest.Config) { c.ExecProvider.Args = []string{"--cluster a"} }},
-		{name: "exec env", change: func(c *rest.Config) { c.ExecProvider.Env[0].Value = "b" }},
-		{name: "no auth-provider", change: func(c *rest.Config) { c.AuthProvider = nil }},
-		{name: "auth-provider name", change: func(c *rest.Config) { c.AuthProvider.Name = "gcp" }},
-		{name: "auth-provider config", change: func(c *rest.Config) { c.AuthProvider.Config["id-token"] = "u" }},
-		{name: "as", change: func(c *rest.Config) { c.Impersonate.UserName = "dave" }},
-		{name: "as-uid", change: func(c *rest.Config) { c.Impersonate.UID = "5678" }},
-		{name: "as-group", change: func(c *rest.Config) { c.Impersonate.Groups = []string{"g1"} }},
-		{name: "as-user-extra value", change: func(c *rest.Config) { c.Impersonate.Extra["scopes"] = []string{"s1"} }},
-		{name: "as-user-extra key", change: func(c *rest.Config) {
-			c.Impersonate.Extra = map[string][]string{"scopes": {"s1"}, "s2": nil}
-		}},
+		{name: "username", user: func(u *UserInfo) { u.Username = "alice" }},
+		{name: "uid", user: func(u *UserInfo) { u.UID = "5678" }},
+		{name: "a group less", user: func(u *UserInfo) { u.Groups = u.Groups[:1] }},
+		{name: "a group more", user: func(u *UserInfo) { u.Groups = append(u.Groups, "admins") }},
+		{name: "an extra value", user: func(u *UserInfo) { u.Extra["scopes"] = []string{"s1"} }},
+		{name: "an extra key", user: func(u *UserInfo) { u.Extra["s2"] = nil }},
+		{name: "extra values run together", user: func(u *UserInfo) { u.Extra["scopes"] = []string{"s1s2"} }},
 	}
-	base := mustIdentity(t, identityBase(t, dir), "ctx")
-	if again := mustIdentity(t, identityBase(t, dir), "ctx"); again != base {
-		t.Fatalf("the same configuration gave %s, then %s", base, again)
+	base := mustIdentity(t, identityBase(t, dir), identityUser())
+	if again := mustIdentity(t, identityBase(t, dir), identityUser()); again != base {
+		t.Fatalf("the same configuration and user gave %s, then %s", base, again)
 	}
 	seen := map[Identity]string{base: "base"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// identityBase writes the base files again: a file changed by
 			// the previous case is restored.
-			cfg := identityBase(t, dir)
-			ctx := "ctx"
-			if tt.context != "" {
-				ctx = tt.context
-			}
+			cfg, user := identityBase(t, dir), identityUser()
 			if tt.change != nil {
 				tt.change(cfg)
 			}
-			id := mustIdentity(t, cfg, ctx)
+			if tt.user != nil {
+				tt.user(&user)
+			}
+			id := mustIdentity(t, cfg, user)
 			if prev, ok := seen[id]; ok {
 				t.Fatalf("changing %s gave the identity of %s", tt.name, prev)
 			}
@@ -154,58 +135,60 @@ func TestIdentityFields(t *testing.T) {
 	}
 }
 
-// TestIdentitySets checks that impersonation groups, extra values and an
-// auth-provider's config are sets: their order does not matter.
-func TestIdentitySets(t *testing.T) {
+// TestIdentityIsTheUserNotTheCredential: the credentials a configuration
+// names, how a client talks, where the CA file lives and the id of the very
+// credential the API server saw leave the identity alone: a renewed token or
+// another kubeconfig of the same user keeps one cache server.
+func TestIdentityIsTheUserNotTheCredential(t *testing.T) {
 	dir := t.TempDir()
-	a := identityBase(t, dir)
-	b := identityBase(t, dir)
-	b.Impersonate.Groups = []string{"g2", "g1"}
-	b.Impersonate.Extra = map[string][]string{"scopes": {"s2", "s1"}}
-	if ia, ib := mustIdentity(t, a, "ctx"), mustIdentity(t, b, "ctx"); ia != ib {
-		t.Errorf("groups and extra in another order gave another identity")
-	}
-}
-
-// TestIdentityIgnores checks that settings of how a client talks, not of who
-// it is, leave the identity alone.
-func TestIdentityIgnores(t *testing.T) {
-	dir := t.TempDir()
-	a := identityBase(t, dir)
-	b := identityBase(t, dir)
-	b.QPS, b.Burst, b.UserAgent, b.Timeout = 5, 10, "other", 42
-	if mustIdentity(t, a, "ctx") != mustIdentity(t, b, "ctx") {
-		t.Errorf("QPS, burst, user agent and timeout changed the identity")
-	}
-}
-
-func TestIdentityFileErrors(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		change func(c *rest.Config)
-		want   string
-	}{
-		{"CA file", func(c *rest.Config) { c.CAFile = "/nonexistent/ca" }, "reading the certificate authority file"},
-		{"token file", func(c *rest.Config) { c.BearerTokenFile = "/nonexistent/token" }, "reading the token file"},
-		{"certificate file", func(c *rest.Config) { c.CertFile = "/nonexistent/crt" }, "reading the client certificate file"},
-		{"key file", func(c *rest.Config) { c.KeyFile = "/nonexistent/key" }, "reading the client key file"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := identityBase(t, t.TempDir())
-			tt.change(cfg)
-			_, err := NewIdentity(cfg, "ctx")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+	base := mustIdentity(t, identityBase(t, dir), identityUser())
+	for name, change := range map[string]func(c *rest.Config, u *UserInfo){
+		"token":         func(c *rest.Config, _ *UserInfo) { c.BearerToken = "token-b" },
+		"token file":    func(c *rest.Config, _ *UserInfo) { c.BearerTokenFile = "/elsewhere" },
+		"certificate":   func(c *rest.Config, _ *UserInfo) { c.CertData, c.KeyData = []byte("c2"), []byte("k2") },
+		"basic auth":    func(c *rest.Config, _ *UserInfo) { c.Username, c.Password = "carol", "x" },
+		"exec plugin":   func(c *rest.Config, _ *UserInfo) { c.ExecProvider.Env[0].Value = "b" },
+		"auth provider": func(c *rest.Config, _ *UserInfo) { c.AuthProvider = nil },
+		"impersonation": func(c *rest.Config, _ *UserInfo) { c.Impersonate = rest.ImpersonationConfig{} },
+		"CA file path": func(c *rest.Config, _ *UserInfo) {
+			p := filepath.Join(t.TempDir(), "ca.crt")
+			if err := os.WriteFile(p, []byte("ca-file"), 0o600); err != nil {
+				t.Fatal(err)
 			}
-		})
+			c.CAFile = p
+		},
+		"QPS, user agent and timeout": func(c *rest.Config, _ *UserInfo) { c.QPS, c.Burst, c.UserAgent, c.Timeout = 5, 10, "other", 42 },
+		"credential id":               func(_ *rest.Config, u *UserInfo) { u.Extra[credentialIDKey] = []string{"JTI=b"} },
+		"no credential id":            func(_ *rest.Config, u *UserInfo) { delete(u.Extra, credentialIDKey) },
+		"groups and extra in another order": func(_ *rest.Config, u *UserInfo) {
+			u.Groups = []string{"system:authenticated", "system:serviceaccounts"}
+			u.Extra["scopes"] = []string{"s2", "s1"}
+		},
+	} {
+		cfg, user := identityBase(t, dir), identityUser()
+		change(cfg, &user)
+		if mustIdentity(t, cfg, user) != base {
+			t.Errorf("%s changed the identity", name)
+		}
+		if !user.Same(identityUser()) {
+			t.Errorf("%s: the users are not the Same", name)
+		}
 	}
-	if _, err := NewIdentity(nil, "ctx"); err == nil {
+}
+
+func TestIdentityErrors(t *testing.T) {
+	cfg := identityBase(t, t.TempDir())
+	cfg.CAFile = "/nonexistent/ca"
+	if _, err := NewIdentity(cfg, identityUser()); err == nil || !strings.Contains(err.Error(), "reading the certificate authority file") {
+		t.Fatalf("got %v, want an error reading the certificate authority file", err)
+	}
+	if _, err := NewIdentity(nil, identityUser()); err == nil {
 		t.Error("a nil configuration gave an identity")
 	}
 }
 
 func TestIdentityText(t *testing.T) {
-	id := mustIdentity(t, identityBase(t, t.TempDir()), "ctx")
+	id := mustIdentity(t, identityBase(t, t.TempDir()), identityUser())
 	b, err := json.Marshal(id)
 	if err != nil {
 		t.Fatal(err)
@@ -221,72 +204,5 @@ func TestIdentityText(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &back); err == nil {
 			t.Errorf("%s decoded as an identity", bad)
 		}
-	}
-}
-
-// TestIdentityConfigFlags goes through cli-runtime's ConfigFlags as commands
-// do: flags that change who the client is change the identity.
-func TestIdentityConfigFlags(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: a
-  cluster: {server: "https://a.example:6443", insecure-skip-tls-verify: true}
-users:
-- name: alice
-  user: {token: alice-token}
-- name: bob
-  user: {token: bob-token}
-contexts:
-- name: a
-  context: {cluster: a, user: alice}
-- name: a-bob
-  context: {cluster: a, user: bob}
-current-context: a
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	identity := func(set func(f *genericclioptions.ConfigFlags)) Identity {
-		t.Helper()
-		f := genericclioptions.NewConfigFlags(false)
-		f.KubeConfig = &kubeconfig
-		if set != nil {
-			set(f)
-		}
-		cfg, err := f.ToRESTConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, err := f.ToRawKubeConfigLoader().RawConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		context := raw.CurrentContext
-		if *f.Context != "" {
-			context = *f.Context
-		}
-		return mustIdentity(t, cfg, context)
-	}
-	str := func(s string) *string { return &s }
-	base := identity(nil)
-	if identity(nil) != base {
-		t.Fatal("the same flags gave another identity")
-	}
-	for name, set := range map[string]func(f *genericclioptions.ConfigFlags){
-		"--token":   func(f *genericclioptions.ConfigFlags) { f.BearerToken = str("other-token") },
-		"--as":      func(f *genericclioptions.ConfigFlags) { f.Impersonate = str("carol") },
-		"--context": func(f *genericclioptions.ConfigFlags) { f.Context = str("a-bob") },
-		"--user":    func(f *genericclioptions.ConfigFlags) { f.AuthInfoName = str("bob") },
-		"--server":  func(f *genericclioptions.ConfigFlags) { f.APIServer = str("https://b.example:6443") },
-	} {
-		if identity(set) == base {
-			t.Errorf("%s left the identity unchanged", name)
-		}
-	}
-	// QPS and the like are not flags; --request-timeout is, and is not who
-	// the client is.
-	if identity(func(f *genericclioptions.ConfigFlags) { f.Timeout = str("5s") }) != base {
-		t.Error("--request-timeout changed the identity")
 	}
 }

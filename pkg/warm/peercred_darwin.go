@@ -42,3 +42,9 @@ func peerCred(c syscall.Conn) (uid, pid int, err error) {
 	}
 	return int(cred.Uid), pid, nil
 }
+
+// notTraceable refuses debuggers (PT_DENY_ATTACH): what the server holds,
+// objects and its user's credentials, stays in its memory.
+func notTraceable() error {
+	return unix.PtraceDenyAttach()
+}

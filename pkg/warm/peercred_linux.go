@@ -30,3 +30,12 @@ func peerCred(c syscall.Conn) (uid, pid int, err error) {
 	}
 	return int(cred.Uid), int(cred.Pid), nil
 }
+
+// notTraceable makes the process not dumpable (PR_SET_DUMPABLE 0): no core
+// file whatever the limits, and no ptrace(2) or /proc/PID/mem, environ or
+// fd by another process of the same user (only by one with CAP_SYS_PTRACE,
+// root's); /proc/PID's files then belong to root. What the server holds,
+// objects and its user's credentials, stays in its memory.
+func notTraceable() error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}

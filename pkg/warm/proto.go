@@ -232,6 +232,11 @@ type RunRequest struct {
 	// Width is the width in columns of the client's stdout terminal, 0 when
 	// stdout is not a terminal.
 	Width int `json:"width,omitempty"`
+	// Credential is what the client authenticated with (Whoami): the server
+	// asks the API server with it whether the client may read what the answer
+	// holds, and answers nobody whose credential the API server does not say
+	// is its own user's. Never logged, kept or reported.
+	Credential *Credential `json:"credential,omitempty"`
 	// StdoutFile says the client passes its stdout itself (a pipe or a
 	// file, never a terminal): once the server asks for it (an F frame),
 	// the client sends one byte carrying the descriptor (SCM_RIGHTS), and
@@ -257,6 +262,37 @@ var envAllowedNames = map[string]bool{
 // (PATH for exec plugins, proxies).
 func EnvAllowed(name string) bool {
 	return envAllowedNames[name] || (strings.HasPrefix(name, "KUBECTL_IDX_") && len(name) > len("KUBECTL_IDX_"))
+}
+
+// serverEnvNames are the environment variables a cache server is started
+// with, besides those starting with KUBE_FEATURE_ (client-go's feature
+// gates): where binaries are found (an exec plugin's), the user's home and
+// runtime directory (where the socket lives), the time zone, the proxies and
+// CA bundles the starter reaches the cluster through, in-cluster
+// configuration, and the Go runtime's settings.
+var serverEnvNames = map[string]bool{
+	"PATH": true, "HOME": true, "XDG_RUNTIME_DIR": true, "TZ": true,
+	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "http_proxy": true, "https_proxy": true, "no_proxy": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
+	"KUBERNETES_SERVICE_HOST": true, "KUBERNETES_SERVICE_PORT": true, "KUBE_CACHE_MUTATION_DETECTOR": true,
+	"GOGC": true, "GOMEMLIMIT": true, "GOMAXPROCS": true, "GODEBUG": true,
+}
+
+// ServerEnviron returns what of environ (os.Environ's form) a cache server
+// is started with: serverEnvNames and KUBE_FEATURE_ variables, nothing else.
+// Tokens, cloud accounts and the rest of a shell's environment stay out of
+// a process that lives for minutes; an exec plugin that renews the starter's
+// credentials gets the starter's environment from the start payload, not
+// from the server's own.
+func ServerEnviron(environ []string) []string {
+	out := []string{}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && (serverEnvNames[k] || strings.HasPrefix(k, "KUBE_FEATURE_")) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // validate checks a request received from a client.

@@ -116,9 +116,10 @@ type Server struct {
 // NewServer checks the directory, removes a stale socket of the identity (one
 // nothing answers on) and listens on a new one, created with mode 0600. It
 // fails when a server already answers there. It acts on the whole process, which
-// is the server's: core dumps are turned off for good, and the umask is 0177
-// while the socket is created, so call it before starting anything that
-// creates files. Serve should follow at once: a client that connects
+// is the server's: core dumps are turned off for good, the process is made
+// untraceable (PR_SET_DUMPABLE 0 on Linux, PT_DENY_ATTACH on macOS), and the
+// umask is 0177 while the socket is created, so call it before starting
+// anything that creates files. Serve should follow at once: a client that connects
 // meanwhile waits for its handshake, and gives up after its DialTimeout, so
 // informers are started by the Handler or beside Serve, not before it.
 func NewServer(opts Options) (*Server, error) {
@@ -143,6 +144,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if err := noCoreDump(); err != nil {
 		return nil, fmt.Errorf("disabling core dumps of the cache server: %w", err)
+	}
+	if err := notTraceable(); err != nil {
+		return nil, fmt.Errorf("making the cache server untraceable: %w", err)
 	}
 	if opts.Dir == "" {
 		dir, err := RuntimeDir()
@@ -285,6 +289,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	<-s.done
 	s.drain()
+	removeLock(s.paths.lock)
 	return nil
 }
 
@@ -595,13 +600,16 @@ func (s *Server) run(c *net.UnixConn, r *bufio.Reader, req *RunRequest) {
 // it. It keeps the server from idling meanwhile; status counts it among the
 // warmed, not the running.
 func (s *Server) warm(c *net.UnixConn, req *RunRequest) {
-	if err := writeFrame(c, frameWarming, nil); err != nil {
-		return
-	}
-	c.Close()
+	// Counted and holding off the idle timer before the client hears it is
+	// taken: a status it asks for next counts it.
 	s.runStarted()
 	defer s.runEnded()
 	s.warmed.Add(1)
+	if err := writeFrame(c, frameWarming, nil); err != nil {
+		s.warmed.Add(^uint64(0))
+		return
+	}
+	c.Close()
 	if _, panicked := s.call(s.ctx, req, io.Discard, io.Discard); panicked {
 		s.Shutdown("a request failed with a panic")
 	}

@@ -35,3 +35,7 @@ func noCoreDump() error { return ErrUnsupported }
 func sendFile(*net.UnixConn, *os.File) error { return ErrUnsupported }
 
 func receiveFile(*net.UnixConn) (*os.File, error) { return nil, ErrUnsupported }
+
+func notTraceable() error { return ErrUnsupported }
+
+func openExistingNoFollow(string) (*os.File, error) { return nil, ErrUnsupported }

@@ -69,6 +69,12 @@ func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 }
 
+// openExistingNoFollow opens the lock file at path, if there is one, refusing
+// to follow a symbolic link in its place.
+func openExistingNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+}
+
 // noCoreDump sets the process's core file size limit to zero: a crashing
 // server must not write its memory, objects and credentials, to disk.
 // systemd-coredump and apport honour the limit too.
