@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -47,7 +48,15 @@ func NewCmdCache(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Show or stop the warm cache of the current context",
 		Long:    cacheLong,
 		Example: cacheExample,
-		Args:    cobra.NoArgs,
+		// Without a subcommand, the help; with an unknown one, kubectl's error
+		// for an unknown command, not the help and exit code 0.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(newCmdCacheStatus(f, streams), newCmdCacheStop(f, streams), newCmdCacheServe(streams))
 	return cmd
@@ -59,6 +68,7 @@ type CacheOptions struct {
 	*Flags
 	Output string
 
+	cfg     *rest.Config
 	spec    warm.Spec
 	context string
 	genericiooptions.IOStreams
@@ -88,17 +98,26 @@ func newCmdCacheStop(f *Flags, streams genericiooptions.IOStreams) *cobra.Comman
 	}
 }
 
-// complete resolves the identity of the current context; it sends no
+// complete resolves the connection of the current context; it sends no
 // request.
 func (o *CacheOptions) complete() error {
-	cfg, err := o.ConfigFlags.ToRESTConfig()
+	var err error
+	if o.cfg, err = o.ConfigFlags.ToRESTConfig(); err != nil {
+		return err
+	}
+	o.context, err = contextName(o.ConfigFlags)
+	return err
+}
+
+// identify resolves the identity of the current context's cache server: the
+// user the API server says the context's credentials belong to, which it
+// asks.
+func (o *CacheOptions) identify(ctx context.Context) error {
+	asker, err := warm.Whoami(ctx, o.cfg)
 	if err != nil {
 		return err
 	}
-	if o.context, err = contextName(o.ConfigFlags); err != nil {
-		return err
-	}
-	id, err := warm.NewIdentity(cfg, o.context)
+	id, err := warm.NewIdentity(o.cfg, asker.User)
 	if err != nil {
 		return err
 	}
@@ -120,6 +139,9 @@ func (o cacheStatus) Validate() error {
 }
 
 func (o cacheStatus) Run(ctx context.Context) error {
+	if err := o.identify(ctx); err != nil {
+		return err
+	}
 	rep, err := warm.Status(ctx, o.spec)
 	st := v1alpha1.NewCacheStatus()
 	switch {
@@ -172,6 +194,9 @@ func (o cacheStop) Complete(*cobra.Command, []string) error { return o.complete(
 func (o cacheStop) Validate() error { return nil }
 
 func (o cacheStop) Run(ctx context.Context) error {
+	if err := o.identify(ctx); err != nil {
+		return err
+	}
 	err := warm.Stop(ctx, o.spec)
 	if errors.Is(err, warm.ErrNotRunning) {
 		fmt.Fprintf(o.ErrOut, "No cache server is running for context %q.\n", o.context)

@@ -2,13 +2,17 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +20,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
@@ -40,6 +48,78 @@ func runtimeDir(t *testing.T) string {
 	t.Setenv("XDG_RUNTIME_DIR", dir)
 	t.Setenv(cacheEnv, "")
 	return filepath.Join(dir, "kubectl-idx")
+}
+
+// reviewAPI is an API server that answers SelfSubjectReview and nothing
+// else: the user a bearer token belongs to is users[token]; any other token
+// is Unauthorized.
+type reviewAPI struct {
+	*httptest.Server
+	users map[string]string
+}
+
+func newReviewAPI(t *testing.T, users map[string]string) *reviewAPI {
+	t.Helper()
+	a := &reviewAPI{users: users}
+	a.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/apis/authentication.k8s.io/v1/selfsubjectreviews" {
+			http.NotFound(w, r)
+			return
+		}
+		name, ok := a.users[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Code: http.StatusUnauthorized, Reason: metav1.StatusReasonUnauthorized, Message: "Unauthorized"})
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(authenticationv1.SelfSubjectReview{
+			TypeMeta: metav1.TypeMeta{Kind: "SelfSubjectReview", APIVersion: "authentication.k8s.io/v1"},
+			Status:   authenticationv1.SelfSubjectReviewStatus{UserInfo: authenticationv1.UserInfo{Username: name, Groups: []string{"system:authenticated"}}},
+		})
+	}))
+	t.Cleanup(a.Close)
+	return a
+}
+
+// kubeconfig writes a kubeconfig for the API with token as the user's
+// credential (clientcmd sends credentials over TLS only).
+func (a *reviewAPI) kubeconfig(t *testing.T, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster: {server: "` + a.URL + `", insecure-skip-tls-verify: true}
+contexts:
+- name: test
+  context: {cluster: test, user: test, namespace: shop}
+current-context: test
+users:
+- name: test
+  user: {token: ` + token + `}
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// config is a connection to the API with token.
+func (a *reviewAPI) config(token string) *rest.Config {
+	return &rest.Config{Host: a.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+}
+
+// identityOf is the identity of user on the server of cfg.
+func identityOf(t *testing.T, cfg *rest.Config, user string) warm.Identity {
+	t.Helper()
+	id, err := warm.NewIdentity(cfg, warm.UserInfo{Username: user, Groups: []string{"system:authenticated"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestCacheFlagsAndValidation: --cache and --max-staleness are on every
@@ -70,6 +150,10 @@ func TestCacheFlagsAndValidation(t *testing.T) {
 		{name: "negative staleness", args: []string{"pods", "--cache", "--max-staleness=-1s"}, wantErr: "--max-staleness must not be negative, got -1s"},
 		{name: "unknown KUBECTL_IDX_CACHE", args: []string{"pods"}, env: "always", wantErr: "KUBECTL_IDX_CACHE=always: want auto or off"},
 		{name: "status output", args: []string{"cache", "status", "-o", "wide"}, wantErr: `--output must be 'json', 'yaml' or empty, got "wide"`},
+		{name: "staleness without the cache", args: []string{"pods", "--max-staleness=1m"}, wantErr: "--max-staleness needs --cache (or KUBECTL_IDX_CACHE=auto): a direct run's answer is always current"},
+		{name: "staleness with the cache off", args: []string{"pods", "--max-staleness=1m"}, env: "off", wantErr: "--max-staleness needs --cache (or KUBECTL_IDX_CACHE=auto): a direct run's answer is always current"},
+		{name: "staleness with --cache=false", args: []string{"pods", "--cache=false", "--max-staleness=1m"}, env: "auto", wantErr: "--max-staleness needs --cache (or KUBECTL_IDX_CACHE=auto): a direct run's answer is always current"},
+		{name: "unknown cache subcommand", args: []string{"cache", "bogus"}, wantErr: `unknown command "bogus" for "kubectl idx cache"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +182,7 @@ func cachedHarness(t *testing.T, args []string) (*GetOptions, *cobra.Command, *s
 	out, errOut := &strings.Builder{}, &strings.Builder{}
 	o := NewGetOptions(&Flags{run: &runContext{args: args}}, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
 	target := fakeTarget(t, "", s, "shop")
-	target.RESTConfig = &rest.Config{Host: "https://cluster.invalid:6443", BearerToken: "token"}
+	target.RESTConfig = newReviewAPI(t, map[string]string{"token": "alice"}).config("token")
 	o.resolved = []query.Target{target}
 	o.SyncTimeout = 20 * time.Second
 	*o.PrintFlags.OutputFormat = "name"
@@ -116,10 +200,7 @@ func TestCacheHungServerFallsBackWithOneWarning(t *testing.T) {
 	dir := runtimeDir(t)
 	args := []string{"pods", "--cache"}
 	o, cmd, out, errOut := cachedHarness(t, args)
-	id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := identityOf(t, o.resolved[0].RESTConfig, "alice")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +289,7 @@ func TestCacheOffAndSeveralContexts(t *testing.T) {
 // server, start nothing, and say when none runs.
 func TestCacheStatusAndStop(t *testing.T) {
 	runtimeDir(t)
-	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:1")
+	kubeconfig := newReviewAPI(t, map[string]string{"alice-token": "alice"}).kubeconfig(t, "alice-token")
 	run := func(args ...string) (int, string, string) {
 		streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 		code := Execute(streams, append(args, "--kubeconfig", kubeconfig))
@@ -237,10 +318,7 @@ func TestCacheStatusAndStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := warm.NewIdentity(cfg, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := identityOf(t, cfg, "alice")
 	since := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	srv, err := warm.NewServer(warm.Options{
 		Identity: id, Version: cacheVersion(),
@@ -334,10 +412,7 @@ func TestCacheServerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := warm.NewIdentity(cfg, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := identityOf(t, cfg, "alice")
 	srv, err := warm.NewServer(warm.Options{
 		Identity: id, Version: cacheVersion(),
 		Handler: func(context.Context, *warm.RunRequest, io.Writer, io.Writer) int { return 0 },
@@ -351,7 +426,8 @@ func TestCacheServerProcess(t *testing.T) {
 }
 
 // TestServedRunBinds: a served run answers from the pool only its one
-// context of the server's identity; it declines anything else.
+// context; it declines several, and lends the pool's informers with the
+// asker's checks.
 func TestServedRunBinds(t *testing.T) {
 	s := fakeapi.New(nil)
 	pool, err := informer.NewPoolWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, informer.PoolOptions{})
@@ -360,32 +436,68 @@ func TestServedRunBinds(t *testing.T) {
 	}
 	defer pool.Close()
 	cfg := &rest.Config{Host: "https://cluster.invalid:6443", BearerToken: "token"}
-	id, err := warm.NewIdentity(cfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := &servedRun{server: &cacheServer{identity: id, pool: pool}, req: &warm.RunRequest{Args: []string{"pods"}}, start: time.Now()}
+	run := &servedRun{server: &cacheServer{identity: identityOf(t, cfg, "alice"), pool: pool}, req: &warm.RunRequest{Args: []string{"pods"}}, start: time.Now()}
 	target := query.Target{RESTConfig: cfg}
-	other := query.Target{RESTConfig: &rest.Config{Host: cfg.Host, BearerToken: "another"}}
 	a, b := target, target
 	a.Context, b.Context = "a", "b"
+	broken := query.Target{Err: errors.New("no cluster")}
 	for name, targets := range map[string][]query.Target{
-		"another identity": {other},
 		"several contexts": {a, b},
+		"a broken context": {broken},
 	} {
-		if _, err := run.bind(&Flags{}, targets, 0); err != errDecline {
+		if _, err := run.bind(targets, 0); err != errDecline {
 			t.Errorf("%s: bind error %v, want a decline", name, err)
 		}
 	}
-	bound, err := run.bind(&Flags{}, []query.Target{target}, time.Minute)
+	bound, err := run.bind([]query.Target{target}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bound[0].Source == nil || bound[0].Source != run.source {
+	if bound[0].Source == nil || bound[0].Source != run.source || run.maxStaleness != time.Minute {
 		t.Error("the bound target does not borrow from the pool")
 	}
-	if bound[0].RESTConfig == cfg {
-		t.Error("the bound target's connection does not watch for 401s")
+}
+
+// TestServedRunVerifiesTheAsker: a served run answers only an asker whose
+// credential the API server says is the server's user, asking once per
+// credential; another user is declined (answered directly, by their own
+// process), a credential the API server refuses is the run's error in
+// kubectl's words, and a request without a credential is declined.
+func TestServedRunVerifiesTheAsker(t *testing.T) {
+	api := newReviewAPI(t, map[string]string{"alice-1": "alice", "alice-2": "alice", "bob": "bob"})
+	kubeconfig := api.kubeconfig(t, "bob")
+	cfg := api.config("")
+	server := &cacheServer{identity: identityOf(t, cfg, "alice"), verified: map[[sha256.Size]byte]warm.Identity{}}
+	prepare := func(cred *warm.Credential) error {
+		t.Helper()
+		streams := genericiooptions.NewTestIOStreamsDiscard()
+		run := &runContext{args: []string{"pods"}, served: &servedRun{server: server, start: time.Now(), req: &warm.RunRequest{
+			Args: []string{"pods"}, Dir: t.TempDir(), Env: map[string]string{"KUBECONFIG": kubeconfig}, Credential: cred,
+		}}}
+		root, _ := newCmdRoot(streams, run)
+		cmd, _, err := root.Find([]string{"pods"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.SetContext(context.Background())
+		return run.served.prepare(cmd, &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true)})
+	}
+	for _, token := range []string{"alice-1", "alice-2", "alice-1"} {
+		if err := prepare(&warm.Credential{Authorization: "Bearer " + token}); err != nil {
+			t.Errorf("alice's %s: %v", token, err)
+		}
+	}
+	if len(server.verified) != 2 {
+		t.Errorf("%d credentials verified, want alice's two, each once", len(server.verified))
+	}
+	if err := prepare(&warm.Credential{Authorization: "Bearer bob"}); err != errDecline {
+		t.Errorf("bob's credential: %v, want a decline", err)
+	}
+	if err := prepare(&warm.Credential{Authorization: "Bearer revoked"}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("a revoked credential: %v, want Unauthorized", err)
+	}
+	if err := prepare(nil); err != errDecline {
+		t.Errorf("no credential: %v, want a decline", err)
 	}
 }
 
@@ -406,10 +518,7 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	handedOver := func(t *testing.T, answerAfter time.Duration) {
 		args := []string{"pods", "--cache"}
 		o, cmd, out, errOut := cachedHarness(t, args)
-		id, err := warm.NewIdentity(o.resolved[0].RESTConfig, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := identityOf(t, o.resolved[0].RESTConfig, "alice")
 		warmed := make(chan *warm.RunRequest, 1)
 		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
 			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
@@ -492,4 +601,59 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 			t.Errorf("stdout %q, stderr %q; want the answer and %q", out, errOut, want)
 		}
 	})
+}
+
+// TestPathFlagsAreResolved: every flag of every command that names a file is
+// resolved against the asker's directory in a served run, and resolvePaths
+// makes each of them absolute there, leaving absolute paths and other flags
+// alone.
+func TestPathFlagsAreResolved(t *testing.T) {
+	// Flags whose help names a file without their value being one.
+	notPaths := map[string]bool{"output": true, "template": true, "show-managed-fields": true, "allow-missing-template-keys": true}
+	looksLikePath := regexp.MustCompile(`(?i)\b(file|path|directory)\b`)
+	root := NewCmdRoot(genericiooptions.NewTestIOStreamsDiscard())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if looksLikePath.MatchString(f.Usage) && !pathFlags[f.Name] && !notPaths[f.Name] {
+				t.Errorf("%s --%s names a file (%q) but is not among pathFlags", c.CommandPath(), f.Name, f.Usage)
+			}
+		}
+		c.Flags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+
+	dir := "/home/asker/work"
+	for _, tc := range []struct {
+		args []string
+		want map[string]string
+	}{
+		{[]string{"watch", "pods", "--checkpoint", "pods.cp", "--kubeconfig", "../kc"}, map[string]string{"checkpoint": dir + "/pods.cp", "kubeconfig": "/home/asker/kc"}},
+		{[]string{"watch", "pods", "--checkpoint", "/var/lib/pods.cp"}, map[string]string{"checkpoint": "/var/lib/pods.cp"}},
+		{[]string{"pods", "-o", "jsonpath-file=q.jsonpath"}, map[string]string{"output": "jsonpath-file=" + dir + "/q.jsonpath"}},
+		{[]string{"pods", "-o", "go-template-file", "--template", "t.tmpl"}, map[string]string{"output": "go-template-file", "template": dir + "/t.tmpl"}},
+		{[]string{"pods", "-o", "go-template", "--template", "{{.kind}}"}, map[string]string{"template": "{{.kind}}"}},
+		{[]string{"pods", "--profile", "cpu", "--profile-output", "p.pprof"}, map[string]string{"profile-output": dir + "/p.pprof"}},
+	} {
+		root := NewCmdRoot(genericiooptions.NewTestIOStreamsDiscard())
+		cmd, rest, err := root.Find(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Fatal(err)
+		}
+		if err := resolvePaths(cmd, dir); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		for name, want := range tc.want {
+			if got := cmd.Flags().Lookup(name).Value.String(); got != want {
+				t.Errorf("%v: --%s = %q, want %q", tc.args, name, got, want)
+			}
+		}
+	}
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
@@ -85,16 +87,19 @@ func (o *QueryOptions) cacheWanted(cmd *cobra.Command) (use, explicit bool, err 
 // or none is available, which a warning line has said.
 func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done bool, err error) {
 	run := o.Flags.run
-	if run == nil || run.served != nil {
-		// Built without a run (tests), or the cache server itself: a server
-		// never connects to a server.
+	if run != nil && run.served != nil {
+		// The cache server itself: a server never connects to a server.
 		return false, nil
 	}
 	use, explicit, err := o.cacheWanted(cmd)
 	if err != nil {
 		return true, err
 	}
-	if !use {
+	if o.MaxStaleness > 0 && !use {
+		return true, errors.New("--max-staleness needs --cache (or KUBECTL_IDX_CACHE=auto): a direct run's answer is always current")
+	}
+	if !use || run == nil {
+		// No cache asked for, or a command built without a run (tests).
 		return false, nil
 	}
 	for _, name := range []string{"profile", "v"} {
@@ -111,6 +116,12 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	}
 	code, err := o.askCache(ctx, cmd, run)
 	switch {
+	case errors.Is(err, errDirect):
+		return false, nil
+	case errors.Is(err, errNoCache) && !explicit && errors.Is(err, warm.ErrNoSelfReview):
+		// KUBECTL_IDX_CACHE=auto on a server that cannot say who asks: every
+		// command answers directly, without a warning each time.
+		return false, nil
 	case errors.Is(err, errStarting):
 		// Answered directly, as the first question through the cache is:
 		// warmCache hands the server the command once it has.
@@ -134,6 +145,11 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 // it tries: its identity cannot be computed, or the system has no cache.
 var errNoCache = errors.New("no warm cache")
 
+// errDirect says the command is to be answered directly, without a warning:
+// what kept it from the cache (a server that cannot be reached) is what the
+// direct run will report, in its own words.
+var errDirect = errors.New("answered directly")
+
 // errStarting says that no cache server ran: one is being started, and the
 // command answers directly meanwhile.
 var errStarting = errors.New("the cache server is starting")
@@ -146,14 +162,15 @@ var errStarting = errors.New("the cache server is starting")
 // different: it runs on the server from the start, which starts for it,
 // since a feed's informers are its own there anyway and it may never end.
 func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *runContext) (int, error) {
-	spec, err := o.cacheSpec(cmd)
+	spec, asker, err := o.cacheSpec(ctx, cmd)
 	if err != nil {
-		return -1, fmt.Errorf("%w: %w", errNoCache, err)
+		return -1, err
 	}
 	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
 	if err != nil {
 		return -1, err
 	}
+	req.Credential = asker.Credential
 	var conn *warm.Conn
 	if o.follows {
 		conn, err = warm.Connect(ctx, spec)
@@ -262,38 +279,62 @@ func cacheProblem(err error) string {
 
 // cacheSpec says which cache server answers this command and how to start
 // one: its identity, this binary, and the connection flags for its stdin.
-func (o *QueryOptions) cacheSpec(cmd *cobra.Command) (warm.Spec, error) {
+// The identity is the user the API server says the command's credentials
+// belong to (warm.Whoami), asked with them, now: its failure is the
+// command's, in a direct run's words (Unauthorized, an unreachable server
+// within --request-timeout, an exec plugin's own error), unless the server
+// cannot say (no SelfSubjectReview), which costs a warning and a direct run.
+func (o *QueryOptions) cacheSpec(ctx context.Context, cmd *cobra.Command) (warm.Spec, *warm.Asker, error) {
 	t := o.targets[0]
 	if t.Err != nil {
-		return warm.Spec{}, t.Err
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, t.Err)
 	}
-	name, err := contextName(o.ConfigFlags)
-	if err != nil {
-		return warm.Spec{}, err
+	if t.RESTConfig == nil {
+		return warm.Spec{}, nil, fmt.Errorf("%w: no client configuration to identify", errNoCache)
 	}
-	id, err := warm.NewIdentity(t.RESTConfig, name)
-	if err != nil {
-		return warm.Spec{}, err
+	asker, err := warm.Whoami(ctx, t.RESTConfig)
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return warm.Spec{}, nil, ctx.Err()
+	case errors.Is(err, warm.ErrNoSelfReview):
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, warm.ErrNoSelfReview)
+	case apierrors.IsForbidden(err):
+		return warm.Spec{}, nil, fmt.Errorf("%w: the API server does not let this user ask who they are (SelfSubjectReview): %w", errNoCache, err)
+	case errors.As(err, &status), informer.CredentialsFailed(err):
+		// Unauthorized and the like, or an exec plugin that failed: a direct
+		// run fails with the same error, in the same words (and would run a
+		// failing plugin again).
+		return warm.Spec{}, nil, err
+	default:
+		// The server could not be reached: the direct run meets it too, and
+		// says so in its own words, within its own --request-timeout.
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errDirect, err)
 	}
-	payload, err := newServePayload(cmd, id)
+	id, err := warm.NewIdentity(t.RESTConfig, asker.User)
 	if err != nil {
-		return warm.Spec{}, err
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
+	}
+	payload, err := newServePayload(cmd, id, t.RESTConfig)
+	if err != nil {
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
 	}
 	data, err := json.Marshal(payload)
 	if err != nil {
-		return warm.Spec{}, err
+		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
 	}
 	args := []string{"cache", "serve"}
 	for env, flag := range map[string]string{cacheIdleTimeoutEnv: "idle-timeout", cacheDropAfterEnv: "drop-after"} {
 		if v := os.Getenv(env); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return warm.Spec{}, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
+				return warm.Spec{}, nil, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
 			}
 			args = append(args, "--"+flag+"="+d.String())
 		}
 	}
-	return warm.Spec{Identity: id, Version: cacheVersion(), Args: args, Payload: data}, nil
+	return warm.Spec{Identity: id, Version: cacheVersion(), Args: args, Payload: data}, asker, nil
 }
 
 // contextName is the kubeconfig context the flags select: --context, or the
@@ -325,11 +366,22 @@ type servePayload struct {
 	// Flags are the connection flags the starter was given, each value as
 	// given (paths absolute).
 	Flags map[string][]string `json:"flags,omitempty"`
+	// ExecEnv is the starter's environment when its credentials come from
+	// an exec plugin, and nothing otherwise: the server hands it to the plugin
+	// when it renews them, as the starter's own run would have, and keeps it
+	// out of its own environment.
+	ExecEnv []string `json:"execEnv,omitempty"`
 }
 
-// pathFlags are the connection flags that name files: a relative path is
-// the starter's, and the server runs in "/".
-var pathFlags = map[string]bool{"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true}
+// pathFlags are the flags that name files, of every command: a relative
+// path is the asker's, resolved against their working directory in a served
+// run (the server runs in "/"), and against the starter's in the start
+// payload. -o *-file=PATH, and --template with such an -o, are resolved
+// too (resolvePaths). TestPathFlagsAreResolved keeps the list whole.
+var pathFlags = map[string]bool{
+	"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true,
+	"checkpoint": true, "profile-output": true,
+}
 
 // connectionFlags names kubectl's connection flags.
 func connectionFlags() []string {
@@ -340,8 +392,11 @@ func connectionFlags() []string {
 	return names
 }
 
-func newServePayload(cmd *cobra.Command, id warm.Identity) (*servePayload, error) {
+func newServePayload(cmd *cobra.Command, id warm.Identity, cfg *rest.Config) (*servePayload, error) {
 	p := &servePayload{Identity: id, Flags: map[string][]string{}}
+	if cfg.ExecProvider != nil {
+		p.ExecEnv = os.Environ()
+	}
 	if v, ok := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar); ok {
 		abs, err := absList(v, "")
 		if err != nil {
@@ -409,8 +464,10 @@ type servedRun struct {
 	// start is when the request arrived: the answer holds every write
 	// acknowledged before.
 	start time.Time
-	// source lends the run's informers, once its targets are bound.
-	source *informer.PoolSource
+	// source lends the run's informers, once its targets are bound, as
+	// fresh as maxStaleness (--max-staleness) lets them be.
+	source       *informer.PoolSource
+	maxStaleness time.Duration
 }
 
 // kubeconfigEnvMu serializes the served runs that read KUBECONFIG from the
@@ -419,38 +476,26 @@ var kubeconfigEnvMu sync.Mutex
 
 // prepare makes the flags of a served run read what a direct run of the
 // client would: relative paths against the client's working directory,
-// KUBECONFIG, HOME and KUBECACHEDIR of the client's environment. It declines
-// what a served run cannot do for the client: a profile or klog's -v, which
-// belong to a process.
+// KUBECONFIG, HOME and KUBECACHEDIR of the client's environment, and the
+// client's own credential (warm.Credential) in place of whatever the
+// kubeconfig says, for every request the run makes itself (discovery, the
+// server's tables, the asker's checks). It declines what a served run cannot
+// do for the client: a profile or klog's -v, which belong to a process; a
+// request without a credential; one whose credential the API server says is
+// another user's than the server's, whose informers it would read. A
+// credential the API server refuses, or a server that cannot be reached, is
+// the run's error, in a direct run's words.
 func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 	for _, name := range []string{"profile", "v"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return errDecline
 		}
 	}
-	dir := s.req.Dir
-	for name := range pathFlags {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
-			abs, err := absPath(fl.Value.String(), dir)
-			if err != nil {
-				return err
-			}
-			if err := fl.Value.Set(abs); err != nil {
-				return err
-			}
-		}
+	if s.req.Credential == nil {
+		return errDecline
 	}
-	if fl := cmd.Flags().Lookup("output"); fl != nil && fl.Changed {
-		// -o jsonpath-file=PATH and the like name the client's files.
-		if format, path, ok := strings.Cut(fl.Value.String(), "="); ok && strings.HasSuffix(format, "-file") {
-			abs, err := absPath(path, dir)
-			if err != nil {
-				return err
-			}
-			if err := fl.Value.Set(format + "=" + abs); err != nil {
-				return err
-			}
-		}
+	if err := resolvePaths(cmd, s.req.Dir); err != nil {
+		return err
 	}
 	env := s.req.Env
 	home := env["HOME"]
@@ -465,7 +510,7 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 	kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]
 	if ok {
 		var err error
-		if kubeconfig, err = absList(kubeconfig, dir); err != nil {
+		if kubeconfig, err = absList(kubeconfig, s.req.Dir); err != nil {
 			return err
 		}
 	} else if home != "" {
@@ -474,7 +519,6 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 	// clientcmd reads KUBECONFIG when the loader is built; the flags keep the
 	// loader.
 	kubeconfigEnvMu.Lock()
-	defer kubeconfigEnvMu.Unlock()
 	old, had := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar)
 	os.Setenv(clientcmd.RecommendedConfigPathEnvVar, kubeconfig)
 	f.ToRawKubeConfigLoader()
@@ -483,27 +527,87 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 	} else {
 		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
 	}
+	kubeconfigEnvMu.Unlock()
+
+	cred := s.req.Credential
+	f.WrapConfigFn = cred.Apply
+	if names, err := f.contextNames(); err != nil || names != nil {
+		// Several contexts are answered directly (viaCache); an error is
+		// the direct run's to report.
+		return errDecline
+	}
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return errDecline
+	}
+	id, err := s.server.verify(cmd.Context(), cfg, cred)
+	if err != nil {
+		return err
+	}
+	if id != s.server.identity {
+		return errDecline
+	}
 	return nil
 }
 
-// bind gives the run's targets the server's warm informers, if they are the
-// server's: one context, resolved to the server's identity. Anything else is
-// declined, and the client answers it itself.
-func (s *servedRun) bind(f *Flags, targets []query.Target, maxStaleness time.Duration) ([]query.Target, error) {
+// resolvePaths makes the relative paths of cmd's flags that name files
+// (pathFlags, -o *-file=PATH, --template with such an -o) absolute against
+// dir, the asker's working directory.
+func resolvePaths(cmd *cobra.Command, dir string) error {
+	set := func(fl *pflag.Flag, value string) error {
+		abs, err := absPath(value, dir)
+		if err != nil || abs == value {
+			return err
+		}
+		return fl.Value.Set(abs)
+	}
+	var err error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if err == nil && pathFlags[fl.Name] {
+			err = set(fl, fl.Value.String())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out := cmd.Flags().Lookup("output")
+	if out == nil || !out.Changed {
+		return nil
+	}
+	format, path, hasPath := strings.Cut(out.Value.String(), "=")
+	if !strings.HasSuffix(format, "-file") {
+		return nil
+	}
+	if hasPath {
+		abs, err := absPath(path, dir)
+		if err != nil {
+			return err
+		}
+		if err := out.Value.Set(format + "=" + abs); err != nil {
+			return err
+		}
+	}
+	if tmpl := cmd.Flags().Lookup("template"); tmpl != nil && tmpl.Changed {
+		return set(tmpl, tmpl.Value.String())
+	}
+	return nil
+}
+
+// bind gives the run's targets the server's warm informers: one context,
+// whose asker prepare has verified, each informer the run reads authorized
+// for the asker by the API server (informer.Asker) with the asker's
+// credential. Anything else is declined, and the client answers it itself.
+func (s *servedRun) bind(targets []query.Target, maxStaleness time.Duration) ([]query.Target, error) {
 	if len(targets) != 1 || targets[0].Context != "" || targets[0].Err != nil {
 		return nil, errDecline
 	}
-	name, err := contextName(f.ConfigFlags)
-	if err != nil {
-		return nil, errDecline
-	}
-	id, err := warm.NewIdentity(targets[0].RESTConfig, name)
-	if err != nil || id != s.server.identity {
-		return nil, errDecline
-	}
 	t := targets[0]
-	t.RESTConfig = s.server.watch401(t.RESTConfig)
-	s.source = s.server.pool.Source(informer.Freshness{Start: s.start, MaxStaleness: maxStaleness}, strings.Join(s.req.Args, "\x00"))
+	asker, err := informer.NewAsker(t.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	s.maxStaleness = maxStaleness
+	s.source = s.server.pool.Source(informer.Freshness{Start: s.start, MaxStaleness: maxStaleness}, strings.Join(s.req.Args, "\x00"), asker)
 	t.Source = s.source
 	return []query.Target{t}, nil
 }

@@ -148,7 +148,7 @@ func (o *QueryOptions) complete() error {
 		return err
 	}
 	if o.run != nil && o.run.served != nil {
-		if o.targets, err = o.run.served.bind(o.Flags, o.targets, o.MaxStaleness); err != nil {
+		if o.targets, err = o.run.served.bind(o.targets, o.MaxStaleness); err != nil {
 			return err
 		}
 	}

@@ -2,14 +2,19 @@ package cmd
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -17,6 +22,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -31,15 +37,32 @@ import (
 // and streams, its targets' informers borrowed from the pool.
 type cacheServer struct {
 	identity warm.Identity
+	user     warm.UserInfo
 	context  string
 	host     string
 	pool     *informer.Pool
 	srv      *warm.Server
+
+	// ready is closed once the server has found its identity itself and
+	// started its pool (pool is nil if it could not): no command is
+	// answered before.
+	ready chan struct{}
+
+	// verified remembers whom the API server said a credential belongs to
+	// (verify), by the credential's fingerprint and the connection it was
+	// used on: a credential's user never changes, only whether it is still
+	// accepted, which every question asks again.
+	verifiedMu sync.Mutex
+	verified   map[[sha256.Size]byte]warm.Identity
 }
+
+// maxVerified bounds the credentials a server remembers: an exec plugin's
+// tokens rotate, and each is verified once.
+const maxVerified = 64
 
 // runCacheServer reads the start payload from in, connects as the starter
 // does, and serves until the server shuts down: idle for idle, asked to
-// stop, replaced, its credentials rejected, or ctx ended.
+// stop, replaced, its credentials rejected for good, or ctx ended.
 func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Duration) error {
 	data, err := warm.ReadPayload(in)
 	if err != nil {
@@ -69,43 +92,164 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 	if err != nil {
 		return err
 	}
+	if x := cfg.ExecProvider; x != nil {
+		// The plugin renews the credentials here as it would have in the
+		// starter: with the starter's environment, which this process does
+		// not have (warm.Spec's environment), then the kubeconfig's own.
+		env := make([]clientcmdapi.ExecEnvVar, 0, len(p.ExecEnv)+len(x.Env))
+		for _, kv := range p.ExecEnv {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env = append(env, clientcmdapi.ExecEnvVar{Name: k, Value: v})
+			}
+		}
+		x.Env = append(env, x.Env...)
+	}
 	name, err := contextName(flags)
 	if err != nil {
 		return err
 	}
-	id, err := warm.NewIdentity(cfg, name)
-	if err != nil {
-		return err
-	}
-	if id != p.Identity {
-		return fmt.Errorf("the connection the cache server was started with is not its starter's")
-	}
-	s := &cacheServer{identity: id, context: name, host: cfg.Host}
-	// The server first: it owns the process's umask while it binds.
+	s := &cacheServer{identity: p.Identity, context: name, host: cfg.Host, verified: map[[sha256.Size]byte]warm.Identity{}, ready: make(chan struct{})}
+	// The socket first, under the identity the starter found: it owns the
+	// process's umask while it binds, and a command starting at the same
+	// time finds it at once instead of starting another. Nothing is
+	// answered until the server has found the same identity itself (ready).
 	srv, err := warm.NewServer(warm.Options{
-		Identity: id, Version: cacheVersion(), IdleTimeout: idle,
+		Identity: p.Identity, Version: cacheVersion(), IdleTimeout: idle,
 		Handler: s.handle, Status: s.status,
 	})
 	if err != nil {
 		return err
 	}
 	s.srv = srv
-	if s.pool, err = query.NewPool(s.watch401(cfg), informer.PoolOptions{DropAfter: dropAfter}); err != nil {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	if err := s.start(ctx, cfg, dropAfter); err != nil {
+		close(s.ready)
 		srv.Shutdown(err.Error())
-		_ = srv.Serve(ctx)
+		<-served
 		return err
 	}
 	defer s.pool.Close()
+	close(s.ready)
 	// -o json answers keep each object's encoding as long as an informer
 	// keeps an object nobody asks about.
 	keep, stop := context.WithCancel(ctx)
 	defer stop()
 	printers.KeepEncodings(keep, dropAfter)
-	return srv.Serve(ctx)
+	return <-served
+}
+
+// start asks the API server who cfg's credentials belong to, refuses to go
+// on unless that is the identity the starter found, and starts the pool.
+func (s *cacheServer) start(ctx context.Context, cfg *rest.Config, dropAfter time.Duration) error {
+	whoCtx, cancel := context.WithTimeout(ctx, warm.DefaultStartTimeout)
+	asker, err := warm.Whoami(whoCtx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	id, err := warm.NewIdentity(cfg, asker.User)
+	if err != nil {
+		return err
+	}
+	if id != s.identity {
+		return errors.New("the credentials the cache server was started with are not its starter's user's")
+	}
+	s.user = asker.User
+	own := s.watch401(cfg)
+	if s.pool, err = query.NewPool(own, informer.PoolOptions{DropAfter: dropAfter}); err != nil {
+		return err
+	}
+	go s.recheck(s.srv.Done(), own, recheckEvery)
+	return nil
+}
+
+// recheckEvery is how often a cache server asks the API server who its own
+// credentials belong to: what it holds was read with them, and is dropped
+// (the server exits) soon after the API server stops accepting them (a
+// ServiceAccount deleted, a token revoked), whether or not its watches have
+// had to list again since.
+const recheckEvery = 20 * time.Second
+
+// recheck asks, every interval until done, who cfg's credentials belong to,
+// and shuts the server down when they are rejected (cfg counts the 401s,
+// watch401) or are another user's now.
+func (s *cacheServer) recheck(done <-chan struct{}, cfg *rest.Config, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), interval)
+		asker, err := warm.Whoami(ctx, cfg)
+		cancel()
+		if err == nil && !asker.User.Same(s.user) {
+			s.srv.Shutdown("its credentials now belong to another user")
+			return
+		}
+	}
+}
+
+// verify returns the identity of cfg, a served run's connection with the
+// asker's credential (warm.Credential.Apply), asking the API server who the
+// credential belongs to the first time it is seen. An error is the API
+// server's or the transport's: the credential is not accepted, or the server
+// cannot be reached.
+func (s *cacheServer) verify(ctx context.Context, cfg *rest.Config, cred *warm.Credential) (warm.Identity, error) {
+	key := credentialKey(cfg, cred)
+	s.verifiedMu.Lock()
+	id, ok := s.verified[key]
+	s.verifiedMu.Unlock()
+	if ok {
+		return id, nil
+	}
+	asker, err := warm.Whoami(ctx, cfg)
+	if err != nil {
+		return warm.Identity{}, err
+	}
+	if id, err = warm.NewIdentity(cfg, asker.User); err != nil {
+		return warm.Identity{}, err
+	}
+	s.verifiedMu.Lock()
+	defer s.verifiedMu.Unlock()
+	if len(s.verified) >= maxVerified {
+		clear(s.verified)
+	}
+	s.verified[key] = id
+	return id, nil
+}
+
+// credentialKey hashes what decides whom a served run's requests are made
+// as: the server, the credential and the impersonation.
+func credentialKey(cfg *rest.Config, cred *warm.Credential) [sha256.Size]byte {
+	h := sha256.New()
+	b, _ := json.Marshal(struct {
+		Host        string
+		CA          []byte
+		CAFile      string
+		Insecure    bool
+		Credential  *warm.Credential
+		Impersonate rest.ImpersonationConfig
+	}{cfg.Host, cfg.CAData, cfg.CAFile, cfg.Insecure, cred, cfg.Impersonate})
+	h.Write(b)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // handle answers one command as a direct run of the client would, here.
 func (s *cacheServer) handle(ctx context.Context, req *warm.RunRequest, stdout, stderr io.Writer) int {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return warm.Decline
+	}
+	if s.pool == nil {
+		return warm.Decline
+	}
 	run := &runContext{args: req.Args, served: &servedRun{server: s, req: req, start: time.Now()}}
 	streams := genericiooptions.IOStreams{
 		In:     strings.NewReader(""),
@@ -114,15 +258,52 @@ func (s *cacheServer) handle(ctx context.Context, req *warm.RunRequest, stdout, 
 	}
 	code := execute(ctx, streams, req.Args, run)
 	if src := run.served.source; src != nil {
+		if code == 0 {
+			warnStale(streams.ErrOut, src.AsOf(), run.served.start, run.served.maxStaleness)
+		}
 		src.Done()
 	}
 	return code
+}
+
+// warnStale says on stderr when an answer under --max-staleness holds types
+// that were not shown current as of the command's start, and how old the
+// oldest of them is: the answer may miss the changes of that stretch.
+func warnStale(errOut io.Writer, asOf []informer.AsOf, start time.Time, maxStaleness time.Duration) {
+	var names []string
+	var oldest time.Time
+	for _, a := range asOf {
+		if !a.Time.Before(start) {
+			continue
+		}
+		if name := a.Resource.Name(); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		if oldest.IsZero() || a.Time.Before(oldest) {
+			oldest = a.Time
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(errOut, "warning: answered from the warm cache as it was %s before this command (--max-staleness=%s): %s\n",
+		start.Sub(oldest).Round(time.Millisecond), maxStaleness, strings.Join(names, ", "))
 }
 
 // status reports what the pool holds and the process's memory; pkg/warm adds
 // the rest (warm.StatusReport).
 func (s *cacheServer) status() any {
 	st := v1alpha1.NewCacheStatus()
+	st.Context, st.Server = s.context, s.host
+	select {
+	case <-s.ready:
+	default:
+		// Still finding its identity: nothing to report yet.
+		return st
+	}
+	if s.pool == nil {
+		return st
+	}
 	ps := s.pool.Status()
 	st.Context, st.Server = s.context, s.host
 	st.DropAfter = ps.DropAfter.String()
@@ -149,34 +330,64 @@ func processMemory() *v1alpha1.CacheMemory {
 }
 
 // watch401 returns cfg with a transport that shuts the server down when the
-// API server answers 401 Unauthorized: the credentials it was started with
-// stopped working, and the next command starts a server with fresh ones, or
-// fails directly in kubectl's words.
+// API server keeps answering 401 Unauthorized to the pool's own requests:
+// the credentials it was started with stopped working and cannot be renewed
+// here, and the next command starts a server with its own, or fails directly
+// in kubectl's words. Credentials an exec plugin or an auth provider gives
+// are renewed by client-go after a 401 (the plugin runs again), so a 401 on
+// them is borne as long as a request after it can succeed: the server shuts
+// down after rejectedInARow 401s with no other answer between. A token,
+// a certificate or a password is never renewed: the first 401 ends it.
 func (s *cacheServer) watch401(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
+	limit := int32(1)
+	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
+		limit = rejectedInARow
+	}
+	u := &unauthorized{limit: limit, rejected: func() {
+		if s.srv != nil {
+			s.srv.Shutdown("the API server rejected its credentials (401 Unauthorized)")
+		}
+	}}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &unauthorized{next: rt, rejected: func() {
-			if s.srv != nil {
-				s.srv.Shutdown("the API server rejected its credentials (401 Unauthorized)")
-			}
-		}}
+		return &unauthorizedRoundTripper{u: u, next: rt}
 	})
 	return cfg
 }
 
-// unauthorized tells rejected of every 401 answer.
+// rejectedInARow is how many 401 answers in a row, with no other answer
+// between, end a cache server whose credentials client-go renews: client-go
+// runs the exec plugin again after the first, so the second request already
+// carries what the plugin gives now.
+const rejectedInARow = 3
+
+// unauthorized counts the 401 answers to the pool's requests in a row and
+// calls rejected once limit of them came with no other answer between.
 type unauthorized struct {
-	next     http.RoundTripper
+	limit    int32
+	inARow   atomic.Int32
 	rejected func()
 }
 
-func (u *unauthorized) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := u.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusUnauthorized {
-		u.rejected()
+// unauthorizedRoundTripper tells its unauthorized of every answer.
+type unauthorizedRoundTripper struct {
+	u    *unauthorized
+	next http.RoundTripper
+}
+
+func (r *unauthorizedRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	switch {
+	case err != nil:
+	case resp.StatusCode == http.StatusUnauthorized:
+		if r.u.inARow.Add(1) >= r.u.limit {
+			r.u.rejected()
+		}
+	default:
+		r.u.inARow.Store(0)
 	}
 	return resp, err
 }
 
 // WrappedRoundTripper lets client-go reach the transport underneath.
-func (u *unauthorized) WrappedRoundTripper() http.RoundTripper { return u.next }
+func (r *unauthorizedRoundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }

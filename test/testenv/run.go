@@ -32,6 +32,9 @@ type Cmd struct {
 	Stdout io.Writer
 	// Timeout kills the child; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Credential, when set, runs the child as that user (and group): a test
+	// running as root runs a command as another user would.
+	Credential *syscall.Credential
 }
 
 // Result is what a finished child process left behind.
@@ -81,7 +84,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	cmd.Stderr = &stderr
 	// Own process group, so a timeout also kills what a shell pipeline started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: c.Credential}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 
