@@ -77,6 +77,15 @@ func unreachableKubeconfig(t *testing.T) string {
 // every case it serves must fail before Run.
 func discoveryServer(t *testing.T) string {
 	t.Helper()
+	return namesServer(t, nil)
+}
+
+// namesServer serves the discovery documents of testAPIResources and, for
+// each path of names (/api/v1/namespaces/shop/pods), a LIST of objects of
+// those names as the metadata client asks for it: what completion reads.
+// Any other request fails the test.
+func namesServer(t *testing.T, names map[string][]string) string {
+	t.Helper()
 	docs := map[string]any{
 		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
 	}
@@ -93,10 +102,17 @@ func discoveryServer(t *testing.T) string {
 		groups.Groups = append(groups.Groups, metav1.APIGroup{Name: group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
 	}
 	docs["/apis"] = groups
+	for path, ns := range names {
+		list := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"}}
+		for _, n := range ns {
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		}
+		docs[path] = list
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		doc, ok := docs[r.URL.Path]
 		if !ok {
-			t.Errorf("unexpected request beyond discovery: %s %s", r.Method, r.URL)
+			t.Errorf("unexpected request: %s %s", r.Method, r.URL)
 			http.NotFound(w, r)
 			return
 		}
