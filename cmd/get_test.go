@@ -269,6 +269,43 @@ func TestExecutePrintsErrorOnce(t *testing.T) {
 	}
 }
 
+// TestListingWatchFlag runs kubectl get's -w and --watch-only on a listing:
+// the error names kubectl idx watch with the user's own arguments, -w taken
+// out, before any request.
+func TestListingWatchFlag(t *testing.T) {
+	t.Setenv("KUBECONFIG", unreachableKubeconfig(t))
+	const prefix = "error: kubectl idx lists once; to follow changes use: kubectl idx watch "
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"pods", "-w"}, want: "pods"},
+		{args: []string{"pods", "-n", "shop", "--watch"}, want: "pods -n shop"},
+		{args: []string{"-Aw", "pods"}, want: "-A pods"},
+		{args: []string{"-wA", "deploy,svc", "-o", "wide"}, want: "-A deploy,svc -o wide"},
+		{args: []string{"po", "web-1", "web-2", "-w", "-l", "app in (web)"}, want: "po web-1 web-2 -l 'app in (web)'"},
+		{args: []string{"pods", "-lw", "-w"}, want: "pods -lw"},
+		{args: []string{"pods", "-w=true", "--sync-timeout", "5s"}, want: "pods --sync-timeout 5s"},
+		{args: []string{"pods", "--watch-only"}, want: "pods --watch-only"},
+		{args: []string{"pods", "-w", "--watch-only"}, want: "pods --watch-only"},
+		{args: []string{"pods/web-1", "--context", "it's", "-w"}, want: `pods/web-1 --context 'it'\''s'`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			if code := Execute(streams, tc.args); code != 1 {
+				t.Errorf("exit code = %d, want 1", code)
+			}
+			if got, want := errOut.String(), prefix+tc.want+"\n"; got != want {
+				t.Errorf("stderr = %q\nwant     %q", got, want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+		})
+	}
+}
+
 var crontabColumns = []apiextensionsv1.CustomResourceColumnDefinition{
 	{Name: "Spec", Type: "string", JSONPath: ".spec.cronSpec"},
 	{Name: "Image", Type: "string", JSONPath: ".spec.image", Priority: 1},

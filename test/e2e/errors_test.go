@@ -71,6 +71,10 @@ func TestBadInput(t *testing.T) {
 			contains: []string{"pods", "deployments"},
 		},
 		{
+			name: "kubectl get's -w on a listing", args: []string{"pods", "-n", "shop", "-w"},
+			exact: "error: kubectl idx lists once; to follow changes use: kubectl idx watch pods -n shop",
+		},
+		{
 			name: "name not found", args: []string{"pods", "nope", "-n", "shop"},
 			contains: []string{`pods "nope" not found`},
 		},
