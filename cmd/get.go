@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
@@ -73,6 +75,8 @@ type GetOptions struct {
 	Group GroupFlags
 	// ShowOwner adds the OWNER column to tables.
 	ShowOwner bool
+	// IgnoreNotFound is kubectl get's --ignore-not-found.
+	IgnoreNotFound bool
 	// Watch and WatchOnly are kubectl get's -w and --watch-only, taken to
 	// say that a listing prints once and which command follows changes.
 	Watch, WatchOnly bool
@@ -98,6 +102,8 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.ShowOwner, "show-owner", false, "When printing a table, show each object's top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...) as an OWNER column, Kind/name, following controller references upward; <none> for objects no controller owns.")
 	o.Group.addFlags(cmd)
+	// kubectl get's help text.
+	cmd.Flags().BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist. Using this flag with commands that query for collections of resources has no effect when no resources are found.")
 	// Hidden: they only say where kubectl get's habit is served.
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Refused: a listing prints once; kubectl idx watch follows changes.")
 	cmd.Flags().BoolVar(&o.WatchOnly, "watch-only", false, "Refused: a listing prints once; kubectl idx watch --watch-only follows changes.")
@@ -273,17 +279,55 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return s.Get(ctx, q)
 	})
 	defer closeListings(answers)
-	return report(o.QueryOptions, answers, noResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
+	nothing := noResources(answers)
+	if o.IgnoreNotFound {
+		ignoreNotFound(answers)
+		nothing = ""
+	}
+	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
 		if stream != nil {
 			// Warnings are known once the list is; they end it.
 			var asOf []v1alpha1.AsOf
 			if l := answers[0].Value; l != nil {
 				asOf = l.AsOf
 			}
+			if o.IgnoreNotFound {
+				stream.OmitEmpty()
+			}
 			return stream.Close(warnings, asOf)
+		}
+		if o.IgnoreNotFound && !o.human() && !found(answers) {
+			// kubectl get --ignore-not-found prints no empty List either.
+			return 0, nil
 		}
 		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), header)
 	})
+}
+
+// ignoreNotFound drops the NotFound errors of the answers, the objects named
+// that do not exist, as kubectl get --ignore-not-found does: an answer with
+// none left has none.
+func ignoreNotFound(answers []query.Answer[*query.Listing]) {
+	for i := range answers {
+		answers[i].Err = utilerrors.FilterOut(answers[i].Err, apierrors.IsNotFound)
+	}
+}
+
+// found reports whether any answer holds an object, or a group.
+func found(answers []query.Answer[*query.Listing]) bool {
+	for _, a := range answers {
+		if l := a.Value; l != nil {
+			if l.Groups != nil && len(l.Groups.Groups) > 0 {
+				return true
+			}
+			for _, m := range l.Members {
+				if len(m.Objects) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata

@@ -320,6 +320,7 @@ type runFlags struct {
 	labelSelector            string
 	showManagedFields        bool
 	namespace                string // default "shop"
+	ignoreNotFound           bool
 }
 
 // runHarness is a GetOptions wired to fakes, with what Run did recorded.
@@ -367,6 +368,7 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	pf.JSONYamlPrintFlags.ShowManagedFields = f.showManagedFields
 	o.AllNamespaces = f.allNamespaces
 	o.LabelSelector = f.labelSelector
+	o.IgnoreNotFound = f.ignoreNotFound
 	o.SyncTimeout = 20 * time.Second
 	o.args = args
 	target := fakeTarget(t, "", s, namespace)
@@ -508,6 +510,39 @@ func TestGetRun(t *testing.T) {
 		},
 		{
 			name: "nothing, as names", args: []string{"pods"}, flags: runFlags{format: "name", namespace: "empty"},
+		},
+		// --ignore-not-found as kubectl get has it: no NotFound error, no
+		// notice of an empty answer, and no empty List.
+		{name: "--ignore-not-found: a missing name", args: []string{"pods", "nope"}, flags: runFlags{ignoreNotFound: true}},
+		{name: "--ignore-not-found: two missing names", args: []string{"po/nope-1", "po/nope-2"}, flags: runFlags{ignoreNotFound: true}},
+		{name: "--ignore-not-found: a missing name, as json", args: []string{"pods", "nope"}, flags: runFlags{ignoreNotFound: true, format: "json"}},
+		{name: "--ignore-not-found: a missing name, as names", args: []string{"pods/nope"}, flags: runFlags{ignoreNotFound: true, format: "name"}},
+		{
+			name: "--ignore-not-found: a found and a missing name", args: []string{"pods", "web-0", "nope"}, flags: runFlags{ignoreNotFound: true},
+			check: func(t *testing.T, stdout string) {
+				if !strings.HasPrefix(stdout, "NAME    AGE") || !strings.Contains(stdout, "\nweb-0 ") || strings.Count(stdout, "\n") != 2 {
+					t.Errorf("stdout should be the table of web-0 alone:\n%s", stdout)
+				}
+			},
+		},
+		{
+			name: "--ignore-not-found: a found and a missing name, as json", args: []string{"pods", "web-0", "nope"}, flags: runFlags{ignoreNotFound: true, format: "json"},
+			check: func(t *testing.T, stdout string) {
+				kind, names := jsonItems(t, stdout)
+				if kind != "List" || !slices.Equal(names, []string{"web-0"}) {
+					t.Errorf("json output is %s of %q, want List of [web-0]", kind, names)
+				}
+			},
+		},
+		{
+			name: "--ignore-not-found: nothing in the namespace", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true},
+			objects: []runtime.Object{fixtures.Pod("other", "db-0", "db", true)},
+		},
+		{name: "--ignore-not-found: nothing, as json", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "json", namespace: "empty"}},
+		{name: "--ignore-not-found: nothing, as yaml", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "yaml", namespace: "empty"}},
+		{
+			name: "--ignore-not-found: pods, as names", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "name"},
+			wantOut: "pod/web-0\npod/web-1\n",
 		},
 	}
 	for _, tc := range tests {
