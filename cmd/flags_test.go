@@ -78,7 +78,7 @@ func TestBadFlagValues(t *testing.T) {
 
 		// Connection flags, klog's -v and cobra's own checks.
 		{name: "--request-timeout garbage", args: []string{"pods", "--request-timeout", "garbage"}, want: "error: Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"},
-		{name: "--context unknown", args: []string{"pods", "--context", "nope"}, want: "error: context was not found for specified context: nope"},
+		{name: "--context unknown", args: []string{"pods", "--context", "nope"}, want: `error: context "nope" does not exist`},
 		{name: "--cluster unknown", args: []string{"pods", "--cluster", "nope"}, want: `error: no server found for cluster "nope"`},
 		{name: "--user unknown", args: []string{"pods", "--user", "nope"}, want: `error: auth info "nope" does not exist`},
 		{name: "--kubeconfig missing", args: []string{"pods", "--kubeconfig", "{missing}"}, want: "error: stat {missing}: no such file or directory"},
