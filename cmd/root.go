@@ -64,10 +64,15 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	o := NewGetOptions(f, streams)
 	root := newCmdGet(o)
 	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"
-	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl idx"}
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl idx"
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	root.SetFlagErrorFunc(flagError)
+	// Global flags are listed by kubectl idx options, not under every command.
+	root.SetUsageFunc(usage)
 	prof := &profiling{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
@@ -108,6 +113,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
+	root.AddCommand(NewCmdOptions(streams))
 	addCompletion(root, f, streams)
 	return root, prof
 }
