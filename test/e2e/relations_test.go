@@ -486,7 +486,8 @@ func (tb table) column(t *testing.T, name string) []string {
 // prints against the -o json document of the same query: yaml is the same document,
 // jsonpath and go-template read its kind (and its items'), -o name prints wantNames,
 // custom-columns prints a row per item of a document with items (List, OrphanList,
-// UsesList) and one row for a tree document.
+// UsesList) and a row per node of a tree document (Tree, OwnerTree), depth first as the
+// table draws it.
 func checkFormats(t *testing.T, r runner, wantNames []string, args ...string) {
 	t.Helper()
 	jsonRes := r.idx(t, append(slices.Clone(args), "-o", "json")...)
@@ -558,7 +559,22 @@ func checkFormats(t *testing.T, r runner, wantNames []string, args ...string) {
 				want = append(want, []string{m["kind"].(string), name, metaName})
 			}
 		} else {
-			want = [][]string{{kind, "<none>", "<none>"}}
+			var walk func(node map[string]any)
+			walk = func(node map[string]any) {
+				want = append(want, []string{node["kind"].(string), node["name"].(string), "<none>"})
+				branches, _ := node["children"].([]any)
+				if owners, ok := node["owners"].([]any); ok {
+					branches = owners
+				}
+				for _, b := range branches {
+					walk(b.(map[string]any))
+				}
+			}
+			root, ok := doc["root"].(map[string]any)
+			if !ok {
+				t.Fatalf("a %s document without a root:\n%s", kind, jsonRes.Stdout)
+			}
+			walk(root)
 		}
 		if diff := cmp.Diff(want, rows[1:]); diff != "" {
 			t.Errorf("-o custom-columns rows differ (-want +got):\n%s\n%s", diff, res.Stdout)
