@@ -47,7 +47,7 @@ func treeDoc() *v1alpha1.Tree {
 	return &v1alpha1.Tree{
 		APIVersion: v1alpha1.SchemeGroupVersion.String(),
 		Kind:       v1alpha1.TreeKind,
-		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "True", "", 72*time.Hour,
+		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "", "Ready", 72*time.Hour,
 			treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
 			treeItem("apps/v1", "ReplicaSet", ns, "canary-7f9", "1/2", "", 5*time.Hour,
 				treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
@@ -78,7 +78,7 @@ func ownersDoc() *v1alpha1.Tree {
 		ownerItem(treeItem("batch/v1", "Job", ns, "backup-2900", "1/1", "Complete", 2*time.Hour,
 			ownerItem(treeItem("batch/v1", "CronJob", ns, "backup", "", "Active: 0", 30*24*time.Hour), true),
 		), true),
-		ownerItem(treeItem("v1", "Node", "", "worker-1", "True", "Ready", 90*24*time.Hour), false),
+		ownerItem(treeItem("v1", "Node", "", "worker-1", "", "Ready", 90*24*time.Hour), false),
 		ownerItem(missing, false),
 		ownerItem(unknown, false),
 		ownerItem(treeItem("v1", "ConfigMap", ns, "loop-a", "", "", time.Hour,
@@ -491,7 +491,7 @@ func TestPrintTreeCustomColumns(t *testing.T) {
 		{
 			name: "tree", doc: treeDoc(),
 			want: `KIND             NAME           READY    STATUS             MISSING   CHILDREN
-Rollout          canary         True     <none>             <none>    <none>
+Rollout          canary         <none>   Ready              <none>    <none>
 ConfigMap        canary-cfg     <none>   <none>             <none>    <none>
 ReplicaSet       canary-7f9     1/2      <none>             <none>    <none>
 ConfigMap        canary-cfg     <none>   <none>             <none>    <none>
@@ -509,7 +509,7 @@ Rollout          canary         <none>   <none>             <none>    <none>
 			want: `Pod         backup-2900-x   0/1      Completed   <none>   <none>
 Job         backup-2900     1/1      Complete    <none>   <none>
 CronJob     backup          <none>   Active: 0   <none>   <none>
-Node        worker-1        True     Ready       <none>   <none>
+Node        worker-1        <none>   Ready       <none>   <none>
 ConfigMap   gone            <none>   <none>      true     <none>
 Widget      w               <none>   <none>      <none>   <none>
 ConfigMap   loop-a          <none>   <none>      <none>   <none>
