@@ -38,7 +38,9 @@ kubectl idx is completed two ways:
 
 Both complete resource types from the server's discovery and then object names
 from the server, --namespace from the server, and --context (each name of a
-comma-separated list), --cluster and --user from kubeconfig.`
+comma-separated list), --cluster and --user from kubeconfig. The commands about
+one object (tree, owners, uses, selects, selected-by, events) complete TYPE/
+and then its names.`
 
 var completionExample = `  # Load completion for kubectl-idx in every new bash shell (needs bash-completion)
   kubectl idx completion bash > ~/.local/share/bash-completion/completions/kubectl-idx
@@ -133,7 +135,7 @@ func (o *CompletionOptions) Run() error {
 // its arguments, and values for --namespace, --context, --cluster and --user.
 // --output already completes through kubectl's PrintFlags.
 func addCompletion(root *cobra.Command, f *Flags, streams genericiooptions.IOStreams) {
-	c := &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
+	c := newCompleter(f)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(NewCmdCompletion(streams))
 	root.ValidArgsFunction = c.typeAndName
@@ -173,6 +175,11 @@ type completer struct {
 	// than hang the shell.
 	requestTimeout *string
 	timeout        time.Duration
+}
+
+// newCompleter returns the completer of the command lines f parses.
+func newCompleter(f *Flags) *completer {
+	return &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
 }
 
 // typeAndName completes the root command's arguments the way kubectl get's are:
@@ -215,6 +222,33 @@ func (c *completer) typeAndName(cmd *cobra.Command, args []string, toComplete st
 		}
 		return comps, directive | cobra.ShellCompDirectiveNoSpace
 	}
+}
+
+// object completes the one object of tree, owners, uses, selects,
+// selected-by and events, "(TYPE/NAME | TYPE NAME)": first a type with its
+// slash and no space after it, so that the next TAB completes the name; once
+// one object is given, nothing.
+func (c *completer) object(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	directive := cobra.ShellCompDirectiveNoFileComp
+	switch {
+	case len(args) == 0 && strings.Contains(toComplete, "/"):
+		typ, prefix, _ := strings.Cut(toComplete, "/")
+		var comps []string
+		for _, n := range c.names(cmd, typ, prefix) {
+			comps = append(comps, typ+"/"+n)
+		}
+		return comps, directive
+	case len(args) == 0:
+		var comps []string
+		for _, t := range c.resourceTypes(toComplete) {
+			comps = append(comps, t+"/")
+		}
+		return comps, directive | cobra.ShellCompDirectiveNoSpace
+	case len(args) == 1 && !strings.Contains(args[0], "/"):
+		// "TYPE NAME", typed with a space.
+		return c.names(cmd, args[0], toComplete), directive
+	}
+	return nil, directive
 }
 
 // resourceTypes returns the types starting with prefix (query.TypeNames).

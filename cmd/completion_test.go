@@ -204,3 +204,72 @@ users:
 		})
 	}
 }
+
+// TestObjectCompletion completes the object argument of every command that
+// takes one, (TYPE/NAME | TYPE NAME), through the hidden __complete command as
+// a shell does, against a server that serves discovery and the names of pods
+// and deployments in shop (the kubeconfig's namespace) and ops, and of nodes.
+func TestObjectCompletion(t *testing.T) {
+	kubeconfig := namesServer(t, map[string][]string{
+		"/api/v1/namespaces/shop/pods":              {"web-1", "web-2", "api-1"},
+		"/api/v1/namespaces/ops/pods":               {"backup-1"},
+		"/apis/apps/v1/namespaces/shop/deployments": {"web", "worker", "api"},
+		"/api/v1/nodes":                             {"worker-1", "worker-2"},
+	})
+	const (
+		names = cobra.ShellCompDirectiveNoFileComp
+		types = cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	)
+	allTypes := []string{"crontabs.stable.example.com/", "deployments.apps/", "nodes/", "pods/", "services/"}
+	tests := []struct {
+		name          string
+		args          []string
+		want          []string
+		wantDirective cobra.ShellCompDirective
+	}{
+		{name: "tree: every type, with a slash and no space", args: []string{"tree", ""}, want: allTypes, wantDirective: types},
+		{name: "tree: a type by prefix", args: []string{"tree", "po"}, want: []string{"pods/"}, wantDirective: types},
+		{name: "tree: names of TYPE/", args: []string{"tree", "pods/"}, want: []string{"pods/api-1", "pods/web-1", "pods/web-2"}, wantDirective: names},
+		{name: "tree: names by prefix, after a short name", args: []string{"tree", "deploy/w"}, want: []string{"deploy/web", "deploy/worker"}, wantDirective: names},
+		{name: "tree: names of a cluster-scoped type", args: []string{"tree", "nodes/"}, want: []string{"nodes/worker-1", "nodes/worker-2"}, wantDirective: names},
+		{name: "tree: names in the namespace given", args: []string{"tree", "-n", "ops", "po/"}, want: []string{"po/backup-1"}, wantDirective: names},
+		{name: "tree: TYPE NAME, typed with a space", args: []string{"tree", "pods", "web"}, want: []string{"web-1", "web-2"}, wantDirective: names},
+		{name: "tree: nothing after the object", args: []string{"tree", "pods/web-1", ""}, want: nil, wantDirective: names},
+		{name: "tree: nothing after TYPE NAME", args: []string{"tree", "pods", "web-1", ""}, want: nil, wantDirective: names},
+		{name: "tree: an unknown type completes nothing, quietly", args: []string{"tree", "podz/"}, want: nil, wantDirective: names},
+		{name: "owners", args: []string{"owners", "pods/w"}, want: []string{"pods/web-1", "pods/web-2"}, wantDirective: names},
+		{name: "owners: types", args: []string{"owners", "d"}, want: []string{"deployments.apps/"}, wantDirective: types},
+		{name: "uses", args: []string{"uses", "deployments.apps/a"}, want: []string{"deployments.apps/api"}, wantDirective: names},
+		{name: "uses: types", args: []string{"uses", ""}, want: allTypes, wantDirective: types},
+		{name: "selects", args: []string{"selects", "deploy/"}, want: []string{"deploy/api", "deploy/web", "deploy/worker"}, wantDirective: names},
+		{name: "selects: types", args: []string{"selects", "s"}, want: []string{"services/"}, wantDirective: types},
+		{name: "selected-by", args: []string{"selected-by", "pod/a"}, want: []string{"pod/api-1"}, wantDirective: names},
+		{name: "selected-by: types", args: []string{"selected-by", "n"}, want: []string{"nodes/"}, wantDirective: types},
+		{name: "events", args: []string{"events", "deploy/wor"}, want: []string{"deploy/worker"}, wantDirective: names},
+		{name: "events: types", args: []string{"events", "c"}, want: []string{"crontabs.stable.example.com/"}, wantDirective: types},
+		{name: "events with its flags", args: []string{"events", "--types", "Warning", "pods/web-"}, want: []string{"pods/web-1", "pods/web-2"}, wantDirective: names},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			streams, _, out, _ := genericiooptions.NewTestIOStreams()
+			root := NewCmdRoot(streams)
+			root.SetArgs(append([]string{"__complete", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...))
+			root.SetOut(streams.Out)
+			root.SetErr(streams.ErrOut)
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			got, directive := lines[:len(lines)-1], lines[len(lines)-1]
+			if len(got) == 0 {
+				got = nil
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if want := fmt.Sprintf(":%d", tc.wantDirective); directive != want {
+				t.Errorf("directive %s, want %s", directive, want)
+			}
+		})
+	}
+}

@@ -100,6 +100,13 @@ func (f *Flags) target(context string, flags *genericclioptions.ConfigFlags) (qu
 // they name more than one (or --all-contexts is set): nil means one context
 // and kubectl's behavior. Empty names, names given twice, both flags at once
 // and names the kubeconfig does not have are errors before any request.
+//
+// A name the kubeconfig does not have is worded one way, the one or one of
+// several: `context "nope" does not exist`, clientcmd's words, which kubectl
+// prints when the namespace comes from -n. Without -n kubectl says `Error in
+// configuration: context was not found for specified context: nope` instead
+// (its namespace lookup validates the whole configuration first); the
+// shorter one names the context as every other error names an object.
 func (f *Flags) contextNames() ([]string, error) {
 	if f == nil || f.ConfigFlags == nil {
 		return nil, nil
@@ -122,7 +129,10 @@ func (f *Flags) contextNames() ([]string, error) {
 		return slices.Sorted(maps.Keys(known)), nil
 	}
 	if !strings.Contains(value, ",") {
-		return nil, nil
+		if value == "" {
+			return nil, nil
+		}
+		return nil, f.checkContexts([]string{value})
 	}
 	names := strings.Split(value, ",")
 	seen := map[string]bool{}
@@ -135,17 +145,25 @@ func (f *Flags) contextNames() ([]string, error) {
 		}
 		seen[n] = true
 	}
+	if err := f.checkContexts(names); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// checkContexts returns the error of the first of names the merged
+// kubeconfig does not have.
+func (f *Flags) checkContexts(names []string) error {
 	known, err := f.kubeconfigContexts()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, n := range names {
 		if !known[n] {
-			// kubectl's words for a --context the kubeconfig lacks.
-			return nil, fmt.Errorf("context was not found for specified context: %s", n)
+			return fmt.Errorf("context %q does not exist", n)
 		}
 	}
-	return names, nil
+	return nil
 }
 
 // kubeconfigContexts reads the names of the merged kubeconfig's contexts.

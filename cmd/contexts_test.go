@@ -77,10 +77,11 @@ func TestContextNames(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "no --context", kubeconfig: abc},
-		// One context is today's behavior, even one the kubeconfig lacks:
-		// kubectl's loader says so later, in its own words.
+		// One context is kubectl's behavior; one the kubeconfig lacks is
+		// worded as one unknown among several.
 		{name: "one context", kubeconfig: abc, context: "alpha"},
-		{name: "one unknown context", kubeconfig: abc, context: "nope"},
+		{name: "one unknown context", kubeconfig: abc, context: "nope", wantErr: `context "nope" does not exist`},
+		{name: "one context, a kubeconfig without any", kubeconfig: none, context: "alpha", wantErr: `context "alpha" does not exist`},
 		{name: "two contexts in order", kubeconfig: abc, context: "beta,alpha", want: []string{"beta", "alpha"}},
 		{name: "two contexts", kubeconfig: abc, context: "alpha,beta", want: []string{"alpha", "beta"}},
 		{name: "three contexts", kubeconfig: abc, context: "gamma,alpha,beta", want: []string{"gamma", "alpha", "beta"}},
@@ -90,8 +91,8 @@ func TestContextNames(t *testing.T) {
 		{name: "blank name", kubeconfig: abc, context: "alpha, ", wantErr: `invalid --context "alpha, ": empty context name`},
 		{name: "only a comma", kubeconfig: abc, context: ",", wantErr: `invalid --context ",": empty context name`},
 		{name: "named twice", kubeconfig: abc, context: "alpha,beta,alpha", wantErr: `invalid --context "alpha,beta,alpha": context "alpha" is named twice`},
-		{name: "unknown among several", kubeconfig: abc, context: "alpha,nope", wantErr: "context was not found for specified context: nope"},
-		{name: "first unknown named", kubeconfig: abc, context: "nope,alpha,other", wantErr: "context was not found for specified context: nope"},
+		{name: "unknown among several", kubeconfig: abc, context: "alpha,nope", wantErr: `context "nope" does not exist`},
+		{name: "first unknown named", kubeconfig: abc, context: "nope,alpha,other", wantErr: `context "nope" does not exist`},
 		{name: "--all-contexts sorted", kubeconfig: abc, all: true, want: []string{"alpha", "beta", "gamma"}},
 		{name: "--all-contexts with --context", kubeconfig: abc, all: true, context: "alpha", wantErr: "--all-contexts and --context cannot be used together"},
 		{name: "--all-contexts with several --context", kubeconfig: abc, all: true, context: "alpha,beta", wantErr: "--all-contexts and --context cannot be used together"},
@@ -312,7 +313,10 @@ func TestExecuteContexts(t *testing.T) {
 	}{
 		{name: "empty name", args: []string{"pods", "--context", "a,,b"}, want: `error: invalid --context "a,,b": empty context name`},
 		{name: "named twice", args: []string{"pods", "--context", "a,b,a"}, want: `error: invalid --context "a,b,a": context "a" is named twice`},
-		{name: "unknown", args: []string{"pods", "--context", "a,nope"}, want: "error: context was not found for specified context: nope"},
+		{name: "unknown", args: []string{"pods", "--context", "a,nope"}, want: `error: context "nope" does not exist`},
+		{name: "one unknown", args: []string{"pods", "--context", "nope"}, want: `error: context "nope" does not exist`},
+		{name: "one unknown, with -n", args: []string{"pods", "--context", "nope", "-n", "shop"}, want: `error: context "nope" does not exist`},
+		{name: "tree: one unknown", args: []string{"tree", "deploy/web", "--context", "nope"}, want: `error: context "nope" does not exist`},
 		{name: "with --all-contexts", args: []string{"pods", "--context", "a", "--all-contexts"}, want: "error: --all-contexts and --context cannot be used together"},
 		{name: "tree: empty name", args: []string{"tree", "deploy/web", "--context", ",a"}, want: `error: invalid --context ",a": empty context name`},
 	}

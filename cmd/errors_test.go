@@ -131,12 +131,14 @@ func TestFormatError(t *testing.T) {
 	}
 }
 
-// TestDemoHint: with no kubeconfig at all, kubectl's error is followed by one
-// line saying how to get a local cluster; with any kubeconfig, or an error
-// that is not about reaching a cluster, by nothing.
+// TestDemoHint: when the kubeconfig read does not exist (none at all, or the
+// one --kubeconfig or KUBECONFIG names), kubectl's error is followed by one
+// line saying how to get a local cluster; with a kubeconfig, or an error that
+// is not about reaching a cluster, by nothing.
 func TestDemoHint(t *testing.T) {
 	server := "http://" + closedAddress(t)
 	refused := "The connection to the server " + strings.TrimPrefix(server, "http://") + " was refused - did you specify the right host or port?"
+	missing := filepath.Join(t.TempDir(), "nonexistent")
 	tests := []struct {
 		name       string
 		args       []string
@@ -148,6 +150,11 @@ func TestDemoHint(t *testing.T) {
 		{name: "--kubeconfig", args: []string{"pods", "--kubeconfig", writeKubeconfig(t, server)}, want: []string{refused}},
 		{name: "KUBECONFIG", args: []string{"pods", "--server", server}, kubeconfig: writeKubeconfig(t, server), want: []string{refused}},
 		{name: "~/.kube/config", args: []string{"pods", "--server", server}, homeConfig: true, want: []string{refused}},
+		{name: "--kubeconfig that does not exist", args: []string{"pods", "--kubeconfig", missing}, want: []string{"error: stat " + missing + ": no such file or directory", demoHint}},
+		{name: "--kubeconfig that does not exist, ~/.kube/config", args: []string{"tree", "deploy/web", "--kubeconfig", missing}, homeConfig: true, want: []string{"error: stat " + missing + ": no such file or directory", demoHint}},
+		{name: "KUBECONFIG that does not exist", args: []string{"pods", "--server", server}, kubeconfig: missing, want: []string{refused, demoHint}},
+		{name: "KUBECONFIG of files that do not exist", args: []string{"pods", "--server", server}, kubeconfig: missing + string(filepath.ListSeparator) + missing + "-2", want: []string{refused, demoHint}},
+		{name: "KUBECONFIG, one file that exists", args: []string{"pods", "--server", server}, kubeconfig: missing + string(filepath.ListSeparator) + writeKubeconfig(t, server), want: []string{refused}},
 		{
 			name: "an error before any request", args: []string{"--server", server},
 			want: []string{`error: you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`},

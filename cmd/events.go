@@ -87,6 +87,8 @@ func NewCmdEvents(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "List the events of an object and of everything it owns",
 		Long:    eventsLong,
 		Example: eventsExample,
+		// TYPE/ from discovery, then names from the cluster.
+		ValidArgsFunction: newCompleter(f).object,
 	}, o)
 	cmd.Flags().StringSliceVar(&o.Types, "types", nil, "Output only events of given types.")
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only events whose last occurrence is newer than a relative duration like 5s, 2m, or 3h. Defaults to all events.")

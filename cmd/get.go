@@ -7,11 +7,15 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	// Mode, how much of each object a listing reads; no informer starts here.
@@ -71,6 +75,11 @@ type GetOptions struct {
 	Group GroupFlags
 	// ShowOwner adds the OWNER column to tables.
 	ShowOwner bool
+	// IgnoreNotFound is kubectl get's --ignore-not-found.
+	IgnoreNotFound bool
+	// Watch and WatchOnly are kubectl get's -w and --watch-only, taken to
+	// say that a listing prints once and which command follows changes.
+	Watch, WatchOnly bool
 
 	args []string
 }
@@ -93,6 +102,14 @@ func newCmdGet(o *GetOptions) *cobra.Command {
 	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&o.ShowOwner, "show-owner", false, "When printing a table, show each object's top-level controller (Deployment, StatefulSet, CronJob, a custom resource, ...) as an OWNER column, Kind/name, following controller references upward; <none> for objects no controller owns.")
 	o.Group.addFlags(cmd)
+	// kubectl get's help text.
+	cmd.Flags().BoolVar(&o.IgnoreNotFound, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist. Using this flag with commands that query for collections of resources has no effect when no resources are found.")
+	// Hidden: they only say where kubectl get's habit is served.
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "Refused: a listing prints once; kubectl idx watch follows changes.")
+	cmd.Flags().BoolVar(&o.WatchOnly, "watch-only", false, "Refused: a listing prints once; kubectl idx watch --watch-only follows changes.")
+	for _, name := range []string{"watch", "watch-only"} {
+		cmdutil.CheckErr(cmd.Flags().MarkHidden(name))
+	}
 	return cmd
 }
 
@@ -107,7 +124,93 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 		return errors.New(`you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`)
 	}
 	o.args = args
+	if o.Watch || o.WatchOnly {
+		return o.watchError(cmd, args)
+	}
 	return o.complete()
+}
+
+// watchError is the answer to kubectl get's -w and --watch-only: the
+// listing prints once, and the feed of the same arguments is kubectl idx
+// watch's. It is not run in their place: its output (TIME and EVENT
+// columns, a JSON document per line) is not what kubectl get -w prints, and
+// the listing's groupings and --sort-by have no feed. The command suggested
+// is the user's own, -w taken out and --watch-only kept, quoted for a shell.
+func (o *GetOptions) watchError(cmd *cobra.Command, args []string) error {
+	words := args
+	if o.run != nil && cmd != nil {
+		words = withoutWatchFlag(o.run.args, cmd.Flags())
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shellQuote(w)
+	}
+	return fmt.Errorf("kubectl idx lists once; to follow changes use: kubectl idx watch %s", strings.Join(quoted, " "))
+}
+
+// withoutWatchFlag returns args less -w and --watch, also where -w is one of
+// several shorthands (-Aw), read as flags parses them: a flag's value (-l w,
+// -nw) is kept as it is.
+func withoutWatchFlag(args []string, flags *pflag.FlagSet) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(out, args[i:]...)
+		case a == "--watch" || strings.HasPrefix(a, "--watch="):
+		case strings.HasPrefix(a, "--"):
+			out = append(out, a)
+			if f := flags.Lookup(a[2:]); f != nil && f.NoOptDefVal == "" && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			kept, valueNext := withoutWatchShorthand(a[1:], flags)
+			if kept != "" {
+				out = append(out, "-"+kept)
+			}
+			if valueNext && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// withoutWatchShorthand returns a group of shorthands ("Aw" of -Aw) less w,
+// and whether the last of them takes its value from the next argument. The
+// first shorthand that takes a value takes the rest of the group as it
+// (-lw is -l w).
+func withoutWatchShorthand(group string, flags *pflag.FlagSet) (string, bool) {
+	kept := ""
+	for j := 0; j < len(group); j++ {
+		f := flags.ShorthandLookup(group[j : j+1])
+		switch {
+		case f != nil && f.Name == "watch":
+			if j+1 < len(group) && group[j+1] == '=' {
+				return kept, false
+			}
+		case f == nil || f.NoOptDefVal == "" || j+1 < len(group) && group[j+1] == '=':
+			// A value follows, in this argument or the next.
+			return kept + group[j:], f != nil && f.NoOptDefVal == "" && j+1 == len(group)
+		default:
+			kept += group[j : j+1]
+		}
+	}
+	return kept, false
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and the punctuation of flags, names and selectors.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Validate checks the flags and the shape of the arguments; it does no I/O.
@@ -176,17 +279,55 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		return s.Get(ctx, q)
 	})
 	defer closeListings(answers)
-	return report(o.QueryOptions, answers, noResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
+	nothing := noResources(answers)
+	if o.IgnoreNotFound {
+		ignoreNotFound(answers)
+		nothing = ""
+	}
+	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
 		if stream != nil {
 			// Warnings are known once the list is; they end it.
 			var asOf []v1alpha1.AsOf
 			if l := answers[0].Value; l != nil {
 				asOf = l.AsOf
 			}
+			if o.IgnoreNotFound {
+				stream.OmitEmpty()
+			}
 			return stream.Close(warnings, asOf)
+		}
+		if o.IgnoreNotFound && !o.human() && !found(answers) {
+			// kubectl get --ignore-not-found prints no empty List either.
+			return 0, nil
 		}
 		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), header)
 	})
+}
+
+// ignoreNotFound drops the NotFound errors of the answers, the objects named
+// that do not exist, as kubectl get --ignore-not-found does: an answer with
+// none left has none.
+func ignoreNotFound(answers []query.Answer[*query.Listing]) {
+	for i := range answers {
+		answers[i].Err = utilerrors.FilterOut(answers[i].Err, apierrors.IsNotFound)
+	}
+}
+
+// found reports whether any answer holds an object, or a group.
+func found(answers []query.Answer[*query.Listing]) bool {
+	for _, a := range answers {
+		if l := a.Value; l != nil {
+			if l.Groups != nil && len(l.Groups.Groups) > 0 {
+				return true
+			}
+			for _, m := range l.Members {
+				if len(m.Objects) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata

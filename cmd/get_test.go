@@ -77,6 +77,15 @@ func unreachableKubeconfig(t *testing.T) string {
 // every case it serves must fail before Run.
 func discoveryServer(t *testing.T) string {
 	t.Helper()
+	return namesServer(t, nil)
+}
+
+// namesServer serves the discovery documents of testAPIResources and, for
+// each path of names (/api/v1/namespaces/shop/pods), a LIST of objects of
+// those names as the metadata client asks for it: what completion reads.
+// Any other request fails the test.
+func namesServer(t *testing.T, names map[string][]string) string {
+	t.Helper()
 	docs := map[string]any{
 		"/api": &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}},
 	}
@@ -93,10 +102,17 @@ func discoveryServer(t *testing.T) string {
 		groups.Groups = append(groups.Groups, metav1.APIGroup{Name: group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
 	}
 	docs["/apis"] = groups
+	for path, ns := range names {
+		list := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadataList", APIVersion: "meta.k8s.io/v1"}}
+		for _, n := range ns {
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		}
+		docs[path] = list
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		doc, ok := docs[r.URL.Path]
 		if !ok {
-			t.Errorf("unexpected request beyond discovery: %s %s", r.Method, r.URL)
+			t.Errorf("unexpected request: %s %s", r.Method, r.URL)
 			http.NotFound(w, r)
 			return
 		}
@@ -253,6 +269,43 @@ func TestExecutePrintsErrorOnce(t *testing.T) {
 	}
 }
 
+// TestListingWatchFlag runs kubectl get's -w and --watch-only on a listing:
+// the error names kubectl idx watch with the user's own arguments, -w taken
+// out, before any request.
+func TestListingWatchFlag(t *testing.T) {
+	t.Setenv("KUBECONFIG", unreachableKubeconfig(t))
+	const prefix = "error: kubectl idx lists once; to follow changes use: kubectl idx watch "
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"pods", "-w"}, want: "pods"},
+		{args: []string{"pods", "-n", "shop", "--watch"}, want: "pods -n shop"},
+		{args: []string{"-Aw", "pods"}, want: "-A pods"},
+		{args: []string{"-wA", "deploy,svc", "-o", "wide"}, want: "-A deploy,svc -o wide"},
+		{args: []string{"po", "web-1", "web-2", "-w", "-l", "app in (web)"}, want: "po web-1 web-2 -l 'app in (web)'"},
+		{args: []string{"pods", "-lw", "-w"}, want: "pods -lw"},
+		{args: []string{"pods", "-w=true", "--sync-timeout", "5s"}, want: "pods --sync-timeout 5s"},
+		{args: []string{"pods", "--watch-only"}, want: "pods --watch-only"},
+		{args: []string{"pods", "-w", "--watch-only"}, want: "pods --watch-only"},
+		{args: []string{"pods/web-1", "--context", "it's", "-w"}, want: `pods/web-1 --context 'it'\''s'`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+			if code := Execute(streams, tc.args); code != 1 {
+				t.Errorf("exit code = %d, want 1", code)
+			}
+			if got, want := errOut.String(), prefix+tc.want+"\n"; got != want {
+				t.Errorf("stderr = %q\nwant     %q", got, want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+		})
+	}
+}
+
 var crontabColumns = []apiextensionsv1.CustomResourceColumnDefinition{
 	{Name: "Spec", Type: "string", JSONPath: ".spec.cronSpec"},
 	{Name: "Image", Type: "string", JSONPath: ".spec.image", Priority: 1},
@@ -267,6 +320,7 @@ type runFlags struct {
 	labelSelector            string
 	showManagedFields        bool
 	namespace                string // default "shop"
+	ignoreNotFound           bool
 }
 
 // runHarness is a GetOptions wired to fakes, with what Run did recorded.
@@ -314,6 +368,7 @@ func newRunHarness(t *testing.T, s *fakeapi.Server, args []string, f runFlags) *
 	pf.JSONYamlPrintFlags.ShowManagedFields = f.showManagedFields
 	o.AllNamespaces = f.allNamespaces
 	o.LabelSelector = f.labelSelector
+	o.IgnoreNotFound = f.ignoreNotFound
 	o.SyncTimeout = 20 * time.Second
 	o.args = args
 	target := fakeTarget(t, "", s, namespace)
@@ -455,6 +510,39 @@ func TestGetRun(t *testing.T) {
 		},
 		{
 			name: "nothing, as names", args: []string{"pods"}, flags: runFlags{format: "name", namespace: "empty"},
+		},
+		// --ignore-not-found as kubectl get has it: no NotFound error, no
+		// notice of an empty answer, and no empty List.
+		{name: "--ignore-not-found: a missing name", args: []string{"pods", "nope"}, flags: runFlags{ignoreNotFound: true}},
+		{name: "--ignore-not-found: two missing names", args: []string{"po/nope-1", "po/nope-2"}, flags: runFlags{ignoreNotFound: true}},
+		{name: "--ignore-not-found: a missing name, as json", args: []string{"pods", "nope"}, flags: runFlags{ignoreNotFound: true, format: "json"}},
+		{name: "--ignore-not-found: a missing name, as names", args: []string{"pods/nope"}, flags: runFlags{ignoreNotFound: true, format: "name"}},
+		{
+			name: "--ignore-not-found: a found and a missing name", args: []string{"pods", "web-0", "nope"}, flags: runFlags{ignoreNotFound: true},
+			check: func(t *testing.T, stdout string) {
+				if !strings.HasPrefix(stdout, "NAME    AGE") || !strings.Contains(stdout, "\nweb-0 ") || strings.Count(stdout, "\n") != 2 {
+					t.Errorf("stdout should be the table of web-0 alone:\n%s", stdout)
+				}
+			},
+		},
+		{
+			name: "--ignore-not-found: a found and a missing name, as json", args: []string{"pods", "web-0", "nope"}, flags: runFlags{ignoreNotFound: true, format: "json"},
+			check: func(t *testing.T, stdout string) {
+				kind, names := jsonItems(t, stdout)
+				if kind != "List" || !slices.Equal(names, []string{"web-0"}) {
+					t.Errorf("json output is %s of %q, want List of [web-0]", kind, names)
+				}
+			},
+		},
+		{
+			name: "--ignore-not-found: nothing in the namespace", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true},
+			objects: []runtime.Object{fixtures.Pod("other", "db-0", "db", true)},
+		},
+		{name: "--ignore-not-found: nothing, as json", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "json", namespace: "empty"}},
+		{name: "--ignore-not-found: nothing, as yaml", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "yaml", namespace: "empty"}},
+		{
+			name: "--ignore-not-found: pods, as names", args: []string{"pods"}, flags: runFlags{ignoreNotFound: true, format: "name"},
+			wantOut: "pod/web-0\npod/web-1\n",
 		},
 	}
 	for _, tc := range tests {

@@ -38,6 +38,8 @@ func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Show the owners of an object up to its top-level owner",
 		Long:    ownersLong,
 		Example: ownersExample,
+		// TYPE/ from discovery, then names from the cluster.
+		ValidArgsFunction: newCompleter(f).object,
 	}, o)
 }
 

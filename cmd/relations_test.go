@@ -187,7 +187,15 @@ func TestRelationRun(t *testing.T) {
 			name: "tree, the object's own type cannot be listed", command: "tree", args: []string{"deployment/web"}, forbidden: []string{"deployments"},
 			wantErr: "error: cannot list deployments.apps, so deployment/web cannot be found",
 		},
+		{
+			name: "tree, custom columns: a row per node", command: "tree", args: []string{"deployment/web"}, output: "custom-columns=KIND:.kind,NAME:.name,READY:.ready,STATUS:.status",
+			wantOut: "KIND         NAME         READY   STATUS\nDeployment   web          2/2     Available\nReplicaSet   web-7d9c     2/2     <none>\nPod          web-7d9c-a   1/1     Running\nPod          web-7d9c-b   0/1     Pending\n",
+		},
 		{name: "owners", command: "owners", args: []string{"pod/web-7d9c-a"}, golden: "testdata/owners_pod.golden"},
+		{
+			name: "owners, custom columns: a row per node", command: "owners", args: []string{"pod/web-7d9c-a"}, output: "custom-columns=NAMESPACE:.namespace,KIND:.kind,NAME:.name,CONTROLLER:.controller",
+			wantOut: "NAMESPACE   KIND         NAME         CONTROLLER\nshop        Pod          web-7d9c-a   <none>\nshop        ReplicaSet   web-7d9c     true\nshop        Deployment   web          true\n",
+		},
 		{name: "owners, missing owner", command: "owners", args: []string{"rs/legacy-1"}, golden: "testdata/owners_missing.golden"},
 		{name: "orphans", command: "orphans", golden: "testdata/orphans.golden"},
 		{name: "orphans, names", command: "orphans", output: "name", allNS: true, wantOut: "replicaset.apps/legacy-1\nreplicaset.apps/old-1\n"},

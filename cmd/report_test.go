@@ -304,3 +304,30 @@ func TestReportFailedContext(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnoreNotFoundContexts: --ignore-not-found drops every context's
+// NotFound, as kubectl get does the one context's: no warning, the objects
+// found, exit 0; without it each context warns and the answer is partial.
+func TestIgnoreNotFoundContexts(t *testing.T) {
+	tc := commandCase{cmd: getCmd, lists: fixtures.APIResources(), namespace: "shop"}
+	targets := func() []query.Target { return tc.targets(t, listWorld, "a", "b") }
+
+	tc.args = []string{"pods", "web-0", "nope", "--ignore-not-found", "-o", "name"}
+	got := tc.run(t, targets())
+	if want := "a/pod/web-0\nb/pod/web-0\n"; got.code != 0 || len(got.stderr) != 0 || got.stdout != want {
+		t.Errorf("--ignore-not-found: exit %d, stderr %q, stdout %q; want 0, nothing and %q", got.code, got.stderr, got.stdout, want)
+	}
+
+	tc.args = []string{"pods", "nope", "--ignore-not-found"}
+	if got := tc.run(t, targets()); got.code != 0 || len(got.stderr) != 0 || got.stdout != "" {
+		t.Errorf("--ignore-not-found, nothing found: exit %d, stderr %q, stdout %q; want 0 and nothing", got.code, got.stderr, got.stdout)
+	}
+
+	tc.args = []string{"pods", "web-0", "nope", "-o", "name"}
+	got = tc.run(t, targets())
+	for _, c := range []string{"a", "b"} {
+		if w := fmt.Sprintf(`warning: context %q: Error from server (NotFound): pods "nope" not found`, c); got.code == 0 || !slices.Contains(got.stderr, w) {
+			t.Errorf("without --ignore-not-found: exit %d, stderr %q; want an error and %q", got.code, got.stderr, w)
+		}
+	}
+}

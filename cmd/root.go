@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -63,10 +64,15 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	o := NewGetOptions(f, streams)
 	root := newCmdGet(o)
 	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"
-	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl idx"}
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl idx"
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	root.SetFlagErrorFunc(flagError)
+	// Global flags are listed by kubectl idx options, not under every command.
+	root.SetUsageFunc(usage)
 	prof := &profiling{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
@@ -107,6 +113,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
+	root.AddCommand(NewCmdOptions(streams))
 	addCompletion(root, f, streams)
 	return root, prof
 }
@@ -187,24 +194,47 @@ func finish(ctx context.Context, err error, errOut io.Writer, kubeconfig string)
 		return exit.code
 	}
 	fmt.Fprintln(errOut, FormatError(err))
-	if reachingCluster(err) && noKubeconfig(kubeconfig) {
+	if (reachingCluster(err) || missingKubeconfig(err, kubeconfig)) && noKubeconfig(kubeconfig) {
 		fmt.Fprintln(errOut, demoHint)
 	}
 	return 1
 }
 
-// demoHint follows kubectl's error when there is no kubeconfig at all: a
-// newcomer learns how to get a cluster to try kubectl-idx on.
+// demoHint follows kubectl's error when the kubeconfig read does not exist
+// (noKubeconfig): a newcomer learns how to get a cluster to try kubectl-idx
+// on.
 const demoHint = "No kubeconfig found: to try kubectl idx on a local cluster, run `make demo` in a clone of https://github.com/kubectl-idx/kubectl-idx"
 
-// noKubeconfig reports whether no kubeconfig exists at all: no --kubeconfig
-// (flag), no KUBECONFIG, no ~/.kube/config, and no in-cluster config either.
+// noKubeconfig reports whether the kubeconfig that is read does not exist:
+// the file --kubeconfig (flag) names, else every file KUBECONFIG lists (the
+// loader passes over those missing), else ~/.kube/config when no in-cluster
+// config stands in for it.
 func noKubeconfig(flag string) bool {
-	if flag != "" || os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+	if flag != "" {
+		return !exists(flag)
+	}
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return !slices.ContainsFunc(filepath.SplitList(env), exists)
+	}
+	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName))
-	return errors.Is(err, fs.ErrNotExist)
+	return !exists(filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName))
+}
+
+// exists reports whether a file is at path: anything but "not found" counts,
+// as the loader then reads it and says what is wrong.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return path != "" && !errors.Is(err, fs.ErrNotExist)
+}
+
+// missingKubeconfig reports whether err is the loader's for the file
+// --kubeconfig (flag) names, which does not exist; kubectl words it as the
+// stat error.
+func missingKubeconfig(err error, flag string) bool {
+	var pathErr *fs.PathError
+	return flag != "" && errors.As(err, &pathErr) && pathErr.Path == flag && errors.Is(err, fs.ErrNotExist)
 }
 
 // reachingCluster reports whether err comes from reaching a cluster, or from

@@ -72,6 +72,8 @@ func newCmdSelects(f *Flags, streams genericiooptions.IOStreams, inverse bool) *
 		Short:   "List the pods an object's selector matches",
 		Long:    selectsLong,
 		Example: selectsExample,
+		// TYPE/ from discovery, then names from the cluster.
+		ValidArgsFunction: newCompleter(f).object,
 	}
 	if inverse {
 		cmd.Use = "selected-by (TYPE/NAME | TYPE NAME)"

@@ -45,6 +45,8 @@ func NewCmdTree(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Show the objects an object owns, across every type, as a tree",
 		Long:    treeLong,
 		Example: treeExample,
+		// TYPE/ from discovery, then names from the cluster.
+		ValidArgsFunction: newCompleter(f).object,
 	}, o)
 }
 

@@ -48,6 +48,8 @@ func NewCmdUses(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Short:   "Show what uses a ConfigMap, Secret, PVC or ServiceAccount, or what a pod uses",
 		Long:    usesLong,
 		Example: usesExample,
+		// TYPE/ from discovery, then names from the cluster.
+		ValidArgsFunction: newCompleter(f).object,
 	}, o)
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -150,8 +149,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		RunE:    runE(o),
 	}
 	// Types and names complete as for `kubectl idx`.
-	c := &completer{getter: f.ConfigFlags, flags: f, requestTimeout: f.ConfigFlags.Timeout, timeout: 5 * time.Second}
-	cmd.ValidArgsFunction = c.typeAndName
+	cmd.ValidArgsFunction = newCompleter(f).typeAndName
 	addFeedPrintFlags(cmd, o.PrintFlags)
 	o.addSelectorFlags(cmd)
 	cmd.Flags().StringVar(&o.Owner, "owner", "", "Only objects owned by this object, given as TYPE/NAME (e.g. deployment/web), directly or through owners in between such as ReplicaSets, including the object itself when its type is watched.")

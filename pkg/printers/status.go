@@ -12,12 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// ObjectStatus returns a short readiness and status for an object in a tree:
-// READY as kubectl's own column puts it for workloads ("2/3") and pods, the
-// Ready condition ("True", "False") for everything else that has one, and
-// STATUS as the pod STATUS column, a workload's state or the reason of a
-// failing condition. Empty strings mean the object has no such notion, or only
-// its metadata is known.
+// ObjectStatus returns a short readiness and status for an object in a tree.
+// READY has one shape for every kind, a count of ready parts as kubectl's own
+// columns put it: containers of a pod ("1/2"), replicas or completions of a
+// workload ("2/3"). An object with nothing to count has none, and says whether
+// it is ready in STATUS: a Node "Ready" or "NotReady" as kubectl get nodes
+// does, an object with a Ready condition (most operators' custom resources)
+// "Ready" or the condition's reason. STATUS is otherwise the pod STATUS
+// column, a workload's state, or a phase. Empty strings mean the object has no
+// such notion, or only its metadata is known.
 func ObjectStatus(obj runtime.Object, _ time.Time) (ready, status string) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -71,7 +74,7 @@ func ObjectStatus(obj runtime.Object, _ time.Time) (ready, status string) {
 				if o.Spec.Unschedulable {
 					status += ",SchedulingDisabled"
 				}
-				return string(c.Status), status
+				return "", status
 			}
 		}
 		// As kubectl get nodes: cordoning shows even when readiness is unknown.
@@ -90,7 +93,9 @@ func ObjectStatus(obj runtime.Object, _ time.Time) (ready, status string) {
 }
 
 // conditionStatus reads status.conditions[type=Ready] (the convention
-// kubectl-tree and most operators follow) and falls back to status.phase.
+// kubectl-tree and most operators follow) into STATUS: "Ready", or the
+// reason it is not, "NotReady" without one; it falls back to status.phase.
+// READY stays empty: a condition counts nothing.
 func conditionStatus(obj map[string]any) (ready, status string) {
 	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
 	for _, c := range conds {
@@ -98,11 +103,15 @@ func conditionStatus(obj map[string]any) (ready, status string) {
 		if !ok || m["type"] != "Ready" {
 			continue
 		}
-		ready, _ = m["status"].(string)
-		if ready != "True" {
-			status, _ = m["reason"].(string)
+		switch st, _ := m["status"].(string); st {
+		case "":
+			// Malformed: no status rather than a guess.
+			return "", ""
+		case string(corev1.ConditionTrue):
+			return "", "Ready"
 		}
-		return ready, status
+		reason, _ := m["reason"].(string)
+		return "", firstNonEmpty(reason, "NotReady")
 	}
 	phase, _, _ := unstructured.NestedString(obj, "status", "phase")
 	return "", phase

@@ -163,11 +163,11 @@ func TestObjectStatus(t *testing.T) {
 		},
 		{"cronjob idle", &batchv1.CronJob{ObjectMeta: statusMeta("backup")}, "", "Active: 0"},
 
-		// Nodes: the Ready condition, and STATUS as kubectl get nodes.
-		{"node ready", statusNode(false, corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}, nodeReady(corev1.ConditionTrue)), "True", "Ready"},
-		{"node not ready", statusNode(false, nodeReady(corev1.ConditionFalse)), "False", "NotReady"},
-		{"node unreachable", statusNode(false, nodeReady(corev1.ConditionUnknown)), "Unknown", "NotReady"},
-		{"node cordoned", statusNode(true, nodeReady(corev1.ConditionTrue)), "True", "Ready,SchedulingDisabled"},
+		// Nodes: nothing to count, so no READY; STATUS as kubectl get nodes.
+		{"node ready", statusNode(false, corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}, nodeReady(corev1.ConditionTrue)), "", "Ready"},
+		{"node not ready", statusNode(false, nodeReady(corev1.ConditionFalse)), "", "NotReady"},
+		{"node unreachable", statusNode(false, nodeReady(corev1.ConditionUnknown)), "", "NotReady"},
+		{"node cordoned", statusNode(true, nodeReady(corev1.ConditionTrue)), "", "Ready,SchedulingDisabled"},
 		{"node without conditions", statusNode(false), "", "Unknown"},
 		{"node cordoned without conditions", statusNode(true), "", "Unknown,SchedulingDisabled"},
 
@@ -176,18 +176,18 @@ func TestObjectStatus(t *testing.T) {
 		{"pvc pending", &corev1.PersistentVolumeClaim{ObjectMeta: statusMeta("data"), Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}, "", "Pending"},
 		{"pv", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}}, "", "Released"},
 
-		// Custom resources: the Ready condition, the reason when it is not
-		// True, else status.phase.
-		{"custom ready", statusCR(map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "False"}, readyCond("True", "Healthy")}}), "True", ""},
-		{"custom not ready", statusCR(map[string]any{"conditions": []any{readyCond("False", "ReconcileFailed")}, "phase": "Degraded"}), "False", "ReconcileFailed"},
-		{"custom not ready without reason", statusCR(map[string]any{"conditions": []any{readyCond("Unknown", "")}}), "Unknown", ""},
+		// Custom resources: no READY; STATUS from the Ready condition,
+		// "Ready" or the reason when it is not True, else status.phase.
+		{"custom ready", statusCR(map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "False"}, readyCond("True", "Healthy")}}), "", "Ready"},
+		{"custom not ready", statusCR(map[string]any{"conditions": []any{readyCond("False", "ReconcileFailed")}, "phase": "Degraded"}), "", "ReconcileFailed"},
+		{"custom not ready without reason", statusCR(map[string]any{"conditions": []any{readyCond("Unknown", "")}}), "", "NotReady"},
 		{"custom phase only", statusCR(map[string]any{"phase": "Active"}), "", "Active"},
 		{"custom other conditions only", statusCR(map[string]any{"conditions": []any{map[string]any{"type": "Synced", "status": "True"}}, "phase": "Active"}), "", "Active"},
 		{"custom nothing", statusCR(nil), "", ""},
 		{"custom empty status", statusCR(map[string]any{}), "", ""},
 		// Malformed status is no status, not a crash.
 		{"custom conditions not a list", statusCR(map[string]any{"conditions": "Ready", "phase": "Active"}), "", "Active"},
-		{"custom condition not a map", statusCR(map[string]any{"conditions": []any{"Ready", readyCond("True", "")}}), "True", ""},
+		{"custom condition not a map", statusCR(map[string]any{"conditions": []any{"Ready", readyCond("True", "")}}), "", "Ready"},
 		{"custom status not a string", statusCR(map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": true}}, "phase": int64(3)}), "", ""},
 
 		// Kinds without a notion of readiness, and metadata only.

@@ -28,6 +28,8 @@ type ListStream struct {
 	delegate printers.ResourcePrinter
 	gvk      schema.GroupVersionKind
 	n        int
+	// omitEmpty leaves out the List of no object (OmitEmpty).
+	omitEmpty bool
 }
 
 // NewListStream returns a ListStream of objects of kind gvk in format (one
@@ -77,10 +79,18 @@ func (s *ListStream) Write(objs []runtime.Object) error {
 	return s.w.Flush()
 }
 
+// OmitEmpty makes Close print nothing when no object was printed, rather
+// than an empty List: kubectl get --ignore-not-found prints nothing when it
+// finds nothing.
+func (s *ListStream) OmitEmpty() { s.omitEmpty = true }
+
 // Close ends the listing, with warnings and asOf in the List as
 // Options.Warnings and Options.AsOf, and returns the number of objects
 // printed.
 func (s *ListStream) Close(warnings []string, asOf []v1alpha1.AsOf) (int, error) {
+	if s.n == 0 && s.omitEmpty {
+		return 0, nil
+	}
 	fields := listFields(warnings, asOf)
 	switch s.format {
 	case "json":

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -33,7 +35,8 @@ func label(t *v1alpha1.TreeItem) string {
 }
 
 // PrintTree writes a tree document: an indented table for human output, one
-// name per line for -o name (each object once), the document otherwise.
+// name per line for -o name (each object once), a row per node for custom
+// columns, the document otherwise.
 func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinter, opts Options) error {
 	switch {
 	case IsHuman(opts.Format):
@@ -54,9 +57,38 @@ func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinte
 			_, err = fmt.Fprintf(w, "%s/%s\n", kind, t.Name)
 		})
 		return err
+	case strings.HasPrefix(opts.Format, "custom-columns"):
+		list, err := treeRows(doc)
+		if err != nil {
+			return err
+		}
+		return delegate.PrintObj(list, w)
 	}
 	// An API object, printed as kubectl prints any.
 	return delegate.PrintObj(doc, w)
+}
+
+// treeRows is the tree as custom-columns prints it: a row per node, in the
+// table's order, each the node's own fields (.kind, .name, .ready, ...)
+// without its branches. Printed whole, the document is one object, and one
+// row of <none>.
+func treeRows(doc *v1alpha1.Tree) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
+	var err error
+	walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
+		if err != nil {
+			return
+		}
+		node := *t
+		node.Children, node.Owners = nil, nil
+		var m map[string]any
+		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&node); err != nil {
+			err = fmt.Errorf("converting %s: %w", label(t), err)
+			return
+		}
+		list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+	})
+	return list, err
 }
 
 // walkTree visits t and its branches depth first, passing the tree-drawing

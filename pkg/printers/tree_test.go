@@ -47,7 +47,7 @@ func treeDoc() *v1alpha1.Tree {
 	return &v1alpha1.Tree{
 		APIVersion: v1alpha1.SchemeGroupVersion.String(),
 		Kind:       v1alpha1.TreeKind,
-		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "True", "", 72*time.Hour,
+		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "", "Ready", 72*time.Hour,
 			treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
 			treeItem("apps/v1", "ReplicaSet", ns, "canary-7f9", "1/2", "", 5*time.Hour,
 				treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
@@ -78,7 +78,7 @@ func ownersDoc() *v1alpha1.Tree {
 		ownerItem(treeItem("batch/v1", "Job", ns, "backup-2900", "1/1", "Complete", 2*time.Hour,
 			ownerItem(treeItem("batch/v1", "CronJob", ns, "backup", "", "Active: 0", 30*24*time.Hour), true),
 		), true),
-		ownerItem(treeItem("v1", "Node", "", "worker-1", "True", "Ready", 90*24*time.Hour), false),
+		ownerItem(treeItem("v1", "Node", "", "worker-1", "", "Ready", 90*24*time.Hour), false),
 		ownerItem(missing, false),
 		ownerItem(unknown, false),
 		ownerItem(treeItem("v1", "ConfigMap", ns, "loop-a", "", "", time.Hour,
@@ -473,6 +473,67 @@ func TestPrintTreeDelegateFormats(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := printTree(t, tc.doc, tc.format, tc.template, false); got != tc.want {
 				t.Errorf("-o %s=%s:\n got  %q\n want %q", tc.format, tc.template, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPrintTreeCustomColumns: -o custom-columns prints a row per node of a
+// tree or an owner chain, in the table's order, from each node's own fields.
+func TestPrintTreeCustomColumns(t *testing.T) {
+	const columns = "KIND:.kind,NAME:.name,READY:.ready,STATUS:.status,MISSING:.missing,CHILDREN:.children"
+	tests := []struct {
+		name      string
+		doc       *v1alpha1.Tree
+		noHeaders bool
+		want      string
+	}{
+		{
+			name: "tree", doc: treeDoc(),
+			want: `KIND             NAME           READY    STATUS             MISSING   CHILDREN
+Rollout          canary         <none>   Ready              <none>    <none>
+ConfigMap        canary-cfg     <none>   <none>             <none>    <none>
+ReplicaSet       canary-7f9     1/2      <none>             <none>    <none>
+ConfigMap        canary-cfg     <none>   <none>             <none>    <none>
+Pod              canary-7f9-a   1/1      Running            <none>    <none>
+CiliumEndpoint   canary-7f9-a   <none>   ready              <none>    <none>
+Pod              canary-7f9-b   0/1      CrashLoopBackOff   <none>    <none>
+ReplicaSet       canary-6c8     1/1      <none>             <none>    <none>
+Pod              canary-6c8-a   1/1      Running            <none>    <none>
+Secret           loop           <none>   <none>             <none>    <none>
+Rollout          canary         <none>   <none>             <none>    <none>
+`,
+		},
+		{
+			name: "owners, no headers", doc: ownersDoc(), noHeaders: true,
+			want: `Pod         backup-2900-x   0/1      Completed   <none>   <none>
+Job         backup-2900     1/1      Complete    <none>   <none>
+CronJob     backup          <none>   Active: 0   <none>   <none>
+Node        worker-1        <none>   Ready       <none>   <none>
+ConfigMap   gone            <none>   <none>      true     <none>
+Widget      w               <none>   <none>      <none>   <none>
+ConfigMap   loop-a          <none>   <none>      <none>   <none>
+ConfigMap   loop-b          <none>   <none>      <none>   <none>
+ConfigMap   loop-a          <none>   <none>      <none>   <none>
+`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := json.Marshal(tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			opts := printers.Options{Format: "custom-columns", NoHeaders: tc.noHeaders, Now: treeNow}
+			if err := printers.PrintTree(&out, tc.doc, outPrinterFlags(t, "custom-columns", columns, tc.noHeaders), opts); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", out.String(), tc.want)
+			}
+			if after, _ := json.Marshal(tc.doc); !bytes.Equal(before, after) {
+				t.Errorf("PrintTree modified the document:\nbefore %s\nafter  %s", before, after)
 			}
 		})
 	}

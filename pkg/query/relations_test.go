@@ -111,7 +111,7 @@ func TestSessionTree(t *testing.T) {
 			name:   "custom resource at the top",
 			object: "rollout/checkout",
 			want: []string{
-				"Rollout/checkout False Paused",
+				"Rollout/checkout Paused",
 				" ReplicaSet/checkout-1 0/1",
 			},
 			wantNS: []string{"shop"},
@@ -119,7 +119,7 @@ func TestSessionTree(t *testing.T) {
 		{
 			name:   "cluster-scoped root searches every namespace",
 			object: "node/worker-1",
-			want:   []string{"Node/worker-1 True Ready", " Pod/probe-worker-1 1/1 Running"},
+			want:   []string{"Node/worker-1 Ready", " Pod/probe-worker-1 1/1 Running"},
 			// The mirror pod's status is read from its namespace only.
 			wantNS: []string{"", "shop"},
 		},
@@ -189,10 +189,10 @@ func TestSessionOwners(t *testing.T) {
 			"Pod/web-7d9c-a 1/1 Running", " ReplicaSet/web-7d9c 2/2", "  Deployment/web 2/2 Available",
 		}},
 		{"mirror pod owned by a node", "pod/probe-worker-1", []string{
-			"Pod/probe-worker-1 1/1 Running", " Node/worker-1 True Ready",
+			"Pod/probe-worker-1 1/1 Running", " Node/worker-1 Ready",
 		}},
 		{"custom resource owner", "rs/checkout-1", []string{
-			"ReplicaSet/checkout-1 0/1", " Rollout/checkout False Paused",
+			"ReplicaSet/checkout-1 0/1", " Rollout/checkout Paused",
 		}},
 		{"missing owner", "rs/legacy-1", []string{
 			"ReplicaSet/legacy-1 0/1", " Deployment/legacy missing",

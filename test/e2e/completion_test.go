@@ -129,6 +129,66 @@ func TestCompletion(t *testing.T) {
 			directive:   ":4",
 		},
 		{
+			name:        "tree: types end with a slash and no space",
+			args:        []string{"tree", "deploy"},
+			wantExactly: []string{"deployments.apps/"},
+			directive:   ":6",
+		},
+		{
+			name:        "tree: names after TYPE/",
+			args:        []string{"tree", "-n", fixtures.Shop, "deploy/w"},
+			wantExactly: deploysW,
+			directive:   ":4",
+		},
+		{
+			name:        "tree: names after TYPE and a space",
+			args:        []string{"tree", "-n", fixtures.Shop, "pods", "web-"},
+			wantExactly: webPods,
+			directive:   ":4",
+		},
+		{
+			name:        "tree: nothing after the object",
+			args:        []string{"tree", "-n", fixtures.Shop, "deploy/web", ""},
+			wantExactly: []string{},
+			directive:   ":4",
+		},
+		{
+			name:        "owners: pod names",
+			args:        []string{"owners", "-n", fixtures.Shop, "pods/web-"},
+			wantExactly: prefixed("pods/", webPods),
+			directive:   ":4",
+		},
+		{
+			name:        "uses: names by a short name",
+			args:        []string{"uses", "-n", fixtures.Shop, "sts/"},
+			wantExactly: []string{"sts/postgres"},
+			directive:   ":4",
+		},
+		{
+			name:        "selects: names",
+			args:        []string{"selects", "-n", fixtures.Shop, "deploy/w"},
+			wantExactly: deploysW,
+			directive:   ":4",
+		},
+		{
+			name:        "selected-by: pod names",
+			args:        []string{"selected-by", "-n", fixtures.Shop, "po/web-"},
+			wantExactly: prefixed("po/", webPods),
+			directive:   ":4",
+		},
+		{
+			name:        "events: types, then names",
+			args:        []string{"events", "statefulset"},
+			wantExactly: []string{"statefulsets.apps/"},
+			directive:   ":6",
+		},
+		{
+			name:        "events: names",
+			args:        []string{"events", "-n", fixtures.Shop, "deploy/w"},
+			wantExactly: deploysW,
+			directive:   ":4",
+		},
+		{
 			name:        "an unknown type completes nothing, quietly",
 			args:        []string{"podz", ""},
 			wantExactly: []string{},
@@ -342,6 +402,15 @@ func names(t *testing.T, res testenv.Result) []string {
 	for _, l := range strings.Fields(res.Stdout) {
 		_, name, _ := strings.Cut(l, "/")
 		out = append(out, name)
+	}
+	return out
+}
+
+// prefixed returns names each after prefix ("pods/").
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
 	}
 	return out
 }

@@ -6,15 +6,23 @@ import (
 	"time"
 )
 
+// demoHint is the line that follows kubectl's error when the kubeconfig read does not
+// exist.
+const demoHint = "No kubeconfig found: to try kubectl idx on a local cluster, run `make demo` in a clone of https://github.com/kubectl-idx/kubectl-idx"
+
 // TestBadInput: every failure is exit code 1, nothing on stdout and exactly one line on
 // stderr, `error: ...` or, for an API error, kubectl's `Error from server (Reason): ...`
-// (or whatever kubectl itself prints last, where the case compares with kubectl); never a
-// panic or a goroutine dump.
+// (or whatever kubectl itself prints last, where the case compares with kubectl), then
+// demoHint where the kubeconfig read does not exist; never a panic or a goroutine dump.
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string
 		user string
-		args []string
+		// kubeconfig, when set, is KUBECONFIG instead of the user's.
+		kubeconfig string
+		args       []string
+		// hint: demoHint follows the error line.
+		hint bool
 		// exact is the whole stderr line.
 		exact string
 		// sameAsKubectl: the line must equal the last stderr line of `kubectl get args`.
@@ -44,7 +52,12 @@ func TestBadInput(t *testing.T) {
 		},
 		{
 			name: "missing kubeconfig file", args: []string{"pods", "--kubeconfig", "/nonexistent"},
-			sameAsKubectl: true, contains: []string{"/nonexistent"},
+			sameAsKubectl: true, contains: []string{"/nonexistent"}, hint: true,
+		},
+		{
+			// A token, or kubectl would ask for a user name on stdin.
+			name: "KUBECONFIG names no file that exists", kubeconfig: "/nonexistent", args: []string{"pods", "--server", "https://127.0.0.1:1", "--token", "t", "--request-timeout", "2s"},
+			sameAsKubectl: true, contains: []string{"127.0.0.1:1"}, hint: true, maxWall: 15 * time.Second,
 		},
 		{
 			name: "unreachable server", args: []string{"pods", "--server", "https://127.0.0.1:1", "--request-timeout", "2s"},
@@ -71,6 +84,10 @@ func TestBadInput(t *testing.T) {
 			contains: []string{"pods", "deployments"},
 		},
 		{
+			name: "kubectl get's -w on a listing", args: []string{"pods", "-n", "shop", "-w"},
+			exact: "error: kubectl idx lists once; to follow changes use: kubectl idx watch pods -n shop",
+		},
+		{
 			name: "name not found", args: []string{"pods", "nope", "-n", "shop"},
 			contains: []string{`pods "nope" not found`},
 		},
@@ -79,6 +96,9 @@ func TestBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := as(tt.user)
+			if tt.kubeconfig != "" {
+				r = runner{kubeconfig: tt.kubeconfig}
+			}
 			res := r.idx(t, tt.args...)
 			noPanic(t, "kubectl-idx", res)
 			if res.ExitCode != 1 {
@@ -91,6 +111,12 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("took %s, want at most %s", res.Wall, tt.maxWall)
 			}
 			lines := stderrLines(res.Stderr)
+			if tt.hint {
+				if len(lines) != 2 || lines[1] != demoHint {
+					t.Fatalf("want the error and the hint on stderr, got:\n%s", res.Stderr)
+				}
+				lines = lines[:1]
+			}
 			if len(lines) != 1 {
 				t.Fatalf("want exactly one line on stderr, got %d:\n%s", len(lines), res.Stderr)
 			}

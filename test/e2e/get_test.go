@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
 
 // TestJSONMatchesKubectl: `kubectl-idx ARGS -o json` prints the objects `kubectl get ARGS
@@ -355,6 +357,47 @@ func TestEmptyResult(t *testing.T) {
 			}
 			if idxRes.Stdout != "" {
 				t.Errorf("stdout = %q, want nothing", idxRes.Stdout)
+			}
+		})
+	}
+}
+
+// TestIgnoreNotFound: --ignore-not-found as kubectl get has it, compared with
+// kubectl on the same arguments: names that do not exist are no error and no
+// notice, exit 0; the objects found print as without it; nothing found prints
+// nothing, not even an empty List.
+func TestIgnoreNotFound(t *testing.T) {
+	web0 := cluster.WebPods[0]
+	tests := []struct {
+		name string
+		args []string
+		// json compares the documents rather than the bytes.
+		json bool
+	}{
+		{name: "a missing name", args: []string{"pods", "nope", "-n", fixtures.Shop}},
+		{name: "two missing names, TYPE/NAME", args: []string{"po/nope-1", "deploy/nope-2", "-n", fixtures.Shop}},
+		{name: "a missing name, -o json", args: []string{"pods", "nope", "-n", fixtures.Shop, "-o", "json"}},
+		{name: "a found and a missing name, -o name", args: []string{"pods", web0, "nope", "-n", fixtures.Shop, "-o", "name"}},
+		{name: "a found and a missing name, -o json", args: []string{"pods", web0, "nope", "-n", fixtures.Shop, "-o", "json"}, json: true},
+		{name: "a found and a missing name, a table", args: []string{"pods", web0, "nope", "-n", fixtures.Shop, "--no-headers", "-o", "custom-columns=NAME:.metadata.name"}},
+		{name: "an empty namespace, no notice", args: []string{"pods", "-n", fixtures.EmptyNamespace}},
+		{name: "an empty namespace, -o json", args: []string{"pods", "-n", fixtures.EmptyNamespace, "-o", "json"}},
+		{name: "an empty namespace, -o yaml", args: []string{"pods", "-n", fixtures.EmptyNamespace, "-o", "yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := append(slices.Clone(tt.args), "--ignore-not-found")
+			idxRes, kubectlRes := bothSucceed(t, as(""), args, nil)
+			if idxRes.Stderr != kubectlRes.Stderr {
+				t.Errorf("stderr = %q, kubectl's %q", idxRes.Stderr, kubectlRes.Stderr)
+			}
+			if tt.json {
+				compareLists(t, decodeDoc(t, "kubectl-idx", idxRes.Stdout, false), decodeDoc(t, "kubectl", kubectlRes.Stdout, false))
+				return
+			}
+			if idxRes.Stdout != kubectlRes.Stdout {
+				t.Errorf("stdout:\n%s\nkubectl's:\n%s", idxRes.Stdout, kubectlRes.Stdout)
 			}
 		})
 	}

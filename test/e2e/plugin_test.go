@@ -47,6 +47,64 @@ func TestPluginDiscovery(t *testing.T) {
 	})
 }
 
+// TestHelpAndOptions: every command's help ends as kubectl get --help does, naming the
+// options command instead of listing the global flags, and kubectl idx options lists
+// kubectl's own global options (those kubectl-idx takes) and -A and --all-contexts.
+func TestHelpAndOptions(t *testing.T) {
+	r := as("")
+	ref := r.kubectl(t, "get", "--help")
+	mustSucceed(t, "kubectl get --help", ref)
+	refLines := stderrLines(ref.Stdout)
+	const tip = `Use "kubectl idx options" for a list of global command-line options (applies to all commands).`
+	if last := refLines[len(refLines)-1]; last != strings.Replace(tip, "kubectl idx", "kubectl", 1) {
+		t.Fatalf("kubectl get --help ends with %q; the test's %q no longer follows it", last, tip)
+	}
+	for _, cmd := range []string{"kubectl idx pods --help", "kubectl idx tree --help", "kubectl idx watch --help", "kubectl idx version --help"} {
+		t.Run(cmd, func(t *testing.T) {
+			res := r.shell(t, cmd)
+			mustSucceed(t, cmd, res)
+			lines := stderrLines(res.Stdout)
+			if last := lines[len(lines)-1]; last != tip {
+				t.Errorf("help ends with %q, want %q", last, tip)
+			}
+			if strings.Contains(res.Stdout, "Global Flags") {
+				t.Errorf("help has a Global Flags section:\n%s", res.Stdout)
+			}
+			for _, global := range []string{"kubeconfig", "request-timeout", "insecure-skip-tls-verify", "namespace"} {
+				if regexp.MustCompile(`(?m)^ +(?:-\w, )?--` + global + ` `).MatchString(res.Stdout) {
+					t.Errorf("help lists --%s:\n%s", global, res.Stdout)
+				}
+			}
+		})
+	}
+
+	kubectlOptions := r.kubectl(t, "options")
+	mustSucceed(t, "kubectl options", kubectlOptions)
+	res := r.shell(t, "kubectl idx options")
+	mustSucceed(t, "kubectl idx options", res)
+	if want := "The following options can be passed to any command:\n\n"; !strings.HasPrefix(res.Stdout, want) || !strings.HasPrefix(kubectlOptions.Stdout, want) {
+		t.Errorf("kubectl idx options and kubectl options must both start with %q:\n%s\n%s", want, res.Stdout, kubectlOptions.Stdout)
+	}
+	kubectls := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^ +(?:-\w, )?--([\w-]+)=`).FindAllStringSubmatch(kubectlOptions.Stdout, -1) {
+		kubectls[m[1]] = true
+	}
+	var ours []string
+	for _, m := range regexp.MustCompile(`(?m)^ +(?:-\w, )?--([\w-]+)`).FindAllStringSubmatch(res.Stdout, -1) {
+		ours = append(ours, m[1])
+	}
+	for _, want := range []string{"kubeconfig", "context", "namespace", "server", "token", "request-timeout", "v", "all-namespaces", "all-contexts"} {
+		if !slices.Contains(ours, want) {
+			t.Errorf("kubectl idx options lacks --%s:\n%s", want, res.Stdout)
+		}
+	}
+	for _, name := range ours {
+		if !kubectls[name] && name != "all-namespaces" && name != "all-contexts" {
+			t.Errorf("kubectl idx options lists --%s, which kubectl options does not", name)
+		}
+	}
+}
+
 // usageLine returns the first line after "Usage:" in cobra help.
 func usageLine(help string) string {
 	sc := bufio.NewScanner(strings.NewReader(help))

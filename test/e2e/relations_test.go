@@ -486,7 +486,8 @@ func (tb table) column(t *testing.T, name string) []string {
 // prints against the -o json document of the same query: yaml is the same document,
 // jsonpath and go-template read its kind (and its items'), -o name prints wantNames,
 // custom-columns prints a row per item of a document with items (List, OrphanList,
-// UsesList) and one row for a tree document.
+// UsesList) and a row per node of a tree document (Tree, OwnerTree), depth first as the
+// table draws it.
 func checkFormats(t *testing.T, r runner, wantNames []string, args ...string) {
 	t.Helper()
 	jsonRes := r.idx(t, append(slices.Clone(args), "-o", "json")...)
@@ -558,7 +559,22 @@ func checkFormats(t *testing.T, r runner, wantNames []string, args ...string) {
 				want = append(want, []string{m["kind"].(string), name, metaName})
 			}
 		} else {
-			want = [][]string{{kind, "<none>", "<none>"}}
+			var walk func(node map[string]any)
+			walk = func(node map[string]any) {
+				want = append(want, []string{node["kind"].(string), node["name"].(string), "<none>"})
+				branches, _ := node["children"].([]any)
+				if owners, ok := node["owners"].([]any); ok {
+					branches = owners
+				}
+				for _, b := range branches {
+					walk(b.(map[string]any))
+				}
+			}
+			root, ok := doc["root"].(map[string]any)
+			if !ok {
+				t.Fatalf("a %s document without a root:\n%s", kind, jsonRes.Stdout)
+			}
+			walk(root)
 		}
 		if diff := cmp.Diff(want, rows[1:]); diff != "" {
 			t.Errorf("-o custom-columns rows differ (-want +got):\n%s\n%s", diff, res.Stdout)
@@ -630,7 +646,7 @@ func TestRelationsTree(t *testing.T) {
 
 	r := as("")
 	wantTree := []string{
-		"example.com/v1alpha1 Rollout rel-tree/canary False CanaryPaused",
+		"example.com/v1alpha1 Rollout rel-tree/canary CanaryPaused",
 		"  apps/v1 ReplicaSet rel-tree/canary-7f9b 1/2",
 		"    v1 Pod rel-tree/canary-7f9b-a 1/1 Running",
 		"      v1 ConfigMap rel-tree/canary-7f9b-a-state",
@@ -689,7 +705,7 @@ func TestRelationsTree(t *testing.T) {
 		}
 		tb = maskColumns(t, "tree", tb, "AGE")
 		want := [][]string{
-			{"rel-tree", "Rollout.example.com/canary", "False", "CanaryPaused", "<age>"},
+			{"rel-tree", "Rollout.example.com/canary", "", "CanaryPaused", "<age>"},
 			{"rel-tree", "└─ReplicaSet/canary-7f9b", "1/2", "", "<age>"},
 			{"rel-tree", "  ├─Pod/canary-7f9b-a", "1/1", "Running", "<age>"},
 			{"rel-tree", "  │ ├─ConfigMap/canary-7f9b-a-state", "", "", "<age>"},
@@ -758,13 +774,17 @@ func TestRelationsTree(t *testing.T) {
 		if st := tb.column(t, "STATUS"); st[0] != "Ready" {
 			t.Errorf("the Node's STATUS is %q, want Ready:\n%s", st[0], out)
 		}
+		// READY has one shape: ready parts out of all, which a Node has none of.
+		if ready := tb.column(t, "READY"); !slices.Equal(ready, []string{"", "1/1", "1/1"}) {
+			t.Errorf("READY column %q, want the pods' 1/1 and nothing for the Node:\n%s", ready, out)
+		}
 	})
 
 	wantChain := []string{
 		"coordination.k8s.io/v1 Lease rel-tree/canary-7f9b-a",
 		"  v1 Pod rel-tree/canary-7f9b-a 1/1 Running controller",
 		"    apps/v1 ReplicaSet rel-tree/canary-7f9b 1/2 controller",
-		"      example.com/v1alpha1 Rollout rel-tree/canary False CanaryPaused controller",
+		"      example.com/v1alpha1 Rollout rel-tree/canary CanaryPaused controller",
 	}
 	t.Run("owners up four levels", func(t *testing.T) {
 		t.Parallel()
@@ -793,7 +813,7 @@ func TestRelationsTree(t *testing.T) {
 			{"rel-tree", "Lease.coordination.k8s.io/canary-7f9b-a", "", "", "<age>", n.uid("Lease/canary-7f9b-a")},
 			{"rel-tree", "└─Pod/canary-7f9b-a", "1/1", "Running", "<age>", n.uid("Pod/canary-7f9b-a")},
 			{"rel-tree", "  └─ReplicaSet/canary-7f9b", "1/2", "", "<age>", n.uid("ReplicaSet/canary-7f9b")},
-			{"rel-tree", "    └─Rollout.example.com/canary", "False", "CanaryPaused", "<age>", n.uid("Rollout/canary")},
+			{"rel-tree", "    └─Rollout.example.com/canary", "", "CanaryPaused", "<age>", n.uid("Rollout/canary")},
 		}
 		if diff := cmp.Diff(want, tb.rows); diff != "" {
 			t.Errorf("rows differ (-want +got):\n%s\n%s", diff, out)
@@ -809,10 +829,10 @@ func TestRelationsTree(t *testing.T) {
 			"v1 ConfigMap rel-tree/shared",
 			"  v1 Pod rel-tree/canary-7f9b-a 1/1 Running",
 			"    apps/v1 ReplicaSet rel-tree/canary-7f9b 1/2 controller",
-			"      example.com/v1alpha1 Rollout rel-tree/canary False CanaryPaused controller",
+			"      example.com/v1alpha1 Rollout rel-tree/canary CanaryPaused controller",
 			"  v1 Pod rel-tree/canary-7f9b-b 0/1 Running",
 			"    apps/v1 ReplicaSet rel-tree/canary-7f9b 1/2 controller",
-			"      example.com/v1alpha1 Rollout rel-tree/canary False CanaryPaused controller",
+			"      example.com/v1alpha1 Rollout rel-tree/canary CanaryPaused controller",
 		}
 		if diff := cmp.Diff(want, treeLines(doc.Root)); diff != "" {
 			t.Errorf("owners differ (-want +got):\n%s", diff)
@@ -849,7 +869,7 @@ func TestRelationsTree(t *testing.T) {
 		t.Parallel()
 		var doc treeDoc
 		idxDoc(t, r, &doc, "owners", "pod/probe-worker-1", "-n", n.name)
-		want := []string{"v1 Pod rel-tree/probe-worker-1 1/1 Running", "  v1 Node /worker-1 True Ready controller"}
+		want := []string{"v1 Pod rel-tree/probe-worker-1 1/1 Running", "  v1 Node /worker-1 Ready controller"}
 		if diff := cmp.Diff(want, treeLines(doc.Root)); diff != "" {
 			t.Errorf("owners differ (-want +got):\n%s", diff)
 		}
