@@ -25,11 +25,13 @@ With --cache on a command that reads (or KUBECTL_IDX_CACHE=auto for every one),
 kubectl idx answers from a background process that keeps the informers of the
 types asked about warm across commands: the first command starts it and answers
 as a direct run would, later ones are answered from memory. There is one
-process per identity: the API server, its CA, the credentials, impersonation and
-the context. It listens on a unix socket in a directory only you can enter,
-answers only processes of your user, writes nothing it reads from the cluster
-to disk, and exits after 10 idle minutes (KUBECTL_IDX_CACHE_IDLE_TIMEOUT) or
-when its credentials stop working.`
+process per API server and user, as the API server names the user (a
+SelfSubjectReview made with your credentials), and every answer is authorized by
+the API server for your own credentials during that command, --max-staleness or
+not. It listens on a unix socket in a directory only you can enter, answers only
+processes of your user, writes nothing it reads from the cluster to disk, and
+exits after 10 idle minutes (KUBECTL_IDX_CACHE_IDLE_TIMEOUT) or once its
+credentials are rejected. status and stop ask the API server who you are.`
 
 var cacheExample = `  # What the cache of the current context holds, and as of which resourceVersion
   kubectl idx cache status

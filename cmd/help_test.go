@@ -37,7 +37,7 @@ func TestHelpLeavesGlobalFlagsToOptions(t *testing.T) {
 		{args: []string{"watch"}, asks: true, own: "watch-only", runnable: true},
 		{args: []string{"version"}, own: "client", runnable: true},
 		{args: []string{"completion"}, own: "help", runnable: true},
-		{args: []string{"cache"}, own: "help"},
+		{args: []string{"cache"}, own: "help", runnable: true},
 		{args: []string{"cache", "status"}, own: "help", runnable: true},
 	}
 	global := []string{"kubeconfig", "context", "namespace", "request-timeout", "token", "v", "profile", "cache-dir"}

@@ -34,27 +34,30 @@
 // kubeconfig as well.
 //
 // Who the server is. A server serves one Identity: a SHA-256 over a
-// length-prefixed encoding of the API server's URL, its CA (the data, or the
-// file's path and content), the TLS server name and the insecure flag, the
-// credentials as the kubeconfig and the flags name them (bearer token; token
-// file path and content; client certificate and key, as data or as files'
-// paths and contents; username and password; an exec plugin's apiVersion,
-// command, arguments and env; an auth-provider's name and config),
-// impersonation (user, UID, groups and extra, sorted) and the context name.
-// A changed token, another certificate, another user or --as gives another
-// identity, so another socket and another server: nobody is ever answered
-// with someone else's credentials, even among one user's kubeconfigs. The
-// hash is full-length because it is a key: the socket is named after its first
-// 128 bits, which keeps paths short, and the handshake compares all 256 bits
-// (in constant time), so two identities could share a server only by breaking
-// SHA-256. The identity is computed in memory; neither it nor the credentials
-// are written anywhere.
+// length-prefixed encoding of the API server's URL, the CA it is trusted by
+// (its content), the TLS server name and the insecure flag, and the user the
+// API server says the credentials belong to (Whoami: a SelfSubjectReview made
+// with them, after impersonation): name, UID, groups and extra values,
+// sorted, without the id of the very credential. Two people, or two CI jobs,
+// sharing a kubeconfig whose exec plugin reads the environment are two users
+// to the API server, so two identities and two servers; a token an exec
+// plugin renews, or another kubeconfig of the same user, keeps one. The hash
+// is full-length because it is a key: the socket is named after its first 128
+// bits, which keeps paths short, and the handshake compares all 256 bits (in
+// constant time). The identity is computed in memory and written nowhere. A
+// server started for an identity asks who its own credentials belong to
+// before it answers anything, and exits unless that is the identity.
 //
-// What an exec plugin produces is not known before it runs: its configuration
-// stands for it, and the server keeps the environment it was started with. A
-// plugin whose answer depends on the environment (AWS_PROFILE and the like)
-// still answers, after that variable changes, as it did when the server
-// started: `kubectl idx cache stop` starts afresh.
+// With whose rights it answers. The identity routes a client to a server; it
+// authorizes nothing. Every run request carries the client's Credential (the
+// Authorization header and client certificate its requests carried, as
+// client-go resolved them, exec plugin included), and the caller answers with
+// it: the server asks the API server once per credential whether it is the
+// server's user, and every informer a question reads is authorized for the
+// asker with that credential during the question (informer.Asker), before
+// anything is printed, --max-staleness or not. The credential travels on the
+// socket only, to a process of the same uid, which keeps it for the request's
+// life.
 //
 // What is kept, and where. Objects read from the cluster stay in the server's
 // memory, and are sent only over the socket, to the user's own processes.
@@ -63,15 +66,20 @@
 // device, it writes no log, and its core file size limit is zero, so a crash
 // dumps nothing (the kernel may still swap its memory, as any process's).
 // Credentials reach the server on its stdin (Spec.Payload), never in its
-// arguments, which every user can see with ps, nor in its environment.
+// arguments, which every user can see with ps, nor in its environment: it is
+// started with only the variables ServerEnviron keeps. NewServer makes the
+// process untraceable (PR_SET_DUMPABLE 0 on Linux, PT_DENY_ATTACH on macOS), so
+// that no other process of the user reads its memory, environment or
+// descriptors through ptrace or /proc.
 //
 // When it ends. A server exits after IdleTimeout (10 minutes unless
 // configured) with no run; a run in progress, such as a watch, keeps it alive,
 // and status requests do not. It exits when asked to (Stop), when a client of
 // another version replaces it, when the caller decides its credentials
 // stopped working (Server.Shutdown: the warm side calls it when the API server
-// answers 401), when its directory stops being private, and when its socket is
-// removed or replaced. Runs in progress are cancelled and told why.
+// rejects them for good), when its directory stops being private, and when its
+// socket is removed or replaced. Runs in progress are cancelled and told why.
+// It removes its lock file as it exits, unless a client is starting a server.
 //
 // Windows. Windows has AF_UNIX sockets but no way to learn the uid of the
 // process at the other end, so there is no cache: Connect, Status, Stop and
@@ -129,7 +137,7 @@
 // process: the arguments, the environment variables EnvAllowed lets through
 // (KUBECONFIG, HOME, KUBECACHEDIR, KUBECTL_IDX_*; the server refuses others),
 // the working directory (the server runs in "/"), whether stdout and stderr
-// are terminals and stdout's width.
+// are terminals and stdout's width, and the client's Credential.
 //
 // # Lifecycle
 //
@@ -156,13 +164,15 @@
 // wiring. A command with --cache (or KUBECTL_IDX_CACHE=auto):
 //
 //	cfg, err := o.ConfigFlags.ToRESTConfig()
-//	id, err := warm.NewIdentity(cfg, contextName)
+//	asker, err := warm.Whoami(ctx, cfg) // the API server's error is the command's
+//	id, err := warm.NewIdentity(cfg, asker.User)
 //	spec := warm.Spec{
 //		Identity: id, Version: version.Version,
 //		Args:     []string{"cache", "serve"},
 //		Payload:  connectionFlagsAsJSON, // may hold --token: stdin only
 //	}
 //	req, _ := warm.NewRunRequest(os.Args[1:], o.Out, o.ErrOut)
+//	req.Credential = asker.Credential
 //	conn, err := warm.Dial(ctx, spec)
 //	if err == nil {
 //		code, err = conn.Run(ctx, req, o.Out, o.ErrOut)
@@ -181,17 +191,19 @@
 // `kubectl idx cache serve`, which Connect starts:
 //
 //	payload, err := warm.ReadPayload(os.Stdin)
-//	// rebuild the ConfigFlags from payload, compute the identity again
+//	// rebuild the ConfigFlags from payload
 //	srv, err := warm.NewServer(warm.Options{
-//		Identity: id, Version: version.Version, IdleTimeout: idle,
+//		Identity: payload.Identity, Version: version.Version, IdleTimeout: idle,
 //		Handler: func(ctx context.Context, req *warm.RunRequest, out, errOut io.Writer) int {
+//			// wait until Whoami of its own credentials gave the identity;
 //			// parse req.Args with req.Env, req.Dir and req.*Terminal in place of
-//			// the process's own; if they resolve to another identity than id,
-//			// return warm.Decline; else answer from the warm informers.
+//			// the process's own and req.Credential in place of the kubeconfig's;
+//			// if Whoami with it gives another identity, return warm.Decline; else
+//			// answer from the warm informers, each authorized with it.
 //		},
 //		Status: pool.Status, // counts, times and resourceVersions, no objects
 //	})
-//	// on 401 from the API server: srv.Shutdown("credentials rejected")
+//	// its own credentials rejected for good: srv.Shutdown("credentials rejected")
 //	return srv.Serve(ctx)
 //
 // `kubectl idx cache status` and `cache stop` call Status and Stop with the
