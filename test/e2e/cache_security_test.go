@@ -14,8 +14,10 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
@@ -345,7 +347,8 @@ func TestCacheExecCredentialRenewedUnderAFeed(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tokenFile := writeToken(t, dir, "token", serviceAccountToken(ctx, t, cs, ns, "watcher"))
+	oldToken := serviceAccountToken(ctx, t, cs, ns, "watcher")
+	tokenFile := writeToken(t, dir, "token", oldToken)
 	cu := newCacheUser(t, env, proxied, tokenPluginEnv+"="+tokenFile)
 	feed := startFeedCmd(t, testenv.Cmd{Path: binary, Args: []string{"watch", "configmaps", "-n", ns, "-o", "name", "--cache"}, Env: cu.env, Timeout: feedTimeout})
 	feed.waitFor(t, "the feed to start", func(lines []string, _ string) bool {
@@ -359,6 +362,17 @@ func TestCacheExecCredentialRenewedUnderAFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeToken(t, dir, "token", serviceAccountToken(ctx, t, cs, ns, "watcher"))
+	// The API server remembers a token it accepted for a few seconds: the old one is
+	// refused once a request with it is.
+	oldCfg := rest.AnonymousClientConfig(env.Config)
+	oldCfg.BearerToken = oldToken
+	oldClient := kubernetes.NewForConfigOrDie(oldCfg)
+	eventually(t, time.Minute, "the old token to be refused", func() string {
+		if _, err := oldClient.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{Limit: 1}); !apierrors.IsUnauthorized(err) {
+			return fmt.Sprintf("a request with the old token: %v", err)
+		}
+		return ""
+	})
 	p.Reset()
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-renewal"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
