@@ -11,6 +11,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
 
 // TestWatchCheckpoint: a feed with a new checkpoint prints the current state
@@ -92,5 +93,35 @@ func TestWatchCheckpoint(t *testing.T) {
 	want = `checkpoint ` + path + ` was written for another feed: --where was "(has(object.metadata.labels)) && (object.metadata.name != \"x\")", is "object.metadata.name != \"x\""; resume with the same command, or give another file`
 	if err := h.stop(); err == nil || err.Error() != want {
 		t.Errorf("another --where: %v\nwant %s", err, want)
+	}
+}
+
+// TestWatchCheckpointNoContext: a run with no kubeconfig context (--server
+// and credentials only) given a checkpoint written under a context named
+// "(none)" refuses it, naming both, and does not panic.
+func TestWatchCheckpointNoContext(t *testing.T) {
+	s := fakeapi.New(nil, fixtures.ListObjects()...)
+	path := filepath.Join(t.TempDir(), "pods.checkpoint")
+	f, err := checkpoint.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.Resume([]checkpoint.Stream{{Context: "(none)", Command: "watch", Resources: []string{"pods"}, Namespace: "shop"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h[0].Record(&feed.Delta{Positions: map[int]string{0: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path})
+	want := `checkpoint ` + path + ` was written for another feed: the contexts were "(none)", are (no context); resume with the same command, or give another file`
+	if err := w.stop(); err == nil || err.Error() != want {
+		t.Errorf("Run = %v\nwant %s", err, want)
+	}
+	if w.out.String() != "" {
+		t.Errorf("stdout %q", w.out)
 	}
 }

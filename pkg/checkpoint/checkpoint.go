@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,34 @@ type Stream struct {
 	// their values as given or resolved ("--owner": "deployment/web uid
 	// 0f3c...").
 	Filters []Filter `json:"filters,omitempty"`
+}
+
+// check returns why s cannot be written and read back as it is: a string
+// that is not UTF-8, which JSON would change, or a flag given twice.
+func (s *Stream) check() error {
+	strs := append([]string{s.Context, s.Command, s.Namespace}, s.Resources...)
+	flags := map[string]bool{}
+	for _, f := range s.Filters {
+		if flags[f.Flag] {
+			return fmt.Errorf("the flag %s is given twice", shown(f.Flag))
+		}
+		flags[f.Flag] = true
+		strs = append(strs, f.Flag, f.Value)
+	}
+	for _, v := range strs {
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("%s is not UTF-8", shown(v))
+		}
+	}
+	return nil
+}
+
+// streamName words the stream of context c for a message.
+func streamName(c string) string {
+	if c == "" {
+		return "the feed"
+	}
+	return "the feed of context " + contextName(c)
 }
 
 // Filter is one flag that narrows a stream and its value.
@@ -329,7 +358,15 @@ func (f *File) apply(payload []byte, first bool) error {
 		if err := json.Unmarshal(payload, &s); err != nil {
 			return err
 		}
+		seen := map[string]bool{}
 		for _, st := range s.Streams {
+			if seen[st.Stream.Context] {
+				return fmt.Errorf("%s is there twice", streamName(st.Stream.Context))
+			}
+			seen[st.Stream.Context] = true
+			if err := st.Stream.check(); err != nil {
+				return fmt.Errorf("%s: %w", streamName(st.Stream.Context), err)
+			}
 			f.streams = append(f.streams, modelOf(st))
 		}
 		return nil
@@ -493,6 +530,14 @@ type Feed struct {
 // the streams and those the checkpoint was written for is an error naming
 // it: a checkpoint is never reused for another feed.
 func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
+	if c, ok := duplicateContext(streams, unavailable); ok {
+		return nil, fmt.Errorf("checkpoint %s: context %s is given twice", f.path, contextName(c))
+	}
+	for _, s := range streams {
+		if err := s.check(); err != nil {
+			return nil, fmt.Errorf("checkpoint %s cannot record %s: %w", f.path, streamName(s.Context), err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var models []*streamModel
@@ -523,23 +568,23 @@ func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
 }
 
 // match returns the file's streams in the order of streams, those of
-// unavailable contexts after them, or the first difference.
+// unavailable contexts after them, or the first difference. Contexts are
+// matched by their names as given, "" (no context: a run with --server and
+// credentials only) being a name like any other; only the error words them
+// for reading (shown).
 func (f *File) match(streams []Stream, unavailable []string) ([]*streamModel, error) {
 	stored := map[string]*streamModel{}
-	var storedNames []string
+	var storedNames, askedNames []string
 	for _, m := range f.streams {
 		stored[m.stream.Context] = m
-		storedNames = append(storedNames, contextName(m.stream.Context))
+		storedNames = append(storedNames, m.stream.Context)
 	}
-	var askedNames []string
 	for _, s := range streams {
-		askedNames = append(askedNames, contextName(s.Context))
+		askedNames = append(askedNames, s.Context)
 	}
-	for _, c := range unavailable {
-		askedNames = append(askedNames, contextName(c))
-	}
+	askedNames = append(askedNames, unavailable...)
 	if !sameSet(storedNames, askedNames) {
-		return nil, f.mismatch("the contexts", strings.Join(storedNames, ","), strings.Join(askedNames, ","))
+		return nil, f.mismatch("the contexts", contextList(storedNames), contextList(askedNames))
 	}
 	var out []*streamModel
 	for _, s := range streams {
@@ -547,23 +592,81 @@ func (f *File) match(streams []Stream, unavailable []string) ([]*streamModel, er
 		if err := f.sameStream(m.stream, s); err != nil {
 			return nil, err
 		}
-		m.stream = s
-		m.unavailable = false
 		out = append(out, m)
 	}
 	for _, c := range unavailable {
-		m := stored[c]
-		m.unavailable = true
-		out = append(out, m)
+		out = append(out, stored[c])
+	}
+	// Nothing changes before every stream matched: a refused Resume leaves
+	// the models as the file holds them.
+	for i, m := range out {
+		if m.unavailable = i >= len(streams); !m.unavailable {
+			m.stream = streams[i]
+		}
 	}
 	return out, nil
 }
 
+// duplicateContext returns a context two of streams and unavailable name,
+// and whether there is one.
+func duplicateContext(streams []Stream, unavailable []string) (string, bool) {
+	seen := map[string]bool{}
+	for _, s := range streams {
+		if seen[s.Context] {
+			return s.Context, true
+		}
+		seen[s.Context] = true
+	}
+	for _, c := range unavailable {
+		if seen[c] {
+			return c, true
+		}
+		seen[c] = true
+	}
+	return "", false
+}
+
+// contextName words context c for a message: "(no context)" for "", which
+// no name shown bare can be (shown).
 func contextName(c string) string {
 	if c == "" {
-		return "(none)"
+		return "(no context)"
 	}
-	return c
+	return shown(c)
+}
+
+func contextList(names []string) string {
+	out := make([]string, len(names))
+	for i, c := range names {
+		out[i] = contextName(c)
+	}
+	return strings.Join(out, ",")
+}
+
+// shown words a name from a stream for a one-line message: bare when it is
+// made of the characters of Kubernetes and kubeconfig names (letters, digits,
+// "-._:/@+="), quoted otherwise. Two names never read the same: a context
+// named "(none)" or "a,b", a name with a space, a newline or bytes that are
+// not UTF-8 is quoted, and a list of bare names joined with commas reads
+// back as that list.
+func shown(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._:/@+=", r)) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func shownList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = shown(n)
+	}
+	return strings.Join(out, ",")
 }
 
 func sameSet(a, b []string) bool {
@@ -575,13 +678,13 @@ func sameSet(a, b []string) bool {
 func (f *File) sameStream(was, is Stream) error {
 	in := ""
 	if was.Context != "" {
-		in = " in context " + was.Context
+		in = " in context " + contextName(was.Context)
 	}
 	switch {
 	case was.Command != is.Command:
-		return f.mismatch("the command"+in, "kubectl idx "+was.Command, "kubectl idx "+is.Command)
+		return f.mismatch("the command"+in, "kubectl idx "+shown(was.Command), "kubectl idx "+shown(is.Command))
 	case !sameSet(was.Resources, is.Resources):
-		return f.mismatch("the types"+in, strings.Join(was.Resources, ","), strings.Join(is.Resources, ","))
+		return f.mismatch("the types"+in, shownList(was.Resources), shownList(is.Resources))
 	case was.Namespace != is.Namespace:
 		return f.mismatch("the namespace"+in, namespaceName(was.Namespace), namespaceName(is.Namespace))
 	}
@@ -601,7 +704,7 @@ func (f *File) sameStream(was, is Stream) error {
 	}
 	for _, flag := range flags {
 		if a[flag] != b[flag] {
-			return f.mismatch(flag+in, filterValue(a, flag), filterValue(b, flag))
+			return f.mismatch(shown(flag)+in, filterValue(a, flag), filterValue(b, flag))
 		}
 	}
 	return nil
@@ -611,7 +714,7 @@ func namespaceName(ns string) string {
 	if ns == "" {
 		return "all namespaces"
 	}
-	return ns
+	return shown(ns)
 }
 
 func filterValue(m map[string]string, flag string) string {

@@ -316,6 +316,10 @@ func TestCheckpointDamage(t *testing.T) {
 		{"a record after the end", strings.Join(goodLines[:3], "") + lines[2], `is damaged: line 4: a record follows the end`},
 		{"no checksum", lines[0] + lines[1] + "{}\n", `is damaged: line 3: not a checksummed record`},
 		{"a change first", lines[0] + lines[2], `is damaged: line 2: the first record is not a snapshot`},
+		{"two streams of one context", lines[0] + string(mustEncode(t, snapshotRecord{Streams: []streamState{{Stream: podsStream}, {Stream: otherStream}, {Stream: podsStream}}})),
+			`is damaged: line 2: the feed of context kind-a is there twice`},
+		{"a flag given twice", lines[0] + string(mustEncode(t, snapshotRecord{Streams: []streamState{{Stream: Stream{Filters: []Filter{{"-l", "a"}, {"-l", "b"}}}}}})),
+			`is damaged: line 2: the feed: the flag -l is given twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -438,4 +442,81 @@ func TestCheckpointRelisting(t *testing.T) {
 		t.Errorf("relist %v after its end was recorded", got)
 	}
 	f.Close()
+}
+
+// TestCheckpointContextNamedNone: a context named "(none)" and no context at
+// all (a run with --server and credentials only) are two streams: a
+// checkpoint written for one is refused to the other, in words that tell
+// them apart, and never panics.
+func TestCheckpointContextNamedNone(t *testing.T) {
+	named := Stream{Context: "(none)", Command: "watch", Resources: []string{"pods"}, Namespace: "shop"}
+	unnamed := named
+	unnamed.Context = ""
+	for _, tc := range []struct {
+		name           string
+		written, asked Stream
+		want           string
+	}{
+		{"named, resumed without a context", named, unnamed, `the contexts were "(none)", are (no context)`},
+		{"without a context, resumed as named", unnamed, named, `the contexts were (no context), are "(none)"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cp")
+			f := open(t, path)
+			record(t, resume(t, f, tc.written)[0], &feed.Delta{Positions: map[int]string{0: "10"}})
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f = open(t, path)
+			defer f.Close()
+			want := "checkpoint " + path + " was written for another feed: " + tc.want + "; resume with the same command, or give another file"
+			if _, err := f.Resume([]Stream{tc.asked}, nil); err == nil || err.Error() != want {
+				t.Errorf("Resume: %v\nwant %s", err, want)
+			}
+			if _, err := f.Resume([]Stream{tc.written}, []string{tc.asked.Context}); err == nil || !strings.Contains(err.Error(), "the contexts were") {
+				t.Errorf("Resume with the other as unavailable: %v", err)
+			}
+			if h, err := f.Resume([]Stream{tc.written}, nil); err != nil || h[0].Restored().Positions[0] != "10" {
+				t.Errorf("Resume of the stream written: %v", err)
+			}
+		})
+	}
+}
+
+func mustEncode(t *testing.T, rec any) []byte {
+	t.Helper()
+	line, err := encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// TestCheckpointStreamCheck: a stream that would not read back as it was
+// written is refused before anything is written: a name that is not UTF-8
+// (JSON would replace its bytes), a flag or a context given twice.
+func TestCheckpointStreamCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp")
+	for _, tc := range []struct {
+		name        string
+		streams     []Stream
+		unavailable []string
+		want        string
+	}{
+		{"a context not UTF-8", []Stream{{Context: "k\xff", Command: "watch"}}, nil, ` cannot record the feed of context "k\xff": "k\xff" is not UTF-8`},
+		{"a value not UTF-8", []Stream{{Command: "watch", Filters: []Filter{{Flag: "--selector", Value: "a=\xff"}}}}, nil, ` cannot record the feed: "a=\xff" is not UTF-8`},
+		{"a flag twice", []Stream{{Context: "a", Filters: []Filter{{Flag: "--selector", Value: "a"}, {Flag: "--selector", Value: "b"}}}}, nil, ` cannot record the feed of context a: the flag --selector is given twice`},
+		{"a context twice", []Stream{{Context: "a"}, {Context: "b"}}, []string{"a"}, `: context a is given twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := open(t, path)
+			defer f.Close()
+			if _, err := f.Resume(tc.streams, tc.unavailable); err == nil || err.Error() != "checkpoint "+path+tc.want {
+				t.Errorf("Resume: %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused stream left a checkpoint: %v", err)
+	}
 }

@@ -9,7 +9,11 @@
 //     command, the types (resources) in order, the namespace and every flag
 //     that narrows it (selectors, names, --owner with the owner's UID,
 //     --types, --for-kind). A checkpoint resumes only the streams it was
-//     written for; any difference is an error naming it.
+//     written for; any difference is an error naming it. The context is its
+//     name as given, "" for a run without one (--server and credentials
+//     only), which errors word "(no context)"; a name errors could confuse
+//     with another or with that ("(none)", "a,b", one with a space) is quoted.
+//     Every string of a stream must be UTF-8, which JSON keeps as it is.
 //   - Snapshot: a record holding every stream's whole state.
 //   - Record: one line of the file, a snapshot or a change (feed.Delta) of one
 //     stream, written after the feed has flushed the events it covers.
