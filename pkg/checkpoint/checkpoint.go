@@ -111,9 +111,10 @@ type File struct {
 	// contexts that could not start.
 	streams []*streamModel
 	// fresh is set for a file that held nothing; clean when it ended with
-	// {"closed":true}; created when Open created it.
-	fresh, clean, created bool
-	warnings              []string
+	// {"closed":true}; created when Open created it; resumed once Resume
+	// took the feed's streams up.
+	fresh, clean, created, resumed bool
+	warnings                       []string
 	// snapshot is the size of the last snapshot written, journal what was
 	// appended since.
 	snapshot, journal int64
@@ -559,7 +560,7 @@ func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
 			handles[i].restored, handles[i].relist = models[i].restore()
 		}
 	}
-	f.fresh = false
+	f.fresh, f.resumed = false, true
 	// Resumed, the file starts afresh: one snapshot, no end mark.
 	if err := f.compactLocked(false); err != nil {
 		return nil, err
@@ -1060,7 +1061,8 @@ func (f *File) syncLoop() {
 }
 
 // Close writes the final snapshot with the end mark, which says the feed
-// stopped cleanly, and releases the file. Call it once every stream's feed
+// stopped cleanly, and releases the file; a file no Resume took up is left
+// as it was. Call it once every stream's feed
 // has returned.
 func (f *File) Close() error {
 	f.mu.Lock()
@@ -1073,7 +1075,9 @@ func (f *File) Close() error {
 	f.background.Wait()
 	f.mu.Lock()
 	var err error
-	if f.err == nil && !f.fresh {
+	if f.err == nil && f.resumed {
+		// A file never resumed (a Resume refused) is left as it was: with
+		// the warning it holds for the feed it was written for.
 		err = f.compactLocked(true)
 	}
 	if err == nil {

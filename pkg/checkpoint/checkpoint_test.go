@@ -520,3 +520,36 @@ func TestCheckpointStreamCheck(t *testing.T) {
 		t.Errorf("a refused stream left a checkpoint: %v", err)
 	}
 }
+
+// TestCheckpointRefusedUnchanged: a checkpoint refused to another feed is
+// left as it was, without the end mark its own feed did not write, so that
+// it still warns that feed of the lines it will print again.
+func TestCheckpointRefusedUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp")
+	f := open(t, path)
+	h := resume(t, f, podsStream)
+	record(t, h[0], &feed.Delta{Positions: map[int]string{0: "10", 1: "9"}, Printed: 1})
+	// Killed: no Close.
+	f.file.Close()
+	close(f.stop)
+	<-f.stopped
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, path)
+	if _, err := f.Resume([]Stream{otherStream}, nil); err == nil {
+		t.Fatal("Resume of another feed: no error")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("a refused checkpoint was rewritten:\n%s\nwas\n%s", after, before)
+	}
+	f = open(t, path)
+	defer f.Close()
+	if w := f.Warnings(); len(w) != 1 || !strings.Contains(w[0], "did not stop cleanly") {
+		t.Errorf("warnings %q", w)
+	}
+}
