@@ -285,7 +285,7 @@ func (f *File) read() error {
 	first, err := r.ReadString('\n')
 	if err != nil || strings.TrimSuffix(first, "\n") != header {
 		first = strings.TrimSuffix(first, "\n")
-		if v, ok := strings.CutPrefix(first, headerPrefix); ok {
+		if v, ok := strings.CutPrefix(first, headerPrefix); ok && isDecimal(v) {
 			return fmt.Errorf("checkpoint %s has format version %s; this kubectl idx reads version %d", f.path, v, version)
 		}
 		if len(first) > 40 {
@@ -325,6 +325,19 @@ func (f *File) read() error {
 		f.warnings = append(f.warnings, fmt.Sprintf("checkpoint %s: the feed that wrote it did not stop cleanly; the lines it printed after its last record will be printed again", f.path))
 	}
 	return nil
+}
+
+// isDecimal reports whether s is a version number: decimal digits only.
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkedPayload returns a line's JSON after checking its checksum.

@@ -22,7 +22,7 @@ var (
 	deployRef   = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d-1"}
 )
 
-func open(t *testing.T, path string) *File {
+func open(t testing.TB, path string) *File {
 	t.Helper()
 	f, err := Open(path)
 	if err != nil {
@@ -31,7 +31,7 @@ func open(t *testing.T, path string) *File {
 	return f
 }
 
-func resume(t *testing.T, f *File, streams ...Stream) []*Feed {
+func resume(t testing.TB, f *File, streams ...Stream) []*Feed {
 	t.Helper()
 	h, err := f.Resume(streams, nil)
 	if err != nil {
@@ -40,7 +40,7 @@ func resume(t *testing.T, f *File, streams ...Stream) []*Feed {
 	return h
 }
 
-func record(t *testing.T, h *Feed, d *feed.Delta) {
+func record(t testing.TB, h *Feed, d *feed.Delta) {
 	t.Helper()
 	if err := h.Record(d); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func record(t *testing.T, h *Feed, d *feed.Delta) {
 
 // aFeedRan records what a feed of podsStream and otherStream does: the first
 // list, a change, a deletion, --owner's references.
-func aFeedRan(t *testing.T, path string) {
+func aFeedRan(t testing.TB, path string) {
 	t.Helper()
 	f := open(t, path)
 	h := resume(t, f, podsStream, otherStream)
@@ -311,6 +311,7 @@ func TestCheckpointDamage(t *testing.T) {
 	}{
 		{"not a checkpoint", "hello\n", `is not a kubectl idx checkpoint: its first line is "hello"`},
 		{"another version", "kubectl-idx checkpoint v2\n", `has format version 2; this kubectl idx reads version 1`},
+		{"a version line edited with CRLF", "kubectl-idx checkpoint v1\r\n", `is not a kubectl idx checkpoint: its first line is "kubectl-idx checkpoint v1\r"`},
 		{"cut in its snapshot", goodLines[0] + goodLines[1][:30], `is damaged: line 2: its first record is cut short`},
 		{"a flipped bit", lines[0] + lines[1] + flip(lines[2]) + lines[3], `is damaged: line 3: checksum mismatch`},
 		{"a record after the end", strings.Join(goodLines[:3], "") + lines[2], `is damaged: line 4: a record follows the end`},
