@@ -26,9 +26,12 @@ import (
 )
 
 // header is the first line of a checkpoint: the format and its version.
+// This kubectl idx writes version and reads it and the versions before it
+// from oldestVersion (doc.go says what each adds).
 const (
-	headerPrefix = "kubectl-idx checkpoint v"
-	version      = 1
+	headerPrefix  = "kubectl-idx checkpoint v"
+	version       = 2
+	oldestVersion = 1
 )
 
 var header = headerPrefix + strconv.Itoa(version)
@@ -62,12 +65,20 @@ type Stream struct {
 	// their values as given or resolved ("--owner": "deployment/web uid
 	// 0f3c...").
 	Filters []Filter `json:"filters,omitempty"`
+	// Cluster is the cluster the context's feed reads, compared as
+	// sameCluster says; nil when not known: a stream of a version 1 file, or
+	// one a caller gives without it, which is recorded and resumed without
+	// the check.
+	Cluster *Cluster `json:"cluster,omitempty"`
 }
 
 // check returns why s cannot be written and read back as it is: a string
 // that is not UTF-8, which JSON would change, or a flag given twice.
 func (s *Stream) check() error {
 	strs := append([]string{s.Context, s.Command, s.Namespace}, s.Resources...)
+	if c := s.Cluster; c != nil {
+		strs = append(strs, c.Server, c.CA, string(c.KubeSystemUID))
+	}
 	flags := map[string]bool{}
 	for _, f := range s.Filters {
 		if flags[f.Flag] {
@@ -114,7 +125,9 @@ type File struct {
 	// {"closed":true}; created when Open created it; resumed once Resume
 	// took the feed's streams up.
 	fresh, clean, created, resumed bool
-	warnings                       []string
+	// format is the version of the file read, 0 for a fresh one.
+	format   int
+	warnings []string
 	// snapshot is the size of the last snapshot written, journal what was
 	// appended since.
 	snapshot, journal int64
@@ -263,8 +276,9 @@ func Open(path string) (*File, error) {
 // Path is the checkpoint's path.
 func (f *File) Path() string { return f.path }
 
-// Warnings say what reading the file found worth telling: a last record cut
-// short, a feed that did not stop cleanly.
+// Warnings say what reading the file found worth telling, a last record cut
+// short, a feed that did not stop cleanly, then what Resume did: a stream
+// resumed without knowing its cluster.
 func (f *File) Warnings() []string { return slices.Clone(f.warnings) }
 
 // read takes up what the file holds.
@@ -283,15 +297,16 @@ func (f *File) read() error {
 	}
 	r := bufio.NewReader(bytes.NewReader(data))
 	first, err := r.ReadString('\n')
-	if err != nil || strings.TrimSuffix(first, "\n") != header {
-		first = strings.TrimSuffix(first, "\n")
-		if v, ok := strings.CutPrefix(first, headerPrefix); ok && isDecimal(v) {
-			return fmt.Errorf("checkpoint %s has format version %s; this kubectl idx reads version %d", f.path, v, version)
-		}
+	first = strings.TrimSuffix(first, "\n")
+	v, ok := strings.CutPrefix(first, headerPrefix)
+	if err != nil || !ok || !isDecimal(v) {
 		if len(first) > 40 {
 			first = first[:40] + "..."
 		}
 		return fmt.Errorf("checkpoint %s is not a kubectl idx checkpoint: its first line is %q", f.path, first)
+	}
+	if f.format, _ = strconv.Atoi(v); f.format < oldestVersion || f.format > version || v != strconv.Itoa(f.format) {
+		return fmt.Errorf("checkpoint %s has format version %s; this kubectl idx reads versions %d to %d", f.path, v, oldestVersion, version)
 	}
 	lineNo := 1
 	for {
@@ -380,6 +395,11 @@ func (f *File) apply(payload []byte, first bool) error {
 			seen[st.Stream.Context] = true
 			if err := st.Stream.check(); err != nil {
 				return fmt.Errorf("%s: %w", streamName(st.Stream.Context), err)
+			}
+			if f.format == 1 {
+				// Version 1 did not record clusters: a field of that name
+				// is not one this kubectl idx wrote.
+				st.Stream.Cluster = nil
 			}
 			f.streams = append(f.streams, modelOf(st))
 		}
@@ -603,6 +623,11 @@ func (f *File) match(streams []Stream, unavailable []string) ([]*streamModel, er
 	var out []*streamModel
 	for _, s := range streams {
 		m := stored[s.Context]
+		// Another cluster first: whatever else differs, the file is not
+		// this cluster's.
+		if err := f.sameCluster(s.Context, m.stream.Cluster, s.Cluster); err != nil {
+			return nil, err
+		}
 		if err := f.sameStream(m.stream, s); err != nil {
 			return nil, err
 		}
@@ -614,9 +639,15 @@ func (f *File) match(streams []Stream, unavailable []string) ([]*streamModel, er
 	// Nothing changes before every stream matched: a refused Resume leaves
 	// the models as the file holds them.
 	for i, m := range out {
-		if m.unavailable = i >= len(streams); !m.unavailable {
-			m.stream = streams[i]
+		if m.unavailable = i >= len(streams); m.unavailable {
+			continue
 		}
+		s := streams[i]
+		if m.stream.Cluster == nil && s.Cluster != nil {
+			f.warnings = append(f.warnings, fmt.Sprintf("checkpoint %s: %s was recorded without its cluster, by a kubectl idx that wrote format version 1: resuming without checking that it is the same cluster, which is recorded from now on", f.path, streamName(s.Context)))
+		}
+		s.Cluster = merged(m.stream.Cluster, s.Cluster)
+		m.stream = s
 	}
 	return out, nil
 }

@@ -15,9 +15,12 @@ import (
 )
 
 var (
+	// clusterA's kube-system namespace is readable; clusterB's is not.
+	clusterA   = &Cluster{Server: "https://a.example:6443", CA: "sha256:aa", KubeSystemUID: "ks-a"}
+	clusterB   = &Cluster{Server: "https://127.0.0.1:41234", CA: "sha256:bb"}
 	podsStream = Stream{Context: "kind-a", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop",
-		Filters: []Filter{{Flag: "--selector", Value: "app=web"}, {Flag: "--owner", Value: "deployment/web uid d-1"}}}
-	otherStream = Stream{Context: "kind-b", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop"}
+		Filters: []Filter{{Flag: "--selector", Value: "app=web"}, {Flag: "--owner", Value: "deployment/web uid d-1"}}, Cluster: clusterA}
+	otherStream = Stream{Context: "kind-b", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop", Cluster: clusterB}
 	rsRef       = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1", Controller: new(true)}
 	deployRef   = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d-1"}
 )
@@ -80,7 +83,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != "kubectl-idx checkpoint v1" || !strings.HasSuffix(lines[2], ` {"closed":true}`) {
+	if len(lines) != 3 || lines[0] != "kubectl-idx checkpoint v2" || !strings.HasSuffix(lines[2], ` {"closed":true}`) {
 		t.Errorf("a cleanly closed checkpoint is its version, a snapshot and the end mark:\n%s", data)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -310,7 +313,8 @@ func TestCheckpointDamage(t *testing.T) {
 		name, content, want string
 	}{
 		{"not a checkpoint", "hello\n", `is not a kubectl idx checkpoint: its first line is "hello"`},
-		{"another version", "kubectl-idx checkpoint v2\n", `has format version 2; this kubectl idx reads version 1`},
+		{"another version", "kubectl-idx checkpoint v3\n", `has format version 3; this kubectl idx reads versions 1 to 2`},
+		{"version 0", "kubectl-idx checkpoint v0\n", `has format version 0; this kubectl idx reads versions 1 to 2`},
 		{"a version line edited with CRLF", "kubectl-idx checkpoint v1\r\n", `is not a kubectl idx checkpoint: its first line is "kubectl-idx checkpoint v1\r"`},
 		{"cut in its snapshot", goodLines[0] + goodLines[1][:30], `is damaged: line 2: its first record is cut short`},
 		{"a flipped bit", lines[0] + lines[1] + flip(lines[2]) + lines[3], `is damaged: line 3: checksum mismatch`},

@@ -14,13 +14,25 @@
 //     only), which errors word "(no context)"; a name errors could confuse
 //     with another or with that ("(none)", "a,b", one with a space) is quoted.
 //     Every string of a stream must be UTF-8, which JSON keeps as it is.
+//   - Cluster: what a stream's context reached when it was written: the API
+//     server's URL, the SHA-256 of the CA certificates the client trusts for
+//     it, and the UID of its kube-system namespace, read with the feed's own
+//     client (left out, without a word, for a user who may not get it). A
+//     checkpoint's resourceVersions are positions in that cluster's storage.
+//     When both runs know the UID it decides: the same cluster under another
+//     URL (a proxy, a load balancer) or a rotated CA resumes, a cluster made
+//     anew at the same address does not; otherwise the server and the CA must
+//     be the same. Another cluster is refused, naming the file and what
+//     differs, before anything else is compared. A resumed stream keeps the
+//     UID recorded when the run that resumes it cannot read it. Each context
+//     of a feed over several has its own.
 //   - Snapshot: a record holding every stream's whole state.
 //   - Record: one line of the file, a snapshot or a change (feed.Delta) of one
 //     stream, written after the feed has flushed the events it covers.
 //
-// Format (version 1), text, one record per line:
+// Format (version 2), text, one record per line:
 //
-//	kubectl-idx checkpoint v1
+//	kubectl-idx checkpoint v2
 //	<crc32c, 8 hex digits> <JSON snapshot>
 //	<crc32c> <JSON change of one stream>
 //	...
@@ -35,6 +47,16 @@
 // printed again when it resumes. A last line cut short (a feed killed while
 // appending it) is dropped with a warning; any other damage, a missing or
 // unknown version line, or a file cut within its snapshot is an error.
+//
+// Versions: version 2 added each stream's cluster. Version 1 files, which
+// earlier kubectl idx wrote, are read: each stream a feed resumes from one
+// resumes without the cluster check, with a warning saying so, and the file
+// is rewritten as version 2 with the cluster at once; a context unavailable
+// then keeps its stream without one (and the warning) until it resumes. The
+// version changed rather than a field added to version 1 because an earlier
+// kubectl idx would read a version 1 file holding clusters, resume it
+// against any cluster and rewrite it without them; it refuses version 2
+// ("has format version 2").
 //
 // Writes: a change is appended after every flush of the feed's output, with
 // one write; the file is fsynced at most once a second, and at once when it
@@ -53,7 +75,8 @@
 //
 // Security: the file is created 0600 and rewritten 0600. It holds names,
 // namespaces, UIDs and resourceVersions of the objects the feed covers, the
-// ownerReferences with --owner, and the kubeconfig context names; no object
+// ownerReferences with --owner, the kubeconfig context names and each
+// context's cluster (server URL, CA hash, kube-system UID); no object
 // content, no credentials.
 //
 // Concurrency: a File is safe for concurrent use: the feeds of several

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
@@ -159,22 +160,24 @@ func streamsOf(cp *File, unavailable []string) []Stream {
 	return out
 }
 
-// FuzzCheckpointStream: a stream of any context, command, types, namespace
-// and flag is refused before anything is written (a string that is not UTF-8,
-// a flag twice) or written and read back as it was; it resumes itself, and
-// is refused to a stream of another context, in words that tell the two
-// contexts apart.
+// FuzzCheckpointStream: a stream of any context, command, types, namespace,
+// flag and cluster is refused before anything is written (a string that is
+// not UTF-8, a flag twice) or written and read back as it was; it resumes
+// itself, and is refused to a stream of another context, in words that tell
+// the two contexts apart, and to one of a cluster whose kube-system namespace
+// has another UID.
 func FuzzCheckpointStream(f *testing.F) {
-	f.Add("kind-a", "watch", "pods,replicasets.apps", "shop", "--selector", "app=web", "kind-b")
-	f.Add("(none)", "watch", "pods", "", "--owner", "deployment/web uid d-1", "")
-	f.Add("", "events", "events", "shop", "object", "deployment/web uid 1", "(none)")
-	f.Add("a,b", "watch", "pods", "default", "--where", `object.metadata.name != "x"`, "a")
-	f.Add("arn:aws:eks:eu-west-1:123456789012:cluster/prod", "watch", "deployments.apps", "", "", "", "(no context)")
-	f.Add("k\xff", "watch", "pods", "shop", "--selector", "a=\xff", "k\ufffd")
-	f.Add("a\nb", "watch", "pods,pods", "shop", "names", "pods/a,pods/b", `"a\nb"`)
+	f.Add("kind-a", "watch", "pods,replicasets.apps", "shop", "--selector", "app=web", "kind-b", "https://127.0.0.1:6443", "0f3c2a7e-5d0b-4e0e-9a53-6f2b1c9d8e7f")
+	f.Add("(none)", "watch", "pods", "", "--owner", "deployment/web uid d-1", "", "https://10.0.0.1", "")
+	f.Add("", "events", "events", "shop", "object", "deployment/web uid 1", "(none)", "", "ks")
+	f.Add("a,b", "watch", "pods", "default", "--where", `object.metadata.name != "x"`, "a", "https://proxy.example/clusters/prod", "ks")
+	f.Add("arn:aws:eks:eu-west-1:123456789012:cluster/prod", "watch", "deployments.apps", "", "", "", "(no context)", "https://ABC.gr7.eu-west-1.eks.amazonaws.com", "")
+	f.Add("k\xff", "watch", "pods", "shop", "--selector", "a=\xff", "k\ufffd", "https://h\xff", "")
+	f.Add("a\nb", "watch", "pods,pods", "shop", "names", "pods/a,pods/b", `"a\nb"`, "", "\n")
 	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, context, command, resources, namespace, flag, value, other string) {
-		s := Stream{Context: context, Command: command, Resources: strings.Split(resources, ","), Namespace: namespace}
+	f.Fuzz(func(t *testing.T, context, command, resources, namespace, flag, value, other, server, kubeSystem string) {
+		s := Stream{Context: context, Command: command, Resources: strings.Split(resources, ","), Namespace: namespace,
+			Cluster: &Cluster{Server: server, CA: "sha256:aa", KubeSystemUID: types.UID(kubeSystem)}}
 		if flag != "" || value != "" {
 			s.Filters = []Filter{{Flag: flag, Value: value}}
 		}
@@ -231,12 +234,28 @@ func FuzzCheckpointStream(f *testing.F) {
 				t.Errorf("Resume of the stream written: %v", err)
 			}
 		}
-		h, err = cp.Resume([]Stream{s}, nil)
+		if kubeSystem != "" {
+			o := s
+			o.Cluster = &Cluster{Server: server, CA: "sha256:aa", KubeSystemUID: types.UID(kubeSystem + "2")}
+			if _, err := cp.Resume([]Stream{o}, nil); err == nil {
+				t.Errorf("a stream of a cluster whose kube-system is %s2 resumes one of %s", kubeSystem, kubeSystem)
+			} else {
+				oneLine(t, "Resume's error", err.Error())
+			}
+		}
+		// Resumed by a user who may not read kube-system: the server and CA
+		// decide.
+		o = s
+		o.Cluster = &Cluster{Server: server, CA: "sha256:aa"}
+		h, err = cp.Resume([]Stream{o}, nil)
 		if err != nil {
 			t.Fatalf("Resume of the stream written: %v", err)
 		}
 		if got := h[0].Restored(); got == nil || len(got.Positions) != len(s.Resources) {
 			t.Errorf("restored %+v", got)
+		}
+		if got := cp.streams[0].stream.Cluster; *got != *s.Cluster {
+			t.Errorf("cluster recorded %+v, want %+v", got, s.Cluster)
 		}
 	})
 }
