@@ -25,7 +25,7 @@ type checkpointFlag struct {
 }
 
 func (c *checkpointFlag) addFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed or another cluster.")
+	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed or another cluster, or is not a regular file of your own (a symbolic link, a pipe, another user's file).")
 }
 
 // checkpoints are the open checkpoint and the handles of its streams, by

@@ -255,14 +255,15 @@ type anyRecord struct {
 
 // Open opens the checkpoint at path, creating it (0600) if it does not
 // exist, locks it, and reads what it holds. A file held by another feed,
-// damaged, or of another format is an error naming it.
+// damaged, or of another format is an error naming it, as is anything at
+// path but a regular file of the user's own: a symbolic link is not
+// followed (doc.go's Files).
 func Open(path string) (*File, error) {
-	_, statErr := os.Stat(path)
-	fd, err := lock(path)
+	fd, created, err := lock(path)
 	if err != nil {
 		return nil, err
 	}
-	f := &File{path: path, file: fd, created: errors.Is(statErr, os.ErrNotExist)}
+	f := &File{path: path, file: fd, created: created}
 	removeStaleTemps(path)
 	if err := f.read(); err != nil {
 		fd.Close()
@@ -1011,6 +1012,11 @@ func (f *File) writeSnapshot(models []*streamModel, closed bool) (*os.File, int6
 		}
 		buf = append(buf, end...)
 	}
+	// CreateTemp makes a new file (O_CREATE|O_EXCL, 0600) under a random
+	// name beside the checkpoint: nothing put there beforehand, a symbolic
+	// link or another user's file, is opened instead; and the rename that
+	// installs it replaces what is at the path, never what a link there
+	// points to.
 	tmp, err := os.CreateTemp(f.dir(), "."+filepath.Base(f.path)+".tmp-*")
 	if err != nil {
 		return nil, 0, err
@@ -1129,8 +1135,13 @@ func (f *File) Close() error {
 	}
 	f.closed = true
 	if f.fresh && f.created {
-		// Never resumed: nothing to keep.
-		os.Remove(f.path)
+		// Never resumed: nothing to keep, unless what is at the path now is
+		// no longer the file created.
+		if opened, err := f.file.Stat(); err == nil {
+			if now, err := os.Lstat(f.path); err == nil && os.SameFile(opened, now) {
+				os.Remove(f.path)
+			}
+		}
 	}
 	f.file.Close()
 	f.mu.Unlock()
@@ -1151,7 +1162,11 @@ func removeStaleTemps(path string) {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "."+base+".tmp-") {
+		if !strings.HasPrefix(e.Name(), "."+base+".tmp-") {
+			continue
+		}
+		// Only a regular file of this user's is one a feed wrote.
+		if fi, err := e.Info(); err == nil && ownFile(fi) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

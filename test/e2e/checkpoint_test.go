@@ -891,3 +891,54 @@ func TestCheckpointOtherCluster(t *testing.T) {
 		t.Errorf("jane resumed under another address:\n%s\nwant exit code 1 and stderr %s", res, want)
 	}
 }
+
+// TestCheckpointSymlink: --checkpoint naming a symbolic link is refused with
+// one line, whether the link points to a checkpoint of the same feed or to
+// nothing yet: the link stays a link, its target is neither written nor
+// created, and the feed prints nothing.
+func TestCheckpointSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "feed.checkpoint")
+	args := func(path string) []string {
+		return []string{"watch", "pods", "-n", fixtures.Shop, "-o", "name", "--checkpoint", path}
+	}
+	first := startFeed(t, env, env.Kubeconfig, args(target)...)
+	first.waitFor(t, "the pods of "+fixtures.Shop, func(lines []string, _ string) bool { return len(lines) > 0 })
+	if res := first.signal(t, syscall.SIGTERM); res.Stderr != "" {
+		t.Errorf("stderr of the first run:\n%s", res.Stderr)
+	}
+	written, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, to := range map[string]string{"to the feed's checkpoint": target, "to nothing yet": filepath.Join(dir, "not-yet")} {
+		t.Run(name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "link.checkpoint")
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, testenv.Cmd{Path: binary, Args: args(link), Env: env.Environ(env.Kubeconfig, ""), Timeout: 30 * time.Second})
+			want := "error: checkpoint " + link + " is a symbolic link: refusing to write through it\n"
+			if res.ExitCode != 1 || dropDetectorNotice(res.Stderr) != want || res.Stdout != "" {
+				t.Errorf("a feed given a symbolic link:\n%s\nwant exit code 1 and stderr %s", res, want)
+			}
+			if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link is no longer one: %v, %v", st, err)
+			}
+			after, err := os.Stat(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := os.ReadFile(target); string(data) != string(written) || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("the link's target was written (modified %s, was %s):\n%s", after.ModTime(), before.ModTime(), data)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "not-yet")); !os.IsNotExist(err) {
+				t.Errorf("the link's target was created: %v", err)
+			}
+		})
+	}
+}
