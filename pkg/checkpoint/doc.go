@@ -65,7 +65,9 @@
 // when it stops: a new snapshot goes to a temporary file in the same
 // directory, which is fsynced, locked, renamed over the checkpoint, and the
 // directory fsynced. A rename is atomic: a reader finds the old file or the
-// new one, never a mix.
+// new one, never a mix. A checkpoint refused to the feed that opened it
+// (another feed, another cluster) is not rewritten: it keeps what it held,
+// and the warnings it owes its own feed.
 //
 // Lock: the open checkpoint holds an exclusive flock(2), on the file that is
 // at the path (a process that locked a file since renamed away checks and
@@ -73,21 +75,21 @@
 // error naming the file and the first one's process. Not supported on
 // Windows, which has no flock.
 //
-// Files: a checkpoint is a regular file of the user's own, and nothing else
-// is opened, written or removed for it. The path is looked at without
-// following a link (lstat), opened with O_NOFOLLOW (and O_NONBLOCK, lest a
-// named pipe put there meanwhile block the open), and the file opened is
-// checked again (fstat) and must be the one looked at; a new one is created
-// with O_EXCL. A symbolic link (which would have the feed write wherever it
-// points, creating its target), a named pipe, a directory, a device or
+// Files: a checkpoint is a regular file of the user's own, and nothing else is
+// opened, written or removed for it. The path is looked at without following a
+// link (lstat), opened with O_NOFOLLOW (and O_NONBLOCK, lest a named pipe put
+// there meanwhile block the open), and the file opened is checked again
+// (fstat) and must be the one looked at; a new one is created with O_EXCL. A
+// symbolic link (through which a feed would create, lock and read whatever it
+// points to, then replace the link), a named pipe, a directory, a device or
 // another user's file (holding what that user wrote; root refuses it too) is
-// refused with a one-line error naming the file and what it is, and left as
-// it was. The rewrite's temporary file is made anew (O_CREATE|O_EXCL, 0600,
-// a random name) beside the checkpoint, and the rename that installs it
-// replaces what is at the path, never what a link there points to. Only
-// regular files of the user's own are removed as stale temporary files, and
-// a checkpoint created and never resumed only while it is still at the
-// path. Unix only: Windows has no flock, and --checkpoint is refused there.
+// refused with a one-line error naming the file and what it is, and left as it
+// was. The rewrite's temporary file is made anew (O_CREATE|O_EXCL, 0600, a
+// random name) beside the checkpoint, and the rename that installs it replaces
+// what is at the path, never what a link there points to. Only regular files
+// of the user's own are removed as stale temporary files, and a checkpoint
+// created and never resumed only while it is still at the path. Unix only:
+// Windows has no flock, and --checkpoint is refused there.
 //
 // Security: the file is created 0600 and rewritten 0600. It holds names,
 // namespaces, UIDs and resourceVersions of the objects the feed covers, the
