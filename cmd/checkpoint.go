@@ -1,13 +1,20 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -18,7 +25,7 @@ type checkpointFlag struct {
 }
 
 func (c *checkpointFlag) addFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed.")
+	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed or another cluster, or is not a regular file of your own (a symbolic link, a pipe, another user's file).")
 }
 
 // checkpoints are the open checkpoint and the handles of its streams, by
@@ -60,7 +67,8 @@ func (o *QueryOptions) openCheckpoint(path string, streams map[int]checkpoint.St
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range f.Warnings() {
+	warned := f.Warnings()
+	for _, w := range warned {
 		o.warnf("%s", w)
 	}
 	var order []int
@@ -74,6 +82,9 @@ func (o *QueryOptions) openCheckpoint(path string, streams map[int]checkpoint.St
 	handles, err := f.Resume(list, unavailable)
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
+	}
+	for _, w := range f.Warnings()[len(warned):] {
+		o.warnf("%s", w)
 	}
 	c := &checkpoints{file: f, handles: map[int]*checkpoint.Feed{}}
 	for j, i := range order {
@@ -100,6 +111,37 @@ func (o *QueryOptions) contextName(t query.Target) string {
 		return ""
 	}
 	return raw.CurrentContext
+}
+
+// kubeSystem is the namespace whose UID tells a cluster from one made anew:
+// no one can delete it, and a new cluster creates it with a new UID.
+var kubeSystem = query.ObjectRef{
+	Resource: informer.Resource{
+		GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+		GVK: schema.GroupVersionKind{Version: "v1", Kind: "Namespace"},
+	},
+	Name: metav1.NamespaceSystem,
+}
+
+// clusterOf identifies the cluster s asks, for the checkpoint's stream: the
+// server and CA of its REST config and the UID of its kube-system namespace,
+// read with the feed's own client. A user who may not read that namespace is
+// told nothing: the server and CA identify the cluster alone.
+func clusterOf(ctx context.Context, s *query.Session) (*checkpoint.Cluster, error) {
+	cfg := s.Config()
+	var uid types.UID
+	if cfg.RESTConfig != nil || cfg.GetMetadata != nil {
+		var err error
+		uid, err = s.UID(ctx, kubeSystem)
+		if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading namespace kube-system, which identifies the cluster for --checkpoint: %w", err)
+		}
+	}
+	c, err := checkpoint.ClusterOf(cfg.RESTConfig, uid)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // streamFilters are the flags that narrow a feed, for its checkpoint's

@@ -203,7 +203,13 @@ func (o *EventsOptions) runWatch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stream := checkpoint.Stream{Context: o.contextName(o.targets[0]), Command: "events", Resources: []string{"events"}, Namespace: o.targets[0].Namespace,
+	var cluster *checkpoint.Cluster
+	if o.Checkpoint != "" {
+		if cluster, err = clusterOf(ctx, session); err != nil {
+			return err
+		}
+	}
+	stream := checkpoint.Stream{Context: o.contextName(o.targets[0]), Command: "events", Resources: []string{"events"}, Namespace: o.targets[0].Namespace, Cluster: cluster,
 		Filters: o.streamFilters(
 			checkpoint.Filter{Flag: "object", Value: o.typ + "/" + o.name + " uid " + string(uid)},
 			checkpoint.Filter{Flag: "--types", Value: strings.Join(o.Types, ",")},

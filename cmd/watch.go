@@ -193,11 +193,12 @@ func (o *WatchOptions) Validate() error {
 }
 
 // watchPlan is one context's feed: its types and the --owner object, as its
-// server maps them, with the owner's UID.
+// server maps them, with the owner's UID, and with --checkpoint the cluster.
 type watchPlan struct {
 	reqs     []query.Request
 	owner    *query.ObjectRef
 	ownerUID types.UID
+	cluster  *checkpoint.Cluster
 }
 
 // plan maps the arguments and --owner's type through s's discovery.
@@ -208,6 +209,11 @@ func (o *WatchOptions) plan(ctx context.Context, s *query.Session) (*watchPlan, 
 		return nil, err
 	}
 	p := &watchPlan{reqs: o.feedRequests(reqs)}
+	if o.Checkpoint != "" {
+		if p.cluster, err = clusterOf(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	if o.Owner == "" {
 		return p, nil
 	}
@@ -228,7 +234,7 @@ func (o *WatchOptions) plan(ctx context.Context, s *query.Session) (*watchPlan, 
 
 // stream is the checkpoint's stream of plan p over target t.
 func (o *WatchOptions) stream(t query.Target, p *watchPlan) checkpoint.Stream {
-	s := checkpoint.Stream{Context: o.contextName(t), Command: "watch", Namespace: t.Namespace}
+	s := checkpoint.Stream{Context: o.contextName(t), Command: "watch", Namespace: t.Namespace, Cluster: p.cluster}
 	for _, r := range p.reqs {
 		s.Resources = append(s.Resources, r.Resource.Name())
 	}
