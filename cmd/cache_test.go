@@ -509,7 +509,6 @@ func TestServedRunVerifiesTheAsker(t *testing.T) {
 // line after the answer.
 func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	runtimeDir(t)
-	defer func(old func(context.Context, warm.Spec, *warm.RunRequest) *cacheStart) { startCacheServer = old }(startCacheServer)
 
 	// handedOver runs `pods --cache` with the server a spawned `cache serve`
 	// would be, in this process, up at once, and the direct answer done
@@ -520,7 +519,7 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 		o, cmd, out, errOut := cachedHarness(t, args)
 		id := identityOf(t, o.resolved[0].RESTConfig, "alice")
 		warmed := make(chan *warm.RunRequest, 1)
-		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+		o.run.start = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
 			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
 				warmed <- r
 				return 0
@@ -565,9 +564,9 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	})
 
 	t.Run("a failed command hands nothing", func(t *testing.T) {
-		_, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
+		o, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
+		o.run.start = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
 			// A server that never answers: waiting for it would hang.
 			return &cacheStart{req: req, done: make(chan struct{})}
 		}
@@ -587,8 +586,8 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	})
 
 	t.Run("a server that could not start", func(t *testing.T) {
-		_, cmd, out, errOut := cachedHarness(t, []string{"pods", "--cache"})
-		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
+		o, cmd, out, errOut := cachedHarness(t, []string{"pods", "--cache"})
+		o.run.start = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
 			s := &cacheStart{req: req, done: make(chan struct{}), err: errors.New("the cache server exited before it answered: exit status 1")}
 			close(s.done)
 			return s

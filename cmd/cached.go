@@ -50,6 +50,17 @@ const (
 type runContext struct {
 	args   []string
 	served *servedRun
+	// start starts a cache server beside a direct run; nil is startCache.
+	// Tests give a server of their own.
+	start func(context.Context, warm.Spec, *warm.RunRequest) *cacheStart
+}
+
+// startServer starts a cache server beside a direct run (startCache).
+func (r *runContext) startServer(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+	if r.start != nil {
+		return r.start(ctx, spec, req)
+	}
+	return startCache(ctx, spec, req)
 }
 
 // cacheVersion is what a cache server must be to answer this binary: the
@@ -177,7 +188,7 @@ func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *ru
 	} else {
 		conn, err = warm.Dial(ctx, spec)
 		if errors.Is(err, warm.ErrNotRunning) {
-			o.warming = startCacheServer(ctx, spec, req)
+			o.warming = run.startServer(ctx, spec, req)
 			return -1, errStarting
 		}
 	}
@@ -195,9 +206,6 @@ type cacheStart struct {
 	// err is Connect's, once done is closed.
 	err error
 }
-
-// startCacheServer is startCache; tests replace it.
-var startCacheServer = startCache
 
 // startCache starts the cache server of spec in the background (Connect:
 // of two commands starting at once, one starts it). The connection Connect
@@ -292,7 +300,7 @@ func (o *QueryOptions) cacheSpec(ctx context.Context, cmd *cobra.Command) (warm.
 	if t.RESTConfig == nil {
 		return warm.Spec{}, nil, fmt.Errorf("%w: no client configuration to identify", errNoCache)
 	}
-	asker, err := warm.Whoami(ctx, t.RESTConfig)
+	id, asker, err := warm.IdentityOf(ctx, t.RESTConfig)
 	var status apierrors.APIStatus
 	switch {
 	case err == nil:
@@ -311,10 +319,6 @@ func (o *QueryOptions) cacheSpec(ctx context.Context, cmd *cobra.Command) (warm.
 		// The server could not be reached: the direct run meets it too, and
 		// says so in its own words, within its own --request-timeout.
 		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errDirect, err)
-	}
-	id, err := warm.NewIdentity(t.RESTConfig, asker.User)
-	if err != nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
 	}
 	payload, err := newServePayload(cmd, id, t.RESTConfig)
 	if err != nil {
@@ -470,10 +474,6 @@ type servedRun struct {
 	maxStaleness time.Duration
 }
 
-// kubeconfigEnvMu serializes the served runs that read KUBECONFIG from the
-// process's environment (clientcmd's loading rules do), each with its own.
-var kubeconfigEnvMu sync.Mutex
-
 // prepare makes the flags of a served run read what a direct run of the
 // client would: relative paths against the client's working directory,
 // KUBECONFIG, HOME and KUBECACHEDIR of the client's environment, and the
@@ -507,27 +507,20 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 			*f.CacheDir = filepath.Join(home, ".kube", "cache")
 		}
 	}
-	kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]
-	if ok {
-		var err error
-		if kubeconfig, err = absList(kubeconfig, s.req.Dir); err != nil {
+	// The asker's kubeconfig files, read by a loader of this run's own: the
+	// process's environment is the server's, and nobody changes it.
+	if kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]; ok {
+		list, err := absList(kubeconfig, s.req.Dir)
+		if err != nil {
 			return err
 		}
+		f.kubeconfig = filepath.SplitList(list)
 	} else if home != "" {
-		kubeconfig = filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+		f.kubeconfig = []string{filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)}
 	}
-	// clientcmd reads KUBECONFIG when the loader is built; the flags keep the
-	// loader.
-	kubeconfigEnvMu.Lock()
-	old, had := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar)
-	os.Setenv(clientcmd.RecommendedConfigPathEnvVar, kubeconfig)
-	f.ToRawKubeConfigLoader()
-	if had {
-		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, old)
-	} else {
-		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
+	if err := f.useKubeconfig(f.ConfigFlags); err != nil {
+		return err
 	}
-	kubeconfigEnvMu.Unlock()
 
 	cred := s.req.Credential
 	f.WrapConfigFn = cred.Apply

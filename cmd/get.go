@@ -269,6 +269,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if !o.several() && mode == "" && printers.Streams(o.format) && o.sortBy() == "" && !o.ShowOwner {
 		q.Stream = func(r query.Request) func([]runtime.Object) error {
 			stream = printers.NewListStream(o.Out, o.format, o.printer, r.Resource.GVK)
+			stream.Encodings = o.encodings()
 			return stream.Write
 		}
 		// The objects printed as they arrive say how far the list has got; a

@@ -47,6 +47,9 @@ type Flags struct {
 	// server, the request it answers (cached.go). Nil for a tree built on
 	// its own.
 	run *runContext
+	// kubeconfig, when set, are the kubeconfig files the connection flags
+	// read in place of the process environment's (useKubeconfig).
+	kubeconfig []string
 }
 
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists

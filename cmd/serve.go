@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,7 +22,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -37,11 +37,13 @@ import (
 // and streams, its targets' informers borrowed from the pool.
 type cacheServer struct {
 	identity warm.Identity
-	user     warm.UserInfo
 	context  string
 	host     string
 	pool     *informer.Pool
 	srv      *warm.Server
+	// encodings keeps the JSON encodings of the objects -o json answers
+	// print, for the next answer (printers.Encodings).
+	encodings *printers.Encodings
 
 	// ready is closed once the server has found its identity itself and
 	// started its pool (pool is nil if it could not): no command is
@@ -72,12 +74,6 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 	if err := json.Unmarshal(data, &p); err != nil {
 		return fmt.Errorf("reading the cache start payload: %w", err)
 	}
-	// The starter's kubeconfig files, absolute: this process runs in "/".
-	if p.Kubeconfig != nil {
-		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, *p.Kubeconfig)
-	} else {
-		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
-	}
 	flags := genericclioptions.NewConfigFlags(true)
 	fs := pflag.NewFlagSet("connection", pflag.ContinueOnError)
 	flags.AddFlags(fs)
@@ -86,6 +82,13 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 			if err := fs.Set(name, v); err != nil {
 				return fmt.Errorf("--%s from the cache start payload: %w", name, err)
 			}
+		}
+	}
+	// The starter's kubeconfig files, absolute: this process runs in "/",
+	// and its environment has no KUBECONFIG.
+	if p.Kubeconfig != nil {
+		if err := readKubeconfigs(flags, filepath.SplitList(*p.Kubeconfig)); err != nil {
+			return err
 		}
 	}
 	cfg, err := flags.ToRESTConfig()
@@ -130,12 +133,12 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 		return err
 	}
 	defer s.pool.Close()
-	close(s.ready)
 	// -o json answers keep each object's encoding as long as an informer
 	// keeps an object nobody asks about.
 	keep, stop := context.WithCancel(ctx)
 	defer stop()
-	printers.KeepEncodings(keep, dropAfter)
+	s.encodings = printers.NewEncodings(keep, dropAfter)
+	close(s.ready)
 	return <-served
 }
 
@@ -143,19 +146,14 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 // on unless that is the identity the starter found, and starts the pool.
 func (s *cacheServer) start(ctx context.Context, cfg *rest.Config, dropAfter time.Duration) error {
 	whoCtx, cancel := context.WithTimeout(ctx, warm.DefaultStartTimeout)
-	asker, err := warm.Whoami(whoCtx, cfg)
+	id, _, err := warm.IdentityOf(whoCtx, cfg)
 	cancel()
-	if err != nil {
-		return err
-	}
-	id, err := warm.NewIdentity(cfg, asker.User)
 	if err != nil {
 		return err
 	}
 	if id != s.identity {
 		return errors.New("the credentials the cache server was started with are not its starter's user's")
 	}
-	s.user = asker.User
 	own := s.watch401(cfg)
 	if s.pool, err = query.NewPool(own, informer.PoolOptions{DropAfter: dropAfter}); err != nil {
 		return err
@@ -173,7 +171,7 @@ const recheckEvery = 20 * time.Second
 
 // recheck asks, every interval until done, who cfg's credentials belong to,
 // and shuts the server down when they are rejected (cfg counts the 401s,
-// watch401) or are another user's now.
+// watch401) or are another identity's now.
 func (s *cacheServer) recheck(done <-chan struct{}, cfg *rest.Config, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -184,9 +182,9 @@ func (s *cacheServer) recheck(done <-chan struct{}, cfg *rest.Config, interval t
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), interval)
-		asker, err := warm.Whoami(ctx, cfg)
+		id, _, err := warm.IdentityOf(ctx, cfg)
 		cancel()
-		if err == nil && !asker.User.Same(s.user) {
+		if err == nil && id != s.identity {
 			s.srv.Shutdown("its credentials now belong to another user")
 			return
 		}
@@ -206,11 +204,8 @@ func (s *cacheServer) verify(ctx context.Context, cfg *rest.Config, cred *warm.C
 	if ok {
 		return id, nil
 	}
-	asker, err := warm.Whoami(ctx, cfg)
+	id, _, err := warm.IdentityOf(ctx, cfg)
 	if err != nil {
-		return warm.Identity{}, err
-	}
-	if id, err = warm.NewIdentity(cfg, asker.User); err != nil {
 		return warm.Identity{}, err
 	}
 	s.verifiedMu.Lock()
@@ -305,10 +300,10 @@ func (s *cacheServer) status() any {
 		return st
 	}
 	ps := s.pool.Status()
-	st.Context, st.Server = s.context, s.host
 	st.DropAfter = ps.DropAfter.String()
 	st.Requests = &v1alpha1.CacheRequests{DroppedInformers: ps.Dropped}
 	st.Memory = processMemory()
+	st.Memory.EncodedObjects, st.Memory.EncodedBytes = s.encodings.Kept()
 	st.Informers = query.CacheInformers(ps)
 	return st
 }
@@ -318,7 +313,6 @@ func processMemory() *v1alpha1.CacheMemory {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m := &v1alpha1.CacheMemory{Heap: int64(ms.HeapInuse)}
-	m.EncodedObjects, m.EncodedBytes = printers.EncodingsKept()
 	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
 		if f := strings.Fields(string(data)); len(f) > 1 {
 			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {

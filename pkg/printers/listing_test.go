@@ -44,7 +44,7 @@ func TestWriteGroupListJSONIsThePrintersJSON(t *testing.T) {
 		"label": labelDoc(), "node": nodeDoc(), "owner": ownerDoc(), "empty": v1alpha1.NewGroupList("namespace"), "merged": merged, "many": many,
 	} {
 		var streamed, printed bytes.Buffer
-		if err := printers.WriteGroupListJSON(&streamed, doc); err != nil {
+		if err := printers.WriteGroupListJSON(&streamed, doc, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := (&cliprinters.JSONPrinter{}).PrintObj(doc, &printed); err != nil {
