@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
@@ -47,7 +49,7 @@ type QueryOptions struct {
 	follows bool
 	// warming is the cache server a direct run started, to be handed the
 	// command once it has answered (cached.go).
-	warming *cacheStart
+	warming *served.Starting
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -151,7 +153,10 @@ func (o *QueryOptions) complete() error {
 		return err
 	}
 	if o.run != nil && o.run.served != nil {
-		if o.targets, err = o.run.served.bind(o.targets, o.MaxStaleness); err != nil {
+		if o.targets, err = o.run.served.Bind(o.targets, o.MaxStaleness); err != nil {
+			if errors.Is(err, served.ErrDecline) {
+				return errDecline
+			}
 			return err
 		}
 	}
@@ -245,7 +250,7 @@ func (o *QueryOptions) encodings() *printers.Encodings {
 	if o.Flags == nil || o.run == nil || o.run.served == nil {
 		return nil
 	}
-	return o.run.served.server.encodings
+	return o.run.served.Encodings()
 }
 
 // warnf writes a warning line to stderr; warnings of informer goroutines

@@ -79,7 +79,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	prof := &profiling{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
-			if err := run.served.prepare(cmd, f); err != nil {
+			if err := prepareServed(run.served, cmd, f); err != nil {
 				return err
 			}
 		}
