@@ -301,7 +301,12 @@ func (o *GetOptions) Run(ctx context.Context) error {
 			// kubectl get --ignore-not-found prints no empty List either.
 			return 0, nil
 		}
-		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), header)
+		opts := o.printOptions(warnings)
+		if header != nil && o.several() {
+			// The engine merges the contexts' groupings; the printer prints.
+			opts.Groups = query.MergeGroupLists(answers)
+		}
+		return printers.PrintListing(o.Out, answers, o.printer, opts, header)
 	})
 }
 
@@ -333,7 +338,7 @@ func found(answers []query.Answer[*query.Listing]) bool {
 
 // informerMode is how much of each object of gk the answer reads: metadata
 // alone where the output and grouping read nothing else.
-func (o *GetOptions) informerMode(groupMode string, gk schema.GroupKind) informer.Mode {
+func (o *GetOptions) informerMode(groupMode v1alpha1.GroupMode, gk schema.GroupKind) informer.Mode {
 	switch {
 	case o.sortBy() != "":
 		// --sort-by may name any field.

@@ -57,10 +57,10 @@ func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate 
 func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList, enc *Encodings) error {
 	bw := &jsonDoc{enc: enc}
 	head, err := json.MarshalIndent(struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		GroupBy    string `json:"groupBy"`
-		Expression string `json:"expression,omitempty"`
+		APIVersion string             `json:"apiVersion"`
+		Kind       string             `json:"kind"`
+		GroupBy    v1alpha1.GroupMode `json:"groupBy"`
+		Expression string             `json:"expression,omitempty"`
 	}{doc.APIVersion, doc.Kind, doc.GroupBy, doc.Expression}, "", "    ")
 	if err != nil {
 		return err

@@ -28,6 +28,9 @@ type Options struct {
 	// Encodings, when set, keeps the objects' JSON encodings for the next
 	// answer that prints them: the cache process's.
 	Encodings *Encodings
+	// Groups is a grouping over several contexts, their answers' groupings
+	// merged by the engine (query.MergeGroupLists), for PrintListing.
+	Groups *v1alpha1.GroupList
 	// Human table options, as kubectl's HumanPrintFlags name them.
 	NoHeaders     bool
 	ShowLabels    bool
