@@ -22,11 +22,12 @@
 //   - Page ahead: the next page of a list is asked for as soon as its continue
 //     token is known, while the page before is still arriving and being
 //     decoded: the server sends a list's ListMeta first, and NewFactory's
-//     clients read the token from the first bytes of each answer. The server
-//     produces a page while the client reads the one before, instead of each
-//     waiting for the other. At most one page is asked for ahead of the one the
-//     reflector (or a PageSink) waits for, so a list never holds more than two
-//     pages besides what it keeps.
+//     clients read the token from the first bytes of each answer
+//     (wire.ListTransport, wire.PageAhead). The server produces a page while
+//     the client reads the one before, instead of each waiting for the other.
+//     At most one page is asked for ahead of the one the reflector (or a
+//     PageSink) waits for, so a list never holds more than two pages besides
+//     what it keeps.
 //   - PageSink: where a StreamInformer's list goes, page by page, in place of
 //     its store: a listing printed as it arrives keeps no object.
 //   - Keep: a filter on the objects of every LIST page (Config.Keep, --where
@@ -40,10 +41,11 @@
 //     a relist, the gap the list fills; it can resume a watch from a
 //     checkpoint's resourceVersion (ResumePoint). See Cursor for the order it
 //     relies on.
-//   - Progress deadline: how the clients of NewFactory apply --request-timeout. A
-//     request fails when its answer has not started within it or then stops for a
-//     whole timeout; every byte received restarts the clock, so a LIST that is still
-//     arriving is never cut off. Watches keep kubectl's overall deadline.
+//   - Progress deadline: how the clients of NewFactory apply --request-timeout
+//     (wire.ProgressDeadline). A request fails when its answer has not started
+//     within it or then stops for a whole timeout; every byte received
+//     restarts the clock, so a LIST that is still arriving is never cut off.
+//     Watches keep kubectl's overall deadline.
 //   - Factory: one per invocation. It de-duplicates informers by resource and mode,
 //     registers indexers before start, installs the managedFields transform, and
 //     owns start, sync and shutdown.

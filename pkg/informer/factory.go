@@ -14,6 +14,7 @@ import (
 	"reflect"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -154,7 +155,7 @@ type Clients struct {
 // snapshot: on 10,000 realistic pods, 5,000 per page took a metadata-only
 // owner query from 2.3 s to 0.9 s against 500 (most of it client-go's rate
 // limiter, since lifted, see query.NewSession). A page is decoded whole, and
-// the next one is decoded while it is taken (see pageAhead), so its size is
+// the next one is decoded while it is taken (see wire.PageAhead), so its size is
 // also the memory a list needs besides what it keeps: on 20,000 pods, pages of
 // 2,000 took the table from 300 MB to 216 MB and --by-owner -o name from
 // 315 MB to 212 MB against 5,000, in the same time. With pages asked for
@@ -253,7 +254,7 @@ func (e *entry) failed() error {
 // NewFactory returns a Factory talking to the server described by restConfig.
 //
 // restConfig.Timeout (--request-timeout) bounds each request by its progress
-// rather than overall, see progressDeadline: the clients are built without an
+// rather than overall, see wire.ProgressDeadline: the clients are built without an
 // overall deadline, so no timeout= parameter goes to the server either (which
 // then applies its own default to a LIST, 60s unless configured otherwise), and
 // a LIST answer may take as long as it keeps arriving.
@@ -262,12 +263,12 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	timeout := restConfig.Timeout
 	if timeout > 0 {
 		restConfig.Timeout = 0
-		restConfig.Wrap(progressDeadline(timeout))
+		restConfig.Wrap(wire.ProgressDeadline(timeout))
 	}
 	// Each LIST page's continue token is read from the first bytes of the
 	// answer, so that the next page is asked for while this one arrives, and
 	// managedFields are taken out of protobuf pages before they are decoded.
-	restConfig.Wrap(listTransport)
+	restConfig.Wrap(wire.ListTransport)
 	dyn, err := dynamic.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -440,7 +441,7 @@ func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) 
 // metadata (nine tenths of a realistic pod's) and no output needs it unless
 // --show-managed-fields; dropping it before the object enters the store is the
 // single biggest memory saving we have. The LIST pages NewFactory's clients
-// read in protobuf lose it before they are decoded (stripManagedFields); the
+// read in protobuf lose it before they are decoded (wire.ListTransport); the
 // transform covers JSON pages, watch events and other clients.
 func (f *Factory) transform(mode Mode) cache.TransformFunc {
 	switch {
@@ -507,7 +508,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			return nil, nil, fmt.Errorf("creating %s: %w", e.res.GVK, err)
 		}
 		newClient := f.clients.Typed
-		if f.clients.TypedJSON != nil && embedsTypeMeta(reflect.TypeOf(obj)) {
+		if f.clients.TypedJSON != nil && wire.EmbedsTypeMeta(reflect.TypeOf(obj)) {
 			newClient = f.clients.TypedJSON
 		}
 		client, err := newClient(e.res.GVK.GroupVersion())
@@ -553,7 +554,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		// One page is one request, however many times the REST client
 		// tries it; its bytes count as the list's progress.
-		obj, err := list(withRequest(ctx, &e.bodyBytes), o)
+		obj, err := list(wire.WithRequest(ctx, &e.bodyBytes), o)
 		if err != nil {
 			return nil, err
 		}
@@ -578,7 +579,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		e.received.Add(int64(meta.LenList(obj)))
 		return obj, nil
 	}
-	pages := &pageAhead{fetch: fetch, dropManagedFields: !f.cfg.KeepManagedFields}
+	pages := &wire.PageAhead{Fetch: fetch, DropManagedFields: !f.cfg.KeepManagedFields}
 	return pagedListWatch{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
@@ -593,7 +594,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			if o.Limit > 0 {
 				o.Limit = f.cfg.PageSize
 			}
-			obj, err := pages.get(ctx, o)
+			obj, err := pages.Get(ctx, o)
 			if err != nil {
 				return nil, err
 			}
@@ -618,7 +619,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 // paged LIST requests, never a streaming watch-list (client-go's
 // WatchListClient, on by default since v0.35): the pages are what the progress
 // line counts, what the factory's concurrent-LIST bound holds back and what
-// pageAhead overlaps. On 20,000 realistic pods the watch-list took --by-owner
+// wire.PageAhead overlaps. On 20,000 realistic pods the watch-list took --by-owner
 // -o name 1.21 s and 1.04 s of CPU, against 0.78 s and 0.76 s in pages of
 // 2,000 asked for ahead.
 type pagedListWatch struct{ *cache.ListWatch }

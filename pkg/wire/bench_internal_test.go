@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 )
 
 // benchPage is the size of the pages the wire benchmarks read: a LIST page
-// of DefaultPageSize objects, as the informers ask for.
-const benchPage = DefaultPageSize
+// of informer.DefaultPageSize objects, as the informers ask for.
+const benchPage = 2000
 
 // realisticPage returns a page of benchPage pods as heavy as a production
 // cluster's (testdata/pod-realistic.json, a copy of the bench's: about 12 KB
@@ -88,7 +88,7 @@ func (a bodyTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkPipeline reads a LIST page of realistic metadata-only pods
-// through listTransport to its end: the continue token found in the
+// through ListTransport to its end: the continue token found in the
 // answer's first bytes, and the managedFields taken out of a protobuf answer
 // when the page asks (strip), or not (keep); a JSON answer only gives its
 // token. The body is read into io.Discard, not kept, so that the figures are
@@ -105,7 +105,7 @@ func BenchmarkPipeline(b *testing.B) {
 		{"json", "application/json", metasJSON, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			rt := listTransport(bodyTripper{contentType: c.contentType, body: c.body})
+			rt := ListTransport(bodyTripper{contentType: c.contentType, body: c.body})
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.body)))
 			for b.Loop() {
