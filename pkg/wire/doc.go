@@ -16,8 +16,9 @@
 //     rest arrives; and it takes the managedFields of a protobuf page's items
 //     out of the answer's bytes before the REST client decodes them, about
 //     nine tenths of a realistic pod's metadata. The stripper walks the
-//     protobuf wire format and writes over the answer in place; an answer of
-//     any other shape is served as it came.
+//     protobuf wire format with google.golang.org/protobuf/encoding/protowire
+//     and writes over the answer in place; an answer of any other shape is
+//     served as it came.
 //   - Page ahead (PageAhead): the next page of a list is asked for as soon as
 //     its token is known, so that the server produces it while the client
 //     reads and decodes the one before; at most one page is in flight ahead

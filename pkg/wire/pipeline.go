@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -323,7 +323,7 @@ func protobufContinue(data []byte) (string, error) {
 	}
 	data = data[len(protobufMagic):]
 	// The type: skipped.
-	field, n, err := protobufField(data, 0x0a)
+	field, n, err := protobufField(data, 1)
 	if err != nil {
 		return "", err
 	}
@@ -332,11 +332,11 @@ func protobufContinue(data []byte) (string, error) {
 	}
 	data = data[n+field:]
 	// The list, of which only the start is wanted.
-	if _, n, err = protobufField(data, 0x12); err != nil {
+	if _, n, err = protobufField(data, 2); err != nil {
 		return "", err
 	}
 	data = data[n:]
-	field, n, err = protobufField(data, 0x0a)
+	field, n, err = protobufField(data, 1)
 	if err != nil {
 		return "", err
 	}
@@ -351,18 +351,19 @@ func protobufContinue(data []byte) (string, error) {
 }
 
 // protobufField reads the tag and length of a length-delimited field at the
-// start of data, which must be tag, and returns the length and the bytes they
-// took.
-func protobufField(data []byte, tag byte) (length, n int, err error) {
+// start of data, which must be field num, and returns the length and the
+// bytes they took. The tag must be the one byte the API server writes for
+// num (num < 16); a prefix that ends in the length asks for more.
+func protobufField(data []byte, num protowire.Number) (length, n int, err error) {
 	if len(data) == 0 {
 		return 0, 0, errNeedMore
 	}
-	if data[0] != tag {
+	if data[0] != byte(protowire.EncodeTag(num, protowire.BytesType)) {
 		return 0, 0, errors.New("unexpected protobuf field")
 	}
-	l, m := binary.Uvarint(data[1:])
+	l, m := protowire.ConsumeVarint(data[1:])
 	switch {
-	case m == 0:
+	case m < 0 && errors.Is(protowire.ParseError(m), io.ErrUnexpectedEOF):
 		return 0, 0, errNeedMore
 	case m < 0 || l > 1<<31:
 		return 0, 0, errors.New("bad protobuf length")
