@@ -89,8 +89,9 @@ func hostOf(server string) string {
 	return server
 }
 
-// check is one Check of a factory's, run in the background from the moment
-// its informer is asked for, so that it overlaps the informer's sync.
+// check is one Check of a question's factory, run in the background from
+// the moment its informer is asked for, so that it overlaps the informer's
+// sync.
 type check struct {
 	done chan struct{}
 	err  error
@@ -106,32 +107,33 @@ func (c *check) wait(ctx context.Context) error {
 	}
 }
 
-// startCheck checks, in the background, that the asker may list res in
-// namespace with the selectors, unless the factory has no asker (a direct
-// run, whose own LISTs are the check) or has checked that already; f.mu is
-// held. The check lives as long as the factory.
-func (f *Factory) startCheck(res Resource, namespace, labelSelector, fieldSelector string) *check {
-	if f.asker == nil {
+// startCheckLocked checks, in the background, that the asker may list res
+// in namespace with the selectors, unless the question has no asker (tests
+// of the pool's own workings) or its factory has checked that already; b.mu
+// is held. The check lives until the factory's Shutdown (Release).
+func (b *borrower) startCheckLocked(res Resource, namespace, labelSelector, fieldSelector string) *check {
+	asker := b.src.asker
+	if asker == nil {
 		return nil
 	}
 	key := checkKey{gvr: res.GVR.String(), namespace: namespace, labelSelector: labelSelector, fieldSelector: fieldSelector}
-	if c, ok := f.checks[key]; ok {
+	if c, ok := b.checks[key]; ok {
 		return c
 	}
-	if f.checkCtx == nil {
-		f.checkCtx, f.checkCancel = context.WithCancel(context.Background())
+	if b.checkCtx == nil {
+		b.checkCtx, b.checkCancel = context.WithCancel(context.Background())
 	}
 	c := &check{done: make(chan struct{})}
-	f.checks[key] = c
-	ctx := f.checkCtx
+	b.checks[key] = c
+	ctx := b.checkCtx
 	go func() {
 		defer close(c.done)
-		c.err = f.asker.Check(ctx, res, namespace, labelSelector, fieldSelector)
+		c.err = asker.Check(ctx, res, namespace, labelSelector, fieldSelector)
 	}()
 	return c
 }
 
-// checkKey names one check of a factory's.
+// checkKey names one check of a question's factory.
 type checkKey struct {
 	gvr, namespace, labelSelector, fieldSelector string
 }

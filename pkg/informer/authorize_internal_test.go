@@ -151,7 +151,7 @@ func TestPoolDeniedTypeReadsEmpty(t *testing.T) {
 	if keys := inf.GetStore().ListKeys(); len(keys) != 0 {
 		t.Errorf("a denied question reads %v", keys)
 	}
-	if got := names(p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e.informer); !slices.Equal(got, []string{"shop/web-1"}) {
+	if got := names(p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].inf); !slices.Equal(got, []string{"shop/web-1"}) {
 		t.Errorf("the warm informer holds %v after a denied question, want it untouched", got)
 	}
 }
@@ -213,14 +213,18 @@ func TestPoolStreamWaitsForTheAsker(t *testing.T) {
 }
 
 // TestFactoryOwnInformerWaitsForTheAsker: an informer a factory of the cache
-// server runs for a question alone (a feed's) does not list before its
-// asker is allowed to, and fails as its list would when denied.
+// server runs for a question alone (a feed's, which the pool does not lend)
+// does not list before its asker is allowed to, and fails as its list would
+// when denied.
 func TestFactoryOwnInformerWaitsForTheAsker(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	f := NewFactoryWithClients(Clients{Metadata: c.client}, Config{Namespace: "shop"})
-	f.asker = newFakeAsker()
-	if _, err := f.Informer(podsResource, MetadataOnly, nil); err != nil {
+	p := newTestPool(t, c, PoolOptions{})
+	f, err := p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.FeedInformer(podsResource, MetadataOnly, NewCursor(podsResource, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

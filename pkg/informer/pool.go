@@ -58,15 +58,16 @@ type PoolOptions struct {
 // A Pool is safe for concurrent use: questions borrow, wait for and read the
 // same informers at once.
 type Pool struct {
-	clients        Clients
-	requestTimeout time.Duration
-	probe          prober
+	clients Clients
+	probe   prober
 	// compareUpTo is the size up to which a store is shown current by
 	// comparing it with a LIST of its objects (fresh.go); 0 never does.
 	compareUpTo int
 	dropAfter   time.Duration
-	listSlots   chan struct{}
-	now         func() time.Time
+	// lists bounds the first LISTs of the pool's informers, each in a
+	// factory of its own.
+	lists *ListLimit
+	now   func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -114,16 +115,16 @@ func NewPool(restConfig *rest.Config, opts PoolOptions) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newPool(f.clients, f.requestTimeout, nil, opts)
+	return newPool(f.Clients(), nil, opts)
 }
 
 // NewPoolWithClients returns a Pool over the given clients, which need a
 // Metadata client for its freshness probes; tests pass fakes.
 func NewPoolWithClients(clients Clients, opts PoolOptions) (*Pool, error) {
-	return newPool(clients, 0, nil, opts)
+	return newPool(clients, nil, opts)
 }
 
-func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts PoolOptions) (*Pool, error) {
+func newPool(clients Clients, probe prober, opts PoolOptions) (*Pool, error) {
 	if !clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO) {
 		return nil, errAtomicFIFO
 	}
@@ -141,18 +142,17 @@ func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts P
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{
-		clients:        clients,
-		requestTimeout: requestTimeout,
-		probe:          probe,
-		compareUpTo:    defaultCompareUpTo,
-		dropAfter:      opts.DropAfter,
-		listSlots:      make(chan struct{}, opts.MaxConcurrentLists),
-		now:            time.Now,
-		ctx:            ctx,
-		cancel:         cancel,
-		warm:           map[poolKey]*warm{},
-		unprovable:     map[poolKey]string{},
-		recent:         map[string][]poolKey{},
+		clients:     clients,
+		probe:       probe,
+		compareUpTo: defaultCompareUpTo,
+		dropAfter:   opts.DropAfter,
+		lists:       NewListLimit(opts.MaxConcurrentLists),
+		now:         time.Now,
+		ctx:         ctx,
+		cancel:      cancel,
+		warm:        map[poolKey]*warm{},
+		unprovable:  map[poolKey]string{},
+		recent:      map[string][]poolKey{},
 	}
 	p.wg.Add(1)
 	go p.janitor()
@@ -179,11 +179,14 @@ func (p *Pool) Close() {
 
 // warm is one informer of the pool.
 type warm struct {
-	pool    *Pool
-	key     poolKey
-	res     Resource
+	pool *Pool
+	key  poolKey
+	res  Resource
+	// factory runs inf, and nothing else.
 	factory *Factory
-	e       *entry
+	inf     cache.SharedIndexInformer
+	// tee, when set, hands its first list to the question that started it.
+	tee *Tee
 	// started is when its informer started: its first list was asked for
 	// after, so the store it synced holds every write acknowledged before.
 	started time.Time
@@ -244,7 +247,7 @@ var errPoolClosed = errors.New("the warm cache is shutting down")
 // if the one there failed, and counts the caller among its holders. An
 // informer started for the caller hands its first list to sink, when set, as
 // it arrives: teed is then the tee it goes through.
-func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed *teeSink, err error) {
+func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed *Tee, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -258,10 +261,10 @@ func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed 
 		}
 		w.cold = true
 		w.refs = 1
-		return w, w.e.tee.Load(), nil
+		return w, w.tee, nil
 	}
 	w = p.warm[key]
-	if w != nil && w.e.failed() != nil {
+	if w != nil && w.failed() != nil {
 		// Its list failed for good and it stopped: a new question tries
 		// again, as a direct run would.
 		delete(p.warm, key)
@@ -272,7 +275,7 @@ func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed 
 			return nil, nil, err
 		}
 		p.warm[key] = w
-		teed = w.e.tee.Load()
+		teed = w.tee
 	}
 	w.refs++
 	w.lastUsed = p.now()
@@ -291,18 +294,20 @@ func (p *Pool) startLocked(key poolKey, res Resource, sink PageSink) (*warm, err
 		KeepManagedFields: key.keepManagedFields,
 		OnWatchLost:       w.lost,
 		OnWatchRestored:   w.restored,
+		ListLimit:         p.lists,
 	})
-	f.requestTimeout = p.requestTimeout
-	f.listSlots = p.listSlots
 	// A store made without indexers cannot take any later (client-go's
 	// storeIndex keeps a nil map): questions add theirs as they come.
-	if _, err := f.Informer(res, key.mode, cache.Indexers{}); err != nil {
+	var err error
+	if sink != nil {
+		w.inf, w.tee, err = f.TeeInformer(res, key.mode, cache.Indexers{}, sink)
+	} else {
+		w.inf, err = f.Informer(res, key.mode, cache.Indexers{})
+	}
+	if err != nil {
 		return nil, err
 	}
-	w.factory, w.e = f, f.order[0]
-	if sink != nil {
-		w.e.tee.Store(&teeSink{sink: sink})
-	}
+	w.factory = f
 	w.started = p.now()
 	// The reflectors' own log lines are for -v=2, as a direct run's are: a
 	// cache server writes no log anyway.
@@ -343,7 +348,7 @@ func (p *Pool) prefetch(signature string, fresh Freshness) {
 	p.mu.Lock()
 	var ws []*warm
 	for _, k := range p.recent[signature] {
-		if w := p.warm[k]; w != nil && w.e.failed() == nil {
+		if w := p.warm[k]; w != nil && w.failed() == nil {
 			w.refs++
 			ws = append(ws, w)
 		}
@@ -354,7 +359,7 @@ func (p *Pool) prefetch(signature string, fresh Freshness) {
 			defer p.release(w)
 			ctx, cancel := context.WithTimeout(p.ctx, prefetchTimeout)
 			defer cancel()
-			if w.e.informer.HasSynced() {
+			if w.inf.HasSynced() {
 				_, _ = w.fresh(ctx, fresh)
 			}
 		}()
@@ -421,7 +426,7 @@ func (p *Pool) dropIdle() {
 // errors, and tell the questions that borrow it.
 func (w *warm) lost(res Resource, err error) {
 	w.mu.Lock()
-	w.down = &outage{since: w.pool.now().Add(-lostReportDelay), cause: err}
+	w.down = &outage{since: w.pool.now().Add(-LostReportDelay), cause: err}
 	var tell []*outageListener
 	for l := range w.listeners {
 		w.listeners[l] = true
@@ -454,6 +459,10 @@ func (w *warm) restored(r Reconnect) {
 		}
 	}
 }
+
+// failed returns why w's list failed for good, after which its informer
+// stopped; nil while it has not.
+func (w *warm) failed() error { return w.factory.ListFailed(w.res, w.key.mode) }
 
 func (w *warm) listen(l *outageListener) {
 	w.mu.Lock()
@@ -528,10 +537,10 @@ func (p *Pool) Status() PoolStatus {
 		s := WarmStatus{
 			Resource: w.res, Mode: w.key.mode, Namespace: w.key.namespace,
 			LabelSelector: w.key.labelSelector, FieldSelector: w.key.fieldSelector, KeepManagedFields: w.key.keepManagedFields,
-			Objects: len(w.e.informer.GetStore().ListKeys()), Since: w.started, LastUsed: h.lastUsed, InUse: h.refs,
-			Synced: w.e.informer.HasSynced(), ResourceVersion: w.e.informer.GetIndexer().LastStoreSyncResourceVersion(),
+			Objects: len(w.inf.GetStore().ListKeys()), Since: w.started, LastUsed: h.lastUsed, InUse: h.refs,
+			Synced: w.inf.HasSynced(), ResourceVersion: w.inf.GetIndexer().LastStoreSyncResourceVersion(),
 		}
-		if err := w.e.failed(); err != nil {
+		if err := w.failed(); err != nil {
 			s.Failed = err.Error()
 		}
 		w.mu.Lock()

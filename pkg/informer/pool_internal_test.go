@@ -244,7 +244,7 @@ func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool)
 // tests of comparing turn on.
 func newTestPool(t *testing.T, c *fakeCluster, opts PoolOptions) *Pool {
 	t.Helper()
-	p, err := newPool(Clients{Metadata: c.client}, 0, c, opts)
+	p, err := newPool(Clients{Metadata: c.client}, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 		w = x
 	}
 	p.mu.Unlock()
-	if w == nil || w.e.informer.IsStopped() {
+	if w == nil || w.inf.IsStopped() {
 		t.Fatal("a question's Shutdown stopped the warm informer")
 	}
 	c.write("web-2")
@@ -779,7 +779,7 @@ func TestPoolStreamsTheFirstList(t *testing.T) {
 		if diff := cmp.Diff(want, rec.pages); diff != "" {
 			t.Errorf("question %d: pages (-want +got):\n%s", i, diff)
 		}
-		if e := p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e; e.tee.Load() != nil {
+		if tee := p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].tee; tee != nil && !tee.Stopped() {
 			t.Errorf("question %d: the warm informer still hands its lists to the question's sink", i)
 		}
 	}
