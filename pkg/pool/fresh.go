@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // How a warm store is shown current: the freshness proof.
@@ -339,7 +341,7 @@ func (w *warm) retrying(ctx context.Context, ask func() error) error {
 			w.setProbeErr(nil)
 			return nil
 		}
-		if ctx.Err() != nil || !Retriable(err) {
+		if ctx.Err() != nil || !informer.Retriable(err) {
 			return err
 		}
 		w.setProbeErr(err)
@@ -416,7 +418,7 @@ func (w *warm) bound(ctx context.Context, target uint64) (last uint64, done bool
 				return 0, false, &errNeedsList{why: fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %d", w.res.Name(), from)}
 			case whole && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)):
 				return 0, false, &errNeedsList{why: fmt.Sprintf("a watch of %s in every namespace is not allowed: %v", w.res.Name(), err)}
-			case ctx.Err() != nil || !Retriable(err):
+			case ctx.Err() != nil || !informer.Retriable(err):
 				return 0, false, err
 			}
 			w.setProbeErr(err)

@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // settleParallelism bounds the freshness proofs a question runs at once. A
@@ -23,11 +25,11 @@ import (
 // waits: for a bookmark, about a second.
 const settleParallelism = 64
 
-// PoolSource is a Pool as the Source of one question (one served run): its
-// factories borrow the pool's informers, and their WaitForSync waits until
-// the stores are as current as Freshness asks. It records what each type of
-// the answer is current as of (AsOf).
-type PoolSource struct {
+// Source is a Pool as the informer.Source of one question (one served run):
+// its factories borrow the pool's informers, and their WaitForSync waits
+// until the stores are as current as Freshness asks and the asker may read
+// them. It records what each type of the answer is current as of (AsOf).
+type Source struct {
 	pool      *Pool
 	fresh     Freshness
 	signature string
@@ -40,7 +42,8 @@ type PoolSource struct {
 	borrowed map[poolKey]bool
 }
 
-// Source returns the pool as the Source of a question that wants fresh.
+// Source returns the pool as the informer.Source of a question that wants
+// fresh.
 // signature names the question (its arguments, say): the informers the
 // last question of that name borrowed are shown current for this one at
 // once, in the background, so that a question that finds its types in
@@ -48,8 +51,8 @@ type PoolSource struct {
 // for one freshness proof, not one per stage. Done records this question's.
 // asker authorizes every informer the question reads for the one who asks
 // it (Asker), before anything of it is read.
-func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *PoolSource {
-	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asker: asker, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
+func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *Source {
+	s := &Source{pool: p, fresh: fresh, signature: signature, asker: asker, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
 	if signature != "" {
 		p.prefetch(signature, fresh)
 	}
@@ -58,7 +61,7 @@ func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *PoolSourc
 
 // Done says the question has its answer: the informers it borrowed are those
 // its signature's next question will want.
-func (s *PoolSource) Done() {
+func (s *Source) Done() {
 	if s.signature == "" {
 		return
 	}
@@ -69,21 +72,21 @@ func (s *PoolSource) Done() {
 }
 
 // NewFactory returns a factory whose informers are borrowed from the pool:
-// its Lender is the pool's side of it (borrower). restConfig is ignored: the
-// pool's clients are the connection's.
-func (s *PoolSource) NewFactory(_ *rest.Config, cfg Config) (*Factory, error) {
+// its informer.Lender is the pool's side of it (borrower). restConfig is
+// ignored: the pool's clients are the connection's.
+func (s *Source) NewFactory(_ *rest.Config, cfg informer.Config) (*informer.Factory, error) {
 	b := &borrower{src: s, cfg: cfg, byKey: map[poolKey]*loan{}, checks: map[checkKey]*check{}}
 	if cfg.OnWatchLost != nil || cfg.OnWatchRestored != nil {
 		b.listener = &outageListener{lost: cfg.OnWatchLost, restored: cfg.OnWatchRestored}
 	}
-	return NewFactoryWithLender(s.pool.clients, cfg, b), nil
+	return informer.NewFactoryWithLender(s.pool.clients, cfg, b), nil
 }
 
 // AsOf is what the objects of one type in an answer from the warm cache are
 // current as of: the server's state of them at ResourceVersion, which holds
 // every write the API server acknowledged before Time.
 type AsOf struct {
-	Resource Resource
+	Resource informer.Resource
 	// Namespace is the informer's namespace, "" for every namespace or a
 	// cluster-scoped type.
 	Namespace       string
@@ -99,7 +102,7 @@ type asOfKey struct {
 // AsOf returns what the types read so far are current as of, by resource
 // name then namespace; of several informers of one type and namespace, the
 // least current.
-func (s *PoolSource) AsOf() []AsOf {
+func (s *Source) AsOf() []AsOf {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Collect(maps.Values(s.asOf))
@@ -112,7 +115,7 @@ func (s *PoolSource) AsOf() []AsOf {
 	return out
 }
 
-func (s *PoolSource) record(w *warm, c confirmation) {
+func (s *Source) record(w *warm, c confirmation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := asOfKey{w.res.Name(), w.key.namespace}
@@ -122,16 +125,17 @@ func (s *PoolSource) record(w *warm, c confirmation) {
 	s.asOf[k] = AsOf{Resource: w.res, Namespace: w.key.namespace, ResourceVersion: c.rvText, Time: c.at}
 }
 
-// borrower is the pool's side of one borrowing Factory: its Lender. It
-// lends the factory the pool's warm informers, settles them for the
-// question (the freshness proof, and the asker's check) and hands them back.
-// It is also where the question's asker is asked (Asker): every informer
-// the factory reads, lent or its own, waits for the check of what it holds.
+// borrower is the pool's side of one borrowing informer.Factory: its
+// informer.Lender. It lends the factory the pool's warm informers, settles
+// them for the question (the freshness proof, and the asker's check) and
+// hands them back. It is also where the question's asker is asked (Asker):
+// every informer the factory reads, lent or its own, waits for the check of
+// what it holds.
 type borrower struct {
-	src *PoolSource
+	src *Source
 	// cfg is the factory's: what its question narrows by, and its sync
 	// timeout.
-	cfg      Config
+	cfg      informer.Config
 	listener *outageListener
 
 	mu       sync.Mutex
@@ -145,22 +149,22 @@ type borrower struct {
 	checkCancel context.CancelFunc
 }
 
-var _ Lender = (*borrower)(nil)
+var _ informer.Lender = (*borrower)(nil)
 
 // loan is one informer a question borrows.
 type loan struct {
 	w    *warm
 	key  poolKey
 	inf  *borrowedInformer
-	sink PageSink
+	sink informer.PageSink
 	// indexers are those the question asked for, for a private list.
 	indexers cache.Indexers
 	// teed, when set, says the informer was started for this question, its
 	// first list handed to sink as it arrived through teed.
-	teed *Tee
+	teed *informer.Tee
 	// private is a list of the question's own, when the warm store could
 	// not be shown current (errNeedsList).
-	private *Factory
+	private *informer.Factory
 	// settled is set once the store is shown current; asOf is as of what.
 	settled bool
 	asOf    confirmation
@@ -175,25 +179,25 @@ type loan struct {
 // Borrow lends the factory the pool's informer of res in mode under its
 // Config, starting it if the pool has none, and starts the asker's check of
 // what it holds (Lender.Borrow).
-func (b *borrower) Borrow(res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (Loan, error) {
+func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers cache.Indexers, sink informer.PageSink) (informer.Loan, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.released {
-		return Loan{}, errors.New("informer asked of a factory that was shut down")
+		return informer.Loan{}, errors.New("informer asked of a factory that was shut down")
 	}
 	key := keyFor(b.cfg, res, mode)
 	if l, ok := b.byKey[key]; ok {
 		if sink != nil || l.sink != nil {
-			return Loan{}, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
+			return informer.Loan{}, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
 		}
 		l.w.indexMu.Lock()
-		err := AddMissingIndexers(l.inf, indexers)
+		err := informer.AddMissingIndexers(l.inf, indexers)
 		l.w.indexMu.Unlock()
 		if err != nil {
-			return Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+			return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		maps.Copy(l.indexers, indexers)
-		return Loan{Informer: l.inf, Runner: l.w.factory}, nil
+		return informer.Loan{Informer: l.inf, Runner: l.w.factory}, nil
 	}
 	c := b.startCheckLocked(res, key.namespace, key.labelSelector, key.fieldSelector)
 	if c != nil && sink != nil {
@@ -203,14 +207,14 @@ func (b *borrower) Borrow(res Resource, mode Mode, indexers cache.Indexers, sink
 	}
 	w, teed, err := b.src.pool.acquire(key, res, sink)
 	if err != nil {
-		return Loan{}, err
+		return informer.Loan{}, err
 	}
 	w.indexMu.Lock()
-	err = AddMissingIndexers(w.inf, indexers)
+	err = informer.AddMissingIndexers(w.inf, indexers)
 	w.indexMu.Unlock()
 	if err != nil {
 		b.src.pool.release(w)
-		return Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+		return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 	}
 	b.src.mu.Lock()
 	b.src.borrowed[key] = true
@@ -227,12 +231,12 @@ func (b *borrower) Borrow(res Resource, mode Mode, indexers cache.Indexers, sink
 	b.byKey[key] = l
 	// The factory's waits, failures and progress line follow the warm
 	// informer, which its own factory runs.
-	return Loan{Informer: l.inf, Runner: w.factory}, nil
+	return informer.Loan{Informer: l.inf, Runner: w.factory}, nil
 }
 
 // Authorize starts the asker's check of what an informer the factory runs
 // itself (a feed's) holds, and returns its wait (Lender.Authorize).
-func (b *borrower) Authorize(res Resource, namespace, labelSelector, fieldSelector string) func(context.Context) error {
+func (b *borrower) Authorize(res informer.Resource, namespace, labelSelector, fieldSelector string) func(context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if c := b.startCheckLocked(res, namespace, labelSelector, fieldSelector); c != nil {
@@ -252,7 +256,7 @@ func (b *borrower) Authorize(res Resource, namespace, labelSelector, fieldSelect
 // direct run's LIST would, or with partial (WaitForSyncPartial) is returned
 // among the skipped and reads as an empty informer. --max-staleness skips the
 // proof, never the check.
-func (b *borrower) Settle(ctx context.Context, partial bool) ([]Skipped, error) {
+func (b *borrower) Settle(ctx context.Context, partial bool) ([]informer.Skipped, error) {
 	b.mu.Lock()
 	var todo []*loan
 	for _, l := range b.loans {
@@ -313,7 +317,7 @@ func (b *borrower) Settle(ctx context.Context, partial bool) ([]Skipped, error) 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var skipped []Skipped
+	var skipped []informer.Skipped
 	for _, l := range b.loans {
 		if l.denied == nil || !slices.Contains(denied, l) {
 			continue
@@ -327,7 +331,7 @@ func (b *borrower) Settle(ctx context.Context, partial bool) ([]Skipped, error) 
 		l.inf.SharedIndexInformer = deniedInformer(l.w.res, l.indexers)
 		l.settled = true
 		b.mu.Unlock()
-		skipped = append(skipped, Skipped{Resource: l.w.res, Mode: l.key.mode, Err: l.denied})
+		skipped = append(skipped, informer.Skipped{Resource: l.w.res, Mode: l.key.mode, Err: l.denied})
 	}
 	for _, l := range todo {
 		if l.denied != nil {
@@ -383,7 +387,7 @@ func (b *borrower) stale(ctx context.Context, l *loan, err error) error {
 		return fmt.Errorf("checking that the cache of %s is current: %w", l.w.res.Name(), err)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && b.cfg.SyncTimeout > 0 {
-		return fmt.Errorf("%w after %s: %s (raise --sync-timeout to wait longer)", ErrSyncTimeout, b.cfg.SyncTimeout, l.w.lag())
+		return fmt.Errorf("%w after %s: %s (raise --sync-timeout to wait longer)", informer.ErrSyncTimeout, b.cfg.SyncTimeout, l.w.lag())
 	}
 	return fmt.Errorf("waiting for %s: %w", l.w.lag(), ctx.Err())
 }
@@ -395,7 +399,7 @@ func (b *borrower) stale(ctx context.Context, l *loan, err error) error {
 func (b *borrower) relist(ctx context.Context, l *loan) (confirmation, error) {
 	p := b.src.pool
 	at := p.now()
-	pf := NewFactoryWithClients(p.clients, Config{
+	pf := informer.NewFactoryWithClients(p.clients, informer.Config{
 		Namespace: l.key.namespace, LabelSelector: l.key.labelSelector, FieldSelector: l.key.fieldSelector,
 		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: b.cfg.SyncTimeout,
 	})
