@@ -53,6 +53,7 @@ const (
 	Summary
 )
 
+// String names the mode in messages ("the pods informer in metadata mode").
 func (m Mode) String() string {
 	switch m {
 	case MetadataOnly:
@@ -70,8 +71,11 @@ func (m Mode) String() string {
 // Resource identifies one API resource to inform on. It is usually built from a
 // meta.RESTMapping.
 type Resource struct {
-	GVR        schema.GroupVersionResource
-	GVK        schema.GroupVersionKind
+	// GVR is what requests name; GVK what the objects say they are.
+	GVR schema.GroupVersionResource
+	GVK schema.GroupVersionKind
+	// Namespaced says the resource lives in namespaces: only then does
+	// Config.Namespace narrow it.
 	Namespaced bool
 }
 

@@ -19,6 +19,7 @@ import (
 
 // Reconnect describes an outage of a synced informer's watch that has ended.
 type Reconnect struct {
+	// Resource is the informer's.
 	Resource Resource
 	// Down is how long the informer could not see changes: from the end of its
 	// last good watch (or its first error) until it was caught up again.

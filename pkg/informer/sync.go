@@ -34,6 +34,7 @@ const syncPollInterval = 10 * time.Millisecond
 // server answered with are returned as they are instead: they name the resource
 // in kubectl's words already.
 type ListError struct {
+	// Resource is the resource listed.
 	Resource Resource
 	// Tries is how many tries failed when the query gave up.
 	Tries int
@@ -282,6 +283,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 
 // Skipped is a resource whose informer could not sync and was stopped.
 type Skipped struct {
+	// Resource and Mode are the informer's.
 	Resource Resource
 	Mode     Mode
 	// Err is the error as WaitForSync would return it.

@@ -56,6 +56,7 @@ func metadataConfig(cfg *rest.Config) *rest.Config {
 // MetadataAsker is an Asker over a metadata client made with the asker's
 // credential; tests pass a fake.
 type MetadataAsker struct {
+	// Client lists with the asker's credential.
 	Client metadata.Interface
 	// Server (host:port) and RequestTimeout word a transport's failure as a
 	// direct run's list words it (informer.ListError).

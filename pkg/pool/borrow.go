@@ -86,10 +86,12 @@ func (s *Source) NewFactory(_ *rest.Config, cfg informer.Config) (*informer.Fact
 // current as of: the server's state of them at ResourceVersion, which holds
 // every write the API server acknowledged before Time.
 type AsOf struct {
+	// Resource is the type.
 	Resource informer.Resource
 	// Namespace is the informer's namespace, "" for every namespace or a
 	// cluster-scoped type.
-	Namespace       string
+	Namespace string
+	// ResourceVersion and Time are what its objects are current as of.
 	ResourceVersion string
 	Time            time.Time
 }

@@ -483,6 +483,8 @@ func (w *warm) unlisten(l *outageListener) {
 // WarmStatus is one informer of a Pool, as status reports it: counts, times
 // and resourceVersions, never an object.
 type WarmStatus struct {
+	// Resource, Mode, Namespace, LabelSelector, FieldSelector and
+	// KeepManagedFields are its key: what decides what it holds.
 	Resource          informer.Resource
 	Mode              informer.Mode
 	Namespace         string
@@ -514,6 +516,8 @@ type WarmStatus struct {
 
 // Status is what a Pool holds.
 type Status struct {
+	// Informers are the pool's informers, sorted by resource, namespace
+	// and mode.
 	Informers []WarmStatus
 	// Dropped counts the informers dropped for being unused.
 	Dropped int
