@@ -1,3 +1,5 @@
+// +k8s:deepcopy-gen=package
+
 // Package v1alpha1 holds the documents kubectl-idx prints for its own questions:
 // GroupList (--by-owner, --by-node, --by-label, --by-namespace, --by), Tree and
 // OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses), the
