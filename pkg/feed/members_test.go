@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 )
 
 // These tests play what the API server, the garbage collector and the

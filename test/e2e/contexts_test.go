@@ -1771,7 +1771,9 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			uids[name] = cm.UID
-			t.Cleanup(func() { _ = cs.CoreV1().ConfigMaps(contextsWatchNamespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = cs.CoreV1().ConfigMaps(contextsWatchNamespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+			})
 		}
 		f := contextsFeed{startFeed(t, env, w.kubeconfig, "events", "configmap/probe-events", "-n", contextsWatchNamespace, "-w", "--context", "alpha,beta", "-o", "json")}
 		for name, cs := range clusters {
