@@ -16,6 +16,14 @@
 // cli-runtime's printers like any object; a GroupList's -o json is written a
 // group at a time, byte for byte what the JSON printer would print.
 //
+// Feeds print an event at a time: EventPrinter for watch (a table's rows held
+// until Flush and aligned with those printed before; a v1alpha1.WatchEvent
+// per line in JSON), EventsWatchPrinter for events -w (kubectl events -w's
+// table). Event listings print in kubectl events' table (PrintEventTable),
+// relation graphs in -o dot and -o mermaid (PrintTreeGraph, PrintUsesGraph,
+// PrintSelectionGraph), and `cache status` in a table of its own
+// (PrintCacheStatus).
+//
 // One context of a plain run prints as kubectl does. An answer over several
 // contexts (query.Answer's Context set) names each object's: a CONTEXT column
 // first, a context/ prefix with -o name, a List per context (or a "context"
@@ -24,4 +32,10 @@
 // Objects passed in are shared cache objects and are never mutated: anything
 // that must set a field (TypeMeta for the type-aware printers) works on a
 // copy.
+//
+// The package reads the engine's types (query.Answer, query.Listing,
+// feed.Event) and a server table row's object keys (informer.RowMeta), and
+// holds one piece of process state: the encodings KeepEncodings keeps, in a
+// cache server only, so that -o json does not encode the same informer object
+// again for every answer; a direct run keeps none.
 package printers
