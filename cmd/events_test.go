@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
@@ -67,17 +66,7 @@ func TestEventsFlags(t *testing.T) {
 			if tc.discovery {
 				kubeconfig = discoveryServer(t)
 			}
-			args := append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...)
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, args); code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := errOut.String(); got != tc.want+"\n" {
-				t.Errorf("stderr:\n%q\nwant:\n%q", got, tc.want+"\n")
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...), tc.want+"\n")
 		})
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/openapi/openapitest"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
@@ -76,18 +75,8 @@ func TestWhereFlagErrors(t *testing.T) {
 			if slices.Contains(tc.args, "--context") {
 				kubeconfig = twoContextKubeconfig(t)
 			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 			// The connection flags first: --where without a value is last.
-			code := Execute(streams, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...))
-			if code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := strings.TrimSuffix(errOut.String(), "\n"); got != tc.want {
-				t.Errorf("stderr:\n%s\nwant:\n%s", got, tc.want)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...), tc.want+"\n")
 		})
 	}
 }
