@@ -202,7 +202,7 @@ func TestWhereRun(t *testing.T) {
 				if err == nil || FormatError(err) != tc.wantErr {
 					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
 				}
-				if n := len(s.Requests()) + len(s.Metadata.Actions()); n != 0 {
+				if n := s.Contacted(); n != 0 {
 					t.Errorf("%d requests before the error, want none", n)
 				}
 				return
