@@ -130,12 +130,7 @@ func TestEventsRunWindow(t *testing.T) {
 			o := c.command(t, "events").(*EventsOptions)
 			o.Since, o.Until, o.ForKinds = tc.since, tc.until, tc.forKinds
 			o.now = func() time.Time { return start.Add(6 * time.Minute) }
-			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, []string{"deployment/web"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := o.Run(ctx); err != nil {
@@ -189,12 +184,7 @@ func TestEventsRunWatch(t *testing.T) {
 			stdout := &syncBuffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
-			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, []string{"deployment/web"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			done := make(chan error, 1)

@@ -65,11 +65,18 @@ users:
 // any request to it fails the test.
 func unreachableKubeconfig(t *testing.T) string {
 	t.Helper()
+	return writeKubeconfig(t, untouchedServer(t))
+}
+
+// untouchedServer is the URL of a server the test must never contact: any
+// request to it fails the test.
+func untouchedServer(t *testing.T) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
 	}))
 	t.Cleanup(srv.Close)
-	return writeKubeconfig(t, srv.URL)
+	return srv.URL
 }
 
 // discoveryServer serves the discovery documents of testAPIResources and nothing

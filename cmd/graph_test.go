@@ -132,12 +132,7 @@ func TestGraphRun(t *testing.T) {
 			o := c.command(t, tc.command)
 			// As newGraphOptions sets it for the commands that draw graphs.
 			o.(interface{ options() *RelationOptions }).options().graphs = true
-			if err := o.Complete(nil, tc.args); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, tc.args)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			err := o.Run(ctx)

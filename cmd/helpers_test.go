@@ -74,3 +74,15 @@ func runFlagCases(t *testing.T, tests []flagCase) {
 		})
 	}
 }
+
+// prepare runs o's Complete on args and its Validate, as the command's RunE
+// does before Run, failing the test on an error.
+func prepare(t *testing.T, o command, args []string) {
+	t.Helper()
+	if err := o.Complete(nil, args); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+}

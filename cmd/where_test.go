@@ -3,10 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -85,30 +81,7 @@ func TestWhereFlagErrors(t *testing.T) {
 // test must never contact.
 func twoContextKubeconfig(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
-	}))
-	t.Cleanup(srv.Close)
-	cfg := `apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "` + srv.URL + `"}
-contexts:
-- name: a
-  context: {cluster: test, user: test, namespace: shop}
-- name: b
-  context: {cluster: test, user: test, namespace: shop}
-current-context: a
-users:
-- name: test
-  user: {token: not-a-real-token}
-`
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeContextsKubeconfig(t, untouchedServer(t), "a", "b")
 }
 
 // TestWhereRun: what --where makes of an answer, through the listing
