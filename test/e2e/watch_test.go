@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -846,26 +845,13 @@ func watchRecipes(t *testing.T) []string {
 func childNamed(parent int, name string) (int, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		entries, err := os.ReadDir("/proc")
+		children, err := testenv.Children(parent)
 		if err != nil {
 			return 0, err
 		}
-		for _, ent := range entries {
-			pid, err := strconv.Atoi(ent.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			open, closeIdx := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-			if open < 0 || closeIdx < open {
-				continue
-			}
-			fields := strings.Fields(string(stat[closeIdx+1:]))
-			if len(fields) > 1 && fields[1] == strconv.Itoa(parent) && string(stat[open+1:closeIdx]) == name {
-				return pid, nil
+		for _, c := range children {
+			if c.Name == name {
+				return c.PID, nil
 			}
 		}
 		if time.Now().After(deadline) {
