@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-idx/kubectl-idx/test/faultproxy"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -681,15 +680,7 @@ func (w *contextsWorld) testUnreachable(t *testing.T) {
 // testStalled: a context whose server accepts connections and never answers fails within
 // --request-timeout and its retries while the others answer: they are asked concurrently.
 func (w *contextsWorld) testStalled(t *testing.T) {
-	addr, err := env.ServerAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := startFaultProxy(t, env)
 	p.Stall()
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(kc,
@@ -1576,15 +1567,7 @@ type contextsFeed struct{ *feedRun }
 
 func (f contextsFeed) events(t *testing.T) []ctxEvent {
 	t.Helper()
-	var out []ctxEvent
-	for _, l := range f.snapshot() {
-		var ev ctxEvent
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
-		}
-		out = append(out, ev)
-	}
-	return out
+	return feedEvents[ctxEvent](t, f.snapshot())
 }
 
 // has reports whether the feed printed an event of type typ for uid from context name.
@@ -1711,15 +1694,7 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 
 	t.Run("an outage of one context", func(t *testing.T) {
 		// alpha through a proxy that drops its connections and refuses new ones for a while.
-		addr, err := env.ServerAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := faultproxy.New(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = p.Close() })
+		p := startFaultProxy(t, env)
 		kc := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := testenv.WriteKubeconfig(kc,
 			testenv.KubeconfigContext{Name: "alpha", From: env.Kubeconfig, Server: "https://" + p.Addr()},
