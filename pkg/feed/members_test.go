@@ -154,6 +154,14 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 			w.handlers[src].OnAdd(o, true)
 		}
 	}
+	w.run()
+	return w
+}
+
+// run runs the feed in the background and waits for its first flush: each
+// flush then holds the feed until the next step has queued its
+// notifications.
+func (w *world) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	go func() {
@@ -161,14 +169,12 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 			if w.stopped.Load() {
 				return nil
 			}
-			// Hold the feed until the next step has queued its notifications.
 			w.done <- struct{}{}
 			<-w.next
 			return nil
 		})
 	}()
 	<-w.done
-	return w
 }
 
 func (w *world) stamp(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
