@@ -2,9 +2,10 @@
 // formats, as kubectl prints them.
 //
 // Human output prints the API server's own table of every kind (as=Table),
-// which the engine reads beside the objects (query.Listing's Tables):
-// Tables.join is the one place a server's row meets its object, by UID, and a
-// kind whose table could not be read prints NAME and AGE. The tables go to
+// which the engine reads beside the objects and matches row by row to them
+// (query.Listing's Tables, query.TableFetch): Tables.join puts the rows in
+// the order the objects print, and a kind whose table could not be read
+// prints NAME and AGE. The tables go to
 // cli-runtime's TablePrinter; the tables kubectl-idx makes itself (trees,
 // relation lists, several contexts' documents) to printOwnTable, laid out as
 // kubectl lays out tables.
@@ -33,9 +34,10 @@
 // that must set a field (TypeMeta for the type-aware printers) works on a
 // copy.
 //
-// The package reads the engine's types (query.Answer, query.Listing,
-// feed.Event) and a server table row's object keys (informer.RowMeta), and
-// holds one piece of process state: the encodings KeepEncodings keeps, in a
-// cache server only, so that -o json does not encode the same informer object
-// again for every answer; a direct run keeps none.
+// The package reads the answer types (the documents of pkg/apis/v1alpha1,
+// query.Answer, query.Listing, feed.Event) and imports nothing of
+// pkg/informer. It keeps no state of its own: a cache process hands its
+// answers' printers the Encodings it keeps (Options.Encodings), so that -o
+// json does not encode the same informer object again for every answer; a
+// direct run hands none.
 package printers

@@ -7,9 +7,9 @@
 //
 // A change belongs in exactly one room:
 //
-//   - cmd/ turns flags into Targets, a Config and a question (GetQuery, an
-//     ObjectRef, a GroupBy), asks it of every target through Ask (Follow for
-//     a feed) and reports the answers. It decides only what the output needs
+//   - cmd/ turns flags into Targets, a Config and a question (GetQuery,
+//     FeedQuery, an ObjectRef, a GroupBy), asks it of every target through
+//     Ask (Follow for a FeedQuery) and reports the answers. It decides only what the output needs
 //     (Request.Mode, the server's tables for human output).
 //   - pkg/query (this package) owns the informer orchestration of a question:
 //     which factories and informers, with which indexers and selectors,
@@ -24,8 +24,10 @@
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
 //     RelationList, WatchEvent, CacheStatus), API objects that know nothing
 //     of informers; pkg/printers prints them, the objects, Listings and
-//     Answers: it imports this package for those types (and MergeGroupLists)
-//     and pkg/informer for a server table row's object keys (RowMeta).
+//     Answers, importing this package for those types and nothing of
+//     pkg/informer: the engine matches the server's table rows to their
+//     objects (TableFetch) and merges several contexts' groupings
+//     (MergeGroupLists).
 //
 // Nothing here imports cobra, pflag or pkg/printers or writes to the
 // process's stdout: questions take a context and return documents, objects
@@ -33,8 +35,9 @@
 //
 // # Questions and the methods that answer them
 //
-// Each command builds its question and asks it of every target through Ask
-// (Follow for a feed); the question is one call on the target's Session:
+// Each command builds its question and asks it of every target through Ask;
+// the question is one call on the target's Session. A feed is a FeedQuery,
+// which Follow plans per target and follows:
 //
 //	kubectl idx TYPE[,TYPE] [NAME...]   Session.Get(GetQuery): List, Stream (one
 //	                                    type printed as it arrives), TopOwners
@@ -48,14 +51,16 @@
 //	kubectl idx selects TYPE/NAME       Session.Selection (Selects)
 //	kubectl idx selected-by TYPE/NAME   Session.Selection, inverse (SelectedBy)
 //	kubectl idx events TYPE/NAME        Session.EventList (Events)
-//	kubectl idx events TYPE/NAME -w     Session.WatchEvents, through Follow
-//	kubectl idx watch TYPE[,TYPE]       Session.Watch, through Follow; UID
-//	                                    resolves --owner, TopOwners the OWNER
-//	                                    column
-//	--checkpoint                        Session.UID of kube-system (the
-//	                                    cluster's identity)
+//	kubectl idx watch TYPE[,TYPE]       Follow(FeedQuery): per target its plan
+//	                                    (the types, --owner's UID through
+//	                                    Session.UID, the checkpoint's stream
+//	                                    and cluster), then Session.Watch;
+//	                                    TopOwners for the OWNER column
+//	kubectl idx events TYPE/NAME -w     Follow(FeedQuery with Object set):
+//	                                    Session.WatchEvents
 //	completion                          TypeNames, ObjectNames
-//	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers
+//	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers:
+//	                                    pkg/served asks them
 //
 // The object argument of tree, owners, uses, selects and events resolves
 // through the target's discovery first (Session.Object).
