@@ -41,6 +41,9 @@ var header = headerPrefix + strconv.Itoa(version)
 // often rewrites its file every 1 MiB of changes, not at every change.
 var minCompaction int64 = 1 << 20
 
+// now is the clock records are stamped with; tests stand in another.
+var now = time.Now
+
 // syncInterval is how often appended records are fsynced: a crash of the
 // machine loses at most that much of the checkpoint (the feed then prints
 // those lines again), a killed process nothing it wrote.
@@ -126,7 +129,9 @@ type File struct {
 	// took the feed's streams up.
 	fresh, clean, created, resumed bool
 	// format is the version of the file read, 0 for a fresh one.
-	format   int
+	format int
+	// cut is set when the file's last record was cut short.
+	cut      bool
 	warnings []string
 	// snapshot is the size of the last snapshot written, journal what was
 	// appended since.
@@ -150,8 +155,11 @@ type File struct {
 type streamModel struct {
 	stream  Stream
 	printed int64
-	sources map[string]*sourceModel
-	owners  map[types.UID][]metav1.OwnerReference
+	// recorded is when the stream's last record was written; zero when the
+	// file does not say (written before records were stamped).
+	recorded time.Time
+	sources  map[string]*sourceModel
+	owners   map[types.UID][]metav1.OwnerReference
 	// unavailable marks a stream kept for a context that could not start:
 	// it is carried unchanged.
 	unavailable bool
@@ -159,8 +167,12 @@ type streamModel struct {
 
 type sourceModel struct {
 	resourceVersion string
-	relisting       *feed.Gap
-	objects         map[string]object
+	// since is since when every change of the source was recorded one by
+	// one: its first position, or the last relist, which folded what came
+	// before. Zero when the file does not say.
+	since     time.Time
+	relisting *feed.Gap
+	objects   map[string]object
 }
 
 func newStreamModel(s Stream) *streamModel {
@@ -189,15 +201,21 @@ type streamState struct {
 	Stream Stream `json:"stream"`
 	// Printed counts the events the stream's feeds printed, over every run,
 	// up to this record.
-	Printed int64         `json:"printed"`
-	Sources []sourceState `json:"sources"`
-	Owners  []ownerState  `json:"owners,omitempty"`
+	Printed int64 `json:"printed"`
+	// Recorded is when the stream's last record was written, by the
+	// writer's clock.
+	Recorded metav1.Time   `json:"recorded,omitzero"`
+	Sources  []sourceState `json:"sources"`
+	Owners   []ownerState  `json:"owners,omitempty"`
 }
 
 type sourceState struct {
 	Resource string `json:"resource"`
 	// ResourceVersion is the position: every change up to it was printed.
 	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Since is since when every change of the source was printed one by
+	// one (sourceModel.since).
+	Since metav1.Time `json:"since,omitzero"`
 	// Relisting is set while a relist is being printed: resumed, the feed
 	// lists again rather than watch from the position (see Feed.Relisting).
 	Relisting *feed.Gap `json:"relisting,omitempty"`
@@ -215,6 +233,10 @@ type object struct {
 	Unprinted bool `json:"unprinted,omitempty"`
 	// Refs, when present, are the references --owner follows from it.
 	Refs *[]metav1.OwnerReference `json:"refs,omitempty"`
+	// At is when the record that put the object in this version was
+	// written: about when the feed printed the change, or, for the objects
+	// of a source's first list, when the feed started.
+	At metav1.Time `json:"at,omitzero"`
 }
 
 type ownerState struct {
@@ -224,7 +246,9 @@ type ownerState struct {
 
 // changeRecord is one stream's change.
 type changeRecord struct {
-	Stream    int               `json:"stream"`
+	Stream int `json:"stream"`
+	// Time is when the record was written, by the writer's clock.
+	Time      metav1.Time       `json:"time,omitzero"`
 	Positions map[string]string `json:"positions,omitempty"`
 	Put       []sourcedObject   `json:"put,omitempty"`
 	Drop      []sourcedObject   `json:"drop,omitempty"`
@@ -327,6 +351,7 @@ func (f *File) read() error {
 			}
 			// The feed was killed while appending its last record: the
 			// lines it covered may be printed again, as after any kill.
+			f.cut = true
 			f.warnings = append(f.warnings, fmt.Sprintf("checkpoint %s: its last record was cut short, as when a feed is killed while writing it; resuming from the record before", f.path))
 			break
 		}
@@ -425,14 +450,14 @@ func (f *File) apply(payload []byte, first bool) error {
 
 func modelOf(st streamState) *streamModel {
 	m := newStreamModel(st.Stream)
-	m.printed = st.Printed
+	m.printed, m.recorded = st.Printed, st.Recorded.Time
 	for _, src := range st.Sources {
 		sm := m.sources[src.Resource]
 		if sm == nil {
 			sm = &sourceModel{objects: map[string]object{}}
 			m.sources[src.Resource] = sm
 		}
-		sm.resourceVersion, sm.relisting = src.ResourceVersion, src.Relisting
+		sm.resourceVersion, sm.relisting, sm.since = src.ResourceVersion, src.Relisting, src.Since.Time
 		for _, o := range src.Objects {
 			sm.objects[objectKey(o.Namespace, o.Name)] = o
 		}
@@ -453,18 +478,26 @@ func (m *streamModel) applyChange(c *changeRecord) error {
 		}
 		return nil, fmt.Errorf("a change of resource %q, which the stream does not watch", res)
 	}
+	t := c.Time.Time
+	if !t.IsZero() {
+		m.recorded = t
+	}
 	if c.Relisting != nil {
 		sm, err := source(c.Relisting.Resource)
 		if err != nil {
 			return err
 		}
 		g := c.Relisting.Gap
-		sm.relisting = &g
+		// What changed before the relist is folded in it.
+		sm.relisting, sm.since = &g, t
 	}
 	for res, rv := range c.Positions {
 		sm, err := source(res)
 		if err != nil {
 			return err
+		}
+		if sm.resourceVersion == "" {
+			sm.since = t
 		}
 		sm.resourceVersion = rv
 		if sm.relisting != nil && !before(rv, sm.relisting.To) {
@@ -484,7 +517,9 @@ func (m *streamModel) applyChange(c *changeRecord) error {
 		if err != nil {
 			return err
 		}
-		sm.objects[objectKey(o.Namespace, o.Name)] = o.object
+		obj := o.object
+		obj.At = c.Time
+		sm.objects[objectKey(o.Namespace, o.Name)] = obj
 	}
 	for _, uid := range c.DropOwners {
 		delete(m.owners, uid)
@@ -506,16 +541,16 @@ func before(a, b string) bool {
 // clone returns a copy of m that its changes do not reach: maps are copied,
 // the objects in them are values never changed once recorded.
 func (m *streamModel) clone() *streamModel {
-	c := &streamModel{stream: m.stream, printed: m.printed, sources: map[string]*sourceModel{}, owners: maps.Clone(m.owners), unavailable: m.unavailable}
+	c := &streamModel{stream: m.stream, printed: m.printed, recorded: m.recorded, sources: map[string]*sourceModel{}, owners: maps.Clone(m.owners), unavailable: m.unavailable}
 	for r, sm := range m.sources {
-		c.sources[r] = &sourceModel{resourceVersion: sm.resourceVersion, relisting: sm.relisting, objects: maps.Clone(sm.objects)}
+		c.sources[r] = &sourceModel{resourceVersion: sm.resourceVersion, since: sm.since, relisting: sm.relisting, objects: maps.Clone(sm.objects)}
 	}
 	return c
 }
 
 // state is the model as a snapshot holds it.
 func (m *streamModel) state() streamState {
-	st := streamState{Stream: m.stream, Printed: m.printed}
+	st := streamState{Stream: m.stream, Printed: m.printed, Recorded: metav1.NewTime(m.recorded)}
 	resources := slices.Clone(m.stream.Resources)
 	for r := range m.sources {
 		if !slices.Contains(resources, r) {
@@ -524,7 +559,7 @@ func (m *streamModel) state() streamState {
 	}
 	for _, r := range resources {
 		sm := m.sources[r]
-		src := sourceState{Resource: r, ResourceVersion: sm.resourceVersion, Relisting: sm.relisting}
+		src := sourceState{Resource: r, ResourceVersion: sm.resourceVersion, Since: metav1.NewTime(sm.since), Relisting: sm.relisting}
 		for _, k := range slices.Sorted(maps.Keys(sm.objects)) {
 			src.Objects = append(src.Objects, sm.objects[k])
 		}
@@ -592,6 +627,12 @@ func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
 		handles[i] = &Feed{f: f, i: i, relist: map[int]*feed.Gap{}}
 		if !f.fresh {
 			handles[i].restored, handles[i].relist = models[i].restore()
+			if handles[i].restored == nil {
+				// The feed starts afresh: what came before is not in it.
+				for _, sm := range models[i].sources {
+					sm.since = time.Time{}
+				}
+			}
 		}
 	}
 	f.fresh, f.resumed = false, true
@@ -835,7 +876,7 @@ func (h *Feed) Record(d *feed.Delta) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.streams[h.i]
-	c := &changeRecord{Stream: h.i, Printed: d.Printed}
+	c := &changeRecord{Stream: h.i, Time: stamp(), Printed: d.Printed}
 	name := func(src int) (string, error) {
 		if src < 0 || src >= len(m.stream.Resources) {
 			return "", fmt.Errorf("a change of source %d, of %d", src, len(m.stream.Resources))
@@ -884,7 +925,12 @@ func (h *Feed) Relisting(source int, gap feed.Gap) error {
 	if source < 0 || source >= len(m.stream.Resources) {
 		return fmt.Errorf("a relist of source %d, of %d", source, len(m.stream.Resources))
 	}
-	return f.appendLocked(m, &changeRecord{Stream: h.i, Relisting: &relistingMark{Resource: m.stream.Resources[source], Gap: gap}})
+	return f.appendLocked(m, &changeRecord{Stream: h.i, Time: stamp(), Relisting: &relistingMark{Resource: m.stream.Resources[source], Gap: gap}})
+}
+
+// stamp is the time a record is written with, to the second the file keeps.
+func stamp() metav1.Time {
+	return metav1.NewTime(now().Truncate(time.Second))
 }
 
 func objectOf(k feed.Known) object {

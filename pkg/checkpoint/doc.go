@@ -48,6 +48,20 @@
 // appending it) is dropped with a warning; any other damage, a missing or
 // unknown version line, or a file cut within its snapshot is an error.
 //
+// Times: each change record carries "time", when it was written, by the
+// writer's clock, to the second; a snapshot keeps per stream "recorded" (the
+// time of its last record), per source "since" (since when every change of
+// the type was printed one by one: its first position, or its last relist,
+// which printed what came before folded; cleared when a feed starts afresh)
+// and per object "at" (the time of the record that put its version). A
+// resume reads none of them: they are what `kubectl idx history
+// --from-checkpoint` reads, through Read, to say which stretch of time a
+// feed saw change by change and when each object last changed while it ran.
+// A checkpoint keeps versions, never content: history can say that and when
+// an object changed, not what changed. Files written before records were
+// stamped have no times; a kubectl idx of version 2 that does not know them
+// passes over the fields and drops them when it rewrites the file.
+//
 // Versions: version 2 added each stream's cluster. Version 1 files, which
 // earlier kubectl idx wrote, are read: each stream a feed resumes from one
 // resumes without the cluster check, with a warning saying so, and the file
@@ -96,6 +110,12 @@
 // ownerReferences with --owner, the kubeconfig context names and each
 // context's cluster (server URL, CA hash, kube-system UID); no object
 // content, no credentials.
+//
+// Reading: Read opens a checkpoint for reading only, with the checks Open
+// makes, and neither locks it nor writes it: a feed may hold it meanwhile.
+// Its For picks the stream of a context and refuses one of another cluster
+// or of another feed (another command, namespace or types) in the words
+// Resume uses.
 //
 // Concurrency: a File is safe for concurrent use: the feeds of several
 // contexts record through their own Feed handles (File.Resume returns one per

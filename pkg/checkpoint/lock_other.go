@@ -13,6 +13,8 @@ var errUnsupported = errors.New("--checkpoint needs flock(2), which this system 
 
 func lock(string) (*os.File, bool, error) { return nil, false, errUnsupported }
 
+func openRead(string) (*os.File, error) { return nil, errUnsupported }
+
 func lockFile(*os.File) error { return errUnsupported }
 
 func syncDir(string) error { return errUnsupported }

@@ -87,6 +87,41 @@ func lock(path string) (*os.File, bool, error) {
 	return nil, false, fmt.Errorf("locking checkpoint %s: another process keeps replacing it", path)
 }
 
+// openRead opens the checkpoint at path for reading, the same checks as lock
+// made (a regular file of this user's, never through a symbolic link), but
+// neither created nor locked.
+func openRead(path string) (*os.File, error) {
+	readable := func(fi fs.FileInfo) error {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("checkpoint %s is a symbolic link: refusing to read through it", path)
+		}
+		return usable(path, fi)
+	}
+	seen, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening checkpoint %s: %w", path, err)
+	}
+	if err := readable(seen); err != nil {
+		return nil, err
+	}
+	fd, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, readable(st)
+		}
+		return nil, fmt.Errorf("opening checkpoint %s: %w", path, err)
+	}
+	opened, err := fd.Stat()
+	if err == nil {
+		err = readable(opened)
+	}
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	return fd, nil
+}
+
 // usable returns why the file fi, at path, is not one a checkpoint may be:
 // anything but a regular file of this user's. A symbolic link would have
 // the feed write where its target is (any file the user may write), a named
