@@ -137,3 +137,40 @@ func deepWithKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Objec
 	}
 	return c
 }
+
+// MarshalJSON writes the history with its entries, coverage, gaps and
+// warnings as arrays.
+func (h History) MarshalJSON() ([]byte, error) {
+	type fields History
+	f := fields(h)
+	if f.Entries == nil {
+		f.Entries = []HistoryEntry{}
+	}
+	if f.Coverage == nil {
+		f.Coverage = []HistoryCoverage{}
+	}
+	if f.Gaps == nil {
+		f.Gaps = []HistoryGap{}
+	}
+	if f.Warnings == nil {
+		f.Warnings = []string{}
+	}
+	return json.Marshal(f)
+}
+
+// MarshalJSON writes the blame with its managers, fields and warnings as
+// arrays.
+func (b Blame) MarshalJSON() ([]byte, error) {
+	type fields Blame
+	f := fields(b)
+	if f.Managers == nil {
+		f.Managers = []FieldManager{}
+	}
+	if f.Fields == nil {
+		f.Fields = []BlameField{}
+	}
+	if f.Warnings == nil {
+		f.Warnings = []string{}
+	}
+	return json.Marshal(f)
+}
