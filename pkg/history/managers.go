@@ -169,3 +169,74 @@ func keyField(key []fieldValue, name string) bool {
 	_, ok := keyValue(key, name)
 	return ok
 }
+
+// Fields returns the fields entry i owns in obj, decoded JSON, as paths in
+// the order of its set: the leaves of the set (a value, a value set whole, a
+// list entry owned without its fields), list entries named through keys
+// when the key is one of the server's key fields for the entry, else by
+// "name" when it is one, else by the first of them; entries of sets and
+// atomic lists by their index in obj. Fields of entries obj no longer holds
+// are left out.
+func (m *Managers) Fields(i int, obj any, keys KeyFunc) []Path {
+	var out []Path
+	walkSet(m.sets[i], nil, obj, keys, &out)
+	return out
+}
+
+func walkSet(s *fieldpath.Set, p Path, v any, keys KeyFunc, out *[]Path) {
+	visit := func(pe fieldpath.PathElement, member bool) {
+		step, ok := stepOf(pe, p, v, keys)
+		if !ok {
+			return
+		}
+		sub, hasSub := s.Children.Get(pe)
+		if hasSub && !sub.Empty() {
+			next, found := child(v, step)
+			if !found {
+				return
+			}
+			walkSet(sub, p.with(step), next, keys, out)
+			return
+		}
+		if member {
+			if _, found := child(v, step); found {
+				*out = append(*out, p.with(step))
+			}
+		}
+	}
+	for pe := range s.Members.All() {
+		if sub, ok := s.Children.Get(pe); !ok || sub.Empty() {
+			visit(pe, true)
+		}
+	}
+	for pe := range s.Children.All() {
+		visit(pe, false)
+	}
+}
+
+// stepOf is the step of path element pe under p, in v (the value at p):
+// a list entry as YAMLLines names it, by keys where its list is keyed, else
+// by its index, so that a field of Fields is a line's field.
+func stepOf(pe fieldpath.PathElement, p Path, v any, keys KeyFunc) (Step, bool) {
+	if pe.FieldName != nil {
+		return FieldStep(*pe.FieldName), true
+	}
+	if pe.Index != nil {
+		return IndexStep(*pe.Index), true
+	}
+	l, _ := v.([]any)
+	at := -1
+	for i, e := range l {
+		if pe.Key != nil && keyMatches(*pe.Key, e) || pe.Value != nil && Equal((*pe.Value).Unstructured(), e) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return Step{}, false
+	}
+	if key := listKey(p, l, nil, keys); key != "" {
+		return KeyStep(key, l[at].(map[string]any)[key]), true
+	}
+	return IndexStep(at), true
+}

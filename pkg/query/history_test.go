@@ -1,0 +1,453 @@
+package query_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
+	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/where"
+)
+
+// historyStart is when Deployment web of historyObjects was created; the
+// question is asked two hours later.
+var (
+	historyStart = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	historyNow   = historyStart.Add(2 * time.Hour)
+)
+
+func hAt(d time.Duration) metav1.Time { return metav1.NewTime(historyStart.Add(d)) }
+
+// mf is a managedFields entry of fields, a FieldsV1 document.
+func mf(manager string, op metav1.ManagedFieldsOperationType, subresource string, at time.Duration, fields string) metav1.ManagedFieldsEntry {
+	t := hAt(at)
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: subresource, APIVersion: "apps/v1", Time: &t,
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+}
+
+// template is web's pod template at a revision: its image, and env FOO
+// when foo.
+func template(image string, foo bool, hash string) corev1.PodTemplateSpec {
+	env := []corev1.EnvVar{{Name: "LOG_LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}, Key: "LOG_LEVEL"}}}}
+	if foo {
+		env = append([]corev1.EnvVar{{Name: "FOO", Value: "1"}}, env...)
+	}
+	t := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image, Env: env}}},
+	}
+	if hash != "" {
+		t.Labels["pod-template-hash"] = hash
+	}
+	return t
+}
+
+// historyObjects are Deployment web in shop taken through three revisions by
+// three writers and scaled by a fourth, with its ConfigMap edited:
+//   - +0: kubectl apply creates it (revision 1, image pause:3.10);
+//   - +10m: kubectl set image (revision 2, pause:3.9);
+//   - +20m: a server-side apply manager, history-test, adds env FOO first
+//     (revision 3);
+//   - +30m: kubectl scale, through the scale subresource, to 4;
+//   - +100m: kubectl patch changes ConfigMap web-config's LOG_LEVEL.
+//
+// Events: the deployment controller's scaling at +20m and +100m (the
+// first within the last hour); pod web-3-a was created at +21m.
+func historyObjects() []runtime.Object {
+	const (
+		csa = `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{".":{},"k:{\"name\":\"LOG_LEVEL\"}":{".":{},"f:name":{},"f:valueFrom":{".":{},"f:configMapKeyRef":{}}}},"f:name":{}}}}}}}`
+		set = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:image":{}}}}}}}`
+		ssa = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{"k:{\"name\":\"FOO\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`
+		scl = `{"f:spec":{"f:replicas":{}}}`
+		rsf = `{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"d-web\"}":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{},"f:image":{},"f:name":{}}}}}}}`
+	)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "d-web", CreationTimestamp: hAt(0), Labels: map[string]string{"app": "web"},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				mf("kubectl-client-side-apply", metav1.ManagedFieldsOperationUpdate, "", 0, csa),
+				mf("kubectl-set", metav1.ManagedFieldsOperationUpdate, "", 10*time.Minute, set),
+				mf("history-test", metav1.ManagedFieldsOperationApply, "", 20*time.Minute, ssa),
+				mf("kubectl", metav1.ManagedFieldsOperationUpdate, "scale", 30*time.Minute, scl),
+			}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](4), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: template("pause:3.9", true, "")},
+	}
+	rs := func(n int, image string, foo bool, at time.Duration) *appsv1.ReplicaSet {
+		hash := fmt.Sprintf("h%d", n)
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-" + hash, UID: types.UID("rs-" + hash), CreationTimestamp: hAt(at),
+				Annotations:     map[string]string{"deployment.kubernetes.io/revision": fmt.Sprint(n)},
+				OwnerReferences: []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", "Deployment", "web", "d-web")},
+				ManagedFields:   []metav1.ManagedFieldsEntry{mf("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "", at, rsf)}},
+			Spec: appsv1.ReplicaSetSpec{Template: template(image, foo, hash)},
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-h3-a", UID: "p-a", CreationTimestamp: hAt(21 * time.Minute), ResourceVersion: "40",
+		OwnerReferences: []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", "ReplicaSet", "web-h3", "rs-h3")}}}
+	cmPatch := mf("kubectl-patch", metav1.ManagedFieldsOperationUpdate, "", 100*time.Minute, `{"f:data":{"f:LOG_LEVEL":{}}}`)
+	cmPatch.APIVersion = "v1"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-config", UID: "cm-web", CreationTimestamp: hAt(0), ManagedFields: []metav1.ManagedFieldsEntry{cmPatch}},
+		Data: map[string]string{"LOG_LEVEL": "debug"}}
+	ev := func(name string, uid types.UID, kind, obj, reason, msg string, at time.Duration) *corev1.Event {
+		return &corev1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("ev-" + name)},
+			InvolvedObject: corev1.ObjectReference{APIVersion: "apps/v1", Kind: kind, Namespace: "shop", Name: obj, UID: uid},
+			Type:           corev1.EventTypeNormal, Reason: reason, Message: msg, Count: 1, Source: corev1.EventSource{Component: "deployment-controller"},
+			FirstTimestamp: hAt(at), LastTimestamp: hAt(at),
+		}
+	}
+	return []runtime.Object{d, rs(1, "pause:3.10", false, 0), rs(2, "pause:3.9", false, 10*time.Minute), rs(3, "pause:3.9", true, 20*time.Minute), pod, cm,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "unused", UID: "cm-unused"}},
+		ev("e1", "d-web", "Deployment", "web", "ScalingReplicaSet", "Scaled up replica set web-h3 from 0 to 1", 20*time.Minute),
+		ev("e2", "d-web", "Deployment", "web", "ScalingReplicaSet", "Scaled up replica set web-h3 from 3 to 4", 100*time.Minute),
+	}
+}
+
+// historyAPIResources are the types of historyObjects.
+func historyAPIResources() []*metav1.APIResourceList {
+	v := metav1.Verbs{"get", "list", "watch"}
+	return []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: v},
+			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: v, ShortNames: []string{"cm"}},
+			{Name: "events", Namespaced: true, Kind: "Event", Verbs: v},
+		}},
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
+			{Name: "deployments", Namespaced: true, Kind: "Deployment", Verbs: v, ShortNames: []string{"deploy"}},
+			{Name: "replicasets", Namespaced: true, Kind: "ReplicaSet", Verbs: v, ShortNames: []string{"rs"}},
+		}},
+	}
+}
+
+// historySession is a session over historyObjects in shop; forbidden names
+// the types whose lists the server forbids.
+func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (*query.Session, query.ObjectRef) {
+	t.Helper()
+	s := fakeapi.New(nil, historyObjects()...)
+	s.BeforeList = func(req *http.Request) *metav1.Status {
+		for _, f := range forbidden {
+			if strings.HasSuffix(req.URL.Path, "/"+f) {
+				return forbiddenList(f)
+			}
+		}
+		return nil
+	}
+	fixtures.ForbidMetadataList(s)
+	dc := fixtures.Discovery(historyAPIResources())
+	mapper, _ := fixtures.Mapper(t, dc)
+	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+			return informer.ListableResources(dc, namespacedOnly)
+		},
+	}}, Where: cond})
+	return session, objectRef(t, mapper, "deployment/web")
+}
+
+// line renders an entry for comparison: time, object, source, action,
+// managers and changes.
+func line(e v1alpha1.HistoryEntry) string {
+	var who []string
+	for _, m := range e.Managers {
+		who = append(who, m.Manager)
+	}
+	var changes []string
+	for _, c := range e.Changes {
+		s := c.Path
+		if c.Old != nil {
+			s += " " + string(c.Old.Raw)
+		}
+		if c.New != nil {
+			s += " -> " + string(c.New.Raw)
+		}
+		var by []string
+		for _, m := range c.Managers {
+			by = append(by, m.Manager)
+		}
+		if len(by) > 0 {
+			s += " by " + strings.Join(by, ",")
+		}
+		changes = append(changes, s)
+	}
+	what := e.Action
+	if e.Revision != nil {
+		what = fmt.Sprintf("%s %d", what, e.Revision.Number)
+	}
+	return fmt.Sprintf("+%s %s/%s %s %s [%s] %s", e.Time.Sub(historyStart), strings.ToLower(e.Object.Kind), e.Object.Name, e.Source, what, strings.Join(who, ","), strings.Join(changes, "; "))
+}
+
+func historyLines(h *v1alpha1.History) []string {
+	var out []string
+	for _, e := range h.Entries {
+		out = append(out, line(e))
+	}
+	return out
+}
+
+// TestSessionHistory: the revisions diffed one after the other, each field
+// attributed to the manager that owns it (env FOO, an entry inserted
+// first, to the server-side apply manager; the ReplicaSet's
+// pod-template-hash to the controller), the scale and the ConfigMap's edit
+// from managedFields, events, creations, in time order; the whole window
+// covered, so no gap.
+func TestSessionHistory(t *testing.T) {
+	s, obj := historySession(t, nil)
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Uses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`+0s deployment/web revision Rollout 1 [kubectl-client-side-apply] .spec.template -> {"metadata":{"labels":{"app":"web","pod-template-hash":"h1"}},"spec":{"containers":[{"env":[{"name":"LOG_LEVEL","valueFrom":{"configMapKeyRef":{"key":"LOG_LEVEL","name":"web-config"}}}],"image":"pause:3.10","name":"web","resources":{}}]}} by kubectl-client-side-apply`,
+		// kubectl apply's last write made revision 1: the rollout shows its
+		// template fields, this entry the others.
+		`+0s deployment/web managedFields Written [kubectl-client-side-apply] .metadata.labels.app -> "web"; .spec.selector -> {"matchLabels":{"app":"web"}}`,
+		`+0s configmap/web-config object Created [] `,
+		`+0s deployment/web object Created [] `,
+		`+10m0s deployment/web revision Rollout 2 [kubectl-set] .spec.template.metadata.labels.pod-template-hash "h1" -> "h2"; .spec.template.spec.containers[?(@.name=="web")].image "pause:3.10" -> "pause:3.9" by kubectl-set`,
+		`+20m0s deployment/web revision Rollout 3 [history-test] .spec.template.metadata.labels.pod-template-hash "h2" -> "h3" by kube-controller-manager; .spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="FOO")] -> {"name":"FOO","value":"1"} by history-test`,
+		`+20m0s deployment/web event ScalingReplicaSet [] `,
+		`+21m0s pod/web-h3-a object Created [] `,
+		`+30m0s deployment/web managedFields Written [kubectl] .spec.replicas -> 4`,
+		`+1h40m0s configmap/web-config managedFields Written [kubectl-patch] .data.LOG_LEVEL -> "debug"`,
+		`+1h40m0s deployment/web event ScalingReplicaSet [] `,
+	}
+	if diff := cmp.Diff(want, historyLines(h)); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	if len(h.Gaps) != 0 {
+		t.Errorf("gaps %+v, want none: the revisions cover the template since the creation, the events the last hour", h.Gaps)
+	}
+	var sources []string
+	for _, c := range h.Coverage {
+		sources = append(sources, c.Source)
+		if c.Unavailable != "" {
+			t.Errorf("coverage %s unavailable: %s", c.Source, c.Unavailable)
+		}
+	}
+	if want := []string{"revision", "event", "managedFields", "object"}; !slices.Equal(sources, want) {
+		t.Errorf("coverage of %q, want %q", sources, want)
+	}
+	if len(h.Warnings) != 0 {
+		t.Errorf("warnings %q", h.Warnings)
+	}
+}
+
+// TestSessionHistoryGaps: a window beyond the object's creation and the
+// events' hour is a gap, said with why; events the user may not list are a
+// warning naming the type, the coverage says so, and the stretch they
+// covered is a gap too.
+func TestSessionHistoryGaps(t *testing.T) {
+	s, obj := historySession(t, nil)
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Since: historyNow.Add(-3 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Gaps) != 1 || !h.Gaps[0].From.Equal(&metav1.Time{Time: historyNow.Add(-3 * time.Hour)}) || !h.Gaps[0].To.Time.Equal(historyStart) {
+		t.Fatalf("gaps %+v, want the hour before the creation", h.Gaps)
+	}
+	for _, want := range []string{"deployment/web was created at 2026-03-01T10:00:00Z, after it", "before the oldest revision kept (revision 1", "events expire about 1h0m0s after they last happened", "no checkpoint was given"} {
+		if !strings.Contains(h.Gaps[0].Reason, want) {
+			t.Errorf("gap reason %q lacks %q", h.Gaps[0].Reason, want)
+		}
+	}
+
+	s, obj = historySession(t, nil, "events", "replicasets")
+	h, err = s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantWarnings := []string{
+		`cannot list replicasets.apps, the answer may be incomplete: replicasets.apps is forbidden: User "jane" cannot list resource "replicasets" in API group "apps" in the namespace "shop"`,
+		`cannot list events, the answer may be incomplete: events is forbidden: User "jane" cannot list resource "events" in API group "" in the namespace "shop"`,
+	}
+	if diff := cmp.Diff(wantWarnings, h.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	unavailable := map[string]string{}
+	for _, c := range h.Coverage {
+		unavailable[c.Source] = c.Unavailable
+	}
+	if !strings.HasPrefix(unavailable["event"], "cannot list events: events is forbidden") || !strings.HasPrefix(unavailable["revision"], "cannot list replicasets.apps:") {
+		t.Errorf("coverage unavailable %q", unavailable)
+	}
+	if len(h.Gaps) != 1 || !h.Gaps[0].From.Time.Equal(historyStart) || !strings.Contains(h.Gaps[0].Reason, "the events could not be read") {
+		t.Errorf("gaps %+v, want the whole window, nothing covering it", h.Gaps)
+	}
+	for _, e := range h.Entries {
+		if e.Source == "revision" || e.Source == "event" {
+			t.Errorf("entry %s from a source that could not be read", line(e))
+		}
+	}
+}
+
+// TestSessionHistoryWhere: --where keeps the entries whose object matches.
+func TestSessionHistoryWhere(t *testing.T) {
+	cond, err := where.Parse([]string{`object.kind == "ConfigMap"`}, historyNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, obj := historySession(t, cond)
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Uses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`+0s configmap/web-config object Created [] `, `+1h40m0s configmap/web-config managedFields Written [kubectl-patch] .data.LOG_LEVEL -> "debug"`}
+	if diff := cmp.Diff(want, historyLines(h)); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+}
+
+// TestSessionHistoryCheckpoint: a checkpoint of a watch of the namespace's
+// pods and ReplicaSets covers the stretch it printed: its objects' last
+// changes while it ran, one changed since and one gone since (under the
+// Deployment through the references --owner followed) are entries; one of
+// another cluster or another feed is refused in the checkpoint's words.
+func TestSessionHistoryCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	// write records each delta a second after the one before: the
+	// checkpoint's times are kept to the second.
+	write := func(name string, stream checkpoint.Stream, deltas ...*feed.Delta) string {
+		path := filepath.Join(dir, name)
+		f, err := checkpoint.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := f.Resume([]checkpoint.Stream{stream}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range deltas {
+			if i > 0 {
+				time.Sleep(time.Second)
+			}
+			if err := h[0].Record(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	stream := checkpoint.Stream{Context: "kind-a", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop",
+		Filters: []checkpoint.Filter{{Flag: "--owner", Value: "deployment/web uid d-web"}}, Cluster: &checkpoint.Cluster{}}
+	rsRef := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-h3", UID: "rs-h3"}
+	// The feed lists, then a second later prints a change of web-h3-a; web-h3-b
+	// is deleted after it stopped, and web-h3-a changed again.
+	path := write("cp", stream, &feed.Delta{Positions: map[int]string{0: "50", 1: "50"}, Put: []feed.Known{
+		{Source: 0, Namespace: "shop", Name: "web-h3-a", UID: "p-a", ResourceVersion: "30", Printed: true, Followed: true, Refs: []metav1.OwnerReference{rsRef}},
+		{Source: 0, Namespace: "shop", Name: "web-h3-b", UID: "p-b", ResourceVersion: "31", Printed: true, Followed: true, Refs: []metav1.OwnerReference{rsRef}},
+		{Source: 1, Namespace: "shop", Name: "web-h3", UID: "rs-h3", ResourceVersion: "", Printed: true, Followed: true},
+	}}, &feed.Delta{Positions: map[int]string{0: "60"}, Put: []feed.Known{
+		{Source: 0, Namespace: "shop", Name: "web-h3-a", UID: "p-a", ResourceVersion: "35", Printed: true, Followed: true, Refs: []metav1.OwnerReference{rsRef}},
+	}})
+	s, obj := historySession(t, nil)
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: time.Now(), Since: historyStart, Checkpoint: path, ContextName: "kind-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range h.Entries {
+		if e.Source == v1alpha1.SourceCheckpoint {
+			got = append(got, fmt.Sprintf("%s/%s %s %s until=%v", strings.ToLower(e.Object.Kind), e.Object.Name, e.Action, e.ResourceVersion, e.Until != nil))
+		}
+	}
+	want := []string{"pod/web-h3-a Changed 35 until=false", "pod/web-h3-a Changed 40 until=true", "pod/web-h3-b Deleted 31 until=true"}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checkpoint entries (-want +got):\n%s", diff)
+	}
+	var covered int
+	for _, c := range h.Coverage {
+		if c.Source == v1alpha1.SourceCheckpoint && c.From != nil {
+			covered++
+		}
+	}
+	if covered != 2 {
+		t.Errorf("%d checkpoint coverages with a stretch, want pods and replicasets.apps: %+v", covered, h.Coverage)
+	}
+
+	other := stream
+	other.Cluster = &checkpoint.Cluster{Server: "https://elsewhere:6443"}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"another cluster", write("other", other, &feed.Delta{Positions: map[int]string{0: "1", 1: "1"}}),
+			`checkpoint ` + dir + `/other was written for another cluster: the server in context kind-a was https://elsewhere:6443, is ""; resume against the cluster it was written for, or give another file`},
+		{"another context", path, `checkpoint ` + path + ` was written for another feed: the contexts were kind-a, are kind-b; resume with the same command, or give another file`},
+	} {
+		s, obj := historySession(t, nil)
+		name := "kind-a"
+		if tc.name == "another context" {
+			name = "kind-b"
+		}
+		_, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Checkpoint: tc.path, ContextName: name})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestSessionBlame: the object's fields a manager owns, each with its
+// managers, list entries by their merge keys.
+func TestSessionBlame(t *testing.T) {
+	s, obj := historySession(t, nil)
+	b, err := s.Blame(testContext(t), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range b.Fields {
+		for _, i := range f.Managers {
+			got[f.Path] = append(got[f.Path], b.Managers[i].Manager)
+		}
+	}
+	for path, want := range map[string][]string{
+		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="FOO")].name`:       {"history-test"},
+		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="FOO")].value`:      {"history-test"},
+		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="LOG_LEVEL")].name`: {"kubectl-client-side-apply"},
+		`.spec.template.spec.containers[?(@.name=="web")].image`:                            {"kubectl-set"},
+		`.spec.replicas`:             {"kubectl"},
+		`.metadata.labels.app`:       {"kubectl-client-side-apply"},
+		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="LOG_LEVEL")].valueFrom.configMapKeyRef.key`: {"kubectl-client-side-apply"},
+	} {
+		if !slices.Equal(got[path], want) {
+			t.Errorf("%s: %q, want %q", path, got[path], want)
+		}
+	}
+	var content map[string]any
+	if err := json.Unmarshal(b.Content.Raw, &content); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := content["metadata"].(map[string]any)["managedFields"]; ok || content["kind"] != "Deployment" {
+		t.Errorf("content: kind %v, managedFields kept: %v", content["kind"], ok)
+	}
+}
+
+// forbiddenList is RBAC's answer to jane's list of resource in shop.
+func forbiddenList(resource string) *metav1.Status {
+	gr := schema.GroupResource{Resource: resource}
+	if resource == "replicasets" {
+		gr.Group = "apps"
+	}
+	return &fixtures.Forbidden(gr, "shop").ErrStatus
+}
