@@ -11,13 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
@@ -29,121 +24,11 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
-// historyStart is when Deployment web of historyObjects was created; the
-// question is asked two hours later.
-var (
-	historyStart = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	historyNow   = historyStart.Add(2 * time.Hour)
-)
-
-func hAt(d time.Duration) metav1.Time { return metav1.NewTime(historyStart.Add(d)) }
-
-// mf is a managedFields entry of fields, a FieldsV1 document.
-func mf(manager string, op metav1.ManagedFieldsOperationType, subresource string, at time.Duration, fields string) metav1.ManagedFieldsEntry {
-	t := hAt(at)
-	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: subresource, APIVersion: "apps/v1", Time: &t,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
-}
-
-// template is web's pod template at a revision: its image, and env FOO
-// when foo.
-func template(image string, foo bool, hash string) corev1.PodTemplateSpec {
-	env := []corev1.EnvVar{{Name: "LOG_LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}, Key: "LOG_LEVEL"}}}}
-	if foo {
-		env = append([]corev1.EnvVar{{Name: "FOO", Value: "1"}}, env...)
-	}
-	t := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image, Env: env}}},
-	}
-	if hash != "" {
-		t.Labels["pod-template-hash"] = hash
-	}
-	return t
-}
-
-// historyObjects are Deployment web in shop taken through three revisions by
-// three writers and scaled by a fourth, with its ConfigMap edited:
-//   - +0: kubectl apply creates it (revision 1, image pause:3.10);
-//   - +10m: kubectl set image (revision 2, pause:3.9);
-//   - +20m: a server-side apply manager, history-test, adds env FOO first
-//     (revision 3);
-//   - +30m: kubectl scale, through the scale subresource, to 4;
-//   - +100m: kubectl patch changes ConfigMap web-config's LOG_LEVEL.
-//
-// Events: the deployment controller's scaling at +20m and +100m (the
-// first within the last hour); pod web-3-a was created at +21m.
-func historyObjects() []runtime.Object {
-	const (
-		csa = `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{".":{},"k:{\"name\":\"LOG_LEVEL\"}":{".":{},"f:name":{},"f:valueFrom":{".":{},"f:configMapKeyRef":{}}}},"f:name":{}}}}}}}`
-		set = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{"f:image":{}}}}}}}`
-		ssa = `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{"k:{\"name\":\"FOO\"}":{".":{},"f:name":{},"f:value":{}}},"f:name":{}}}}}}}`
-		scl = `{"f:spec":{"f:replicas":{}}}`
-		rsf = `{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"d-web\"}":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{},"f:image":{},"f:name":{}}}}}}}`
-	)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "d-web", CreationTimestamp: hAt(0), Labels: map[string]string{"app": "web"},
-			ManagedFields: []metav1.ManagedFieldsEntry{
-				mf("kubectl-client-side-apply", metav1.ManagedFieldsOperationUpdate, "", 0, csa),
-				mf("kubectl-set", metav1.ManagedFieldsOperationUpdate, "", 10*time.Minute, set),
-				mf("history-test", metav1.ManagedFieldsOperationApply, "", 20*time.Minute, ssa),
-				mf("kubectl", metav1.ManagedFieldsOperationUpdate, "scale", 30*time.Minute, scl),
-			}},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](4), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: template("pause:3.9", true, "")},
-	}
-	rs := func(n int, image string, foo bool, at time.Duration) *appsv1.ReplicaSet {
-		hash := fmt.Sprintf("h%d", n)
-		return &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-" + hash, UID: types.UID("rs-" + hash), CreationTimestamp: hAt(at),
-				Annotations:     map[string]string{"deployment.kubernetes.io/revision": fmt.Sprint(n)},
-				OwnerReferences: []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", "Deployment", "web", "d-web")},
-				ManagedFields:   []metav1.ManagedFieldsEntry{mf("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "", at, rsf)}},
-			Spec: appsv1.ReplicaSetSpec{Template: template(image, foo, hash)},
-		}
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-h3-a", UID: "p-a", CreationTimestamp: hAt(21 * time.Minute), ResourceVersion: "40",
-		OwnerReferences: []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", "ReplicaSet", "web-h3", "rs-h3")}}}
-	cmPatch := mf("kubectl-patch", metav1.ManagedFieldsOperationUpdate, "", 100*time.Minute, `{"f:data":{"f:LOG_LEVEL":{}}}`)
-	cmPatch.APIVersion = "v1"
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-config", UID: "cm-web", CreationTimestamp: hAt(0), ManagedFields: []metav1.ManagedFieldsEntry{cmPatch}},
-		Data: map[string]string{"LOG_LEVEL": "debug"}}
-	ev := func(name string, uid types.UID, kind, obj, reason, msg string, at time.Duration) *corev1.Event {
-		return &corev1.Event{
-			ObjectMeta:     metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("ev-" + name)},
-			InvolvedObject: corev1.ObjectReference{APIVersion: "apps/v1", Kind: kind, Namespace: "shop", Name: obj, UID: uid},
-			Type:           corev1.EventTypeNormal, Reason: reason, Message: msg, Count: 1, Source: corev1.EventSource{Component: "deployment-controller"},
-			FirstTimestamp: hAt(at), LastTimestamp: hAt(at),
-		}
-	}
-	return []runtime.Object{d, rs(1, "pause:3.10", false, 0), rs(2, "pause:3.9", false, 10*time.Minute), rs(3, "pause:3.9", true, 20*time.Minute), pod, cm,
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "unused", UID: "cm-unused"}},
-		ev("e1", "d-web", "Deployment", "web", "ScalingReplicaSet", "Scaled up replica set web-h3 from 0 to 1", 20*time.Minute),
-		ev("e2", "d-web", "Deployment", "web", "ScalingReplicaSet", "Scaled up replica set web-h3 from 3 to 4", 100*time.Minute),
-	}
-}
-
-// historyAPIResources are the types of historyObjects.
-func historyAPIResources() []*metav1.APIResourceList {
-	v := metav1.Verbs{"get", "list", "watch"}
-	return []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			{Name: "pods", Namespaced: true, Kind: "Pod", Verbs: v},
-			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: v, ShortNames: []string{"cm"}},
-			{Name: "events", Namespaced: true, Kind: "Event", Verbs: v},
-		}},
-		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
-			{Name: "deployments", Namespaced: true, Kind: "Deployment", Verbs: v, ShortNames: []string{"deploy"}},
-			{Name: "replicasets", Namespaced: true, Kind: "ReplicaSet", Verbs: v, ShortNames: []string{"rs"}},
-		}},
-	}
-}
-
 // historySession is a session over historyObjects in shop; forbidden names
 // the types whose lists the server forbids.
 func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (*query.Session, query.ObjectRef) {
 	t.Helper()
-	s := fakeapi.New(nil, historyObjects()...)
+	s := fakeapi.New(nil, fixtures.HistoryObjects()...)
 	s.BeforeList = func(req *http.Request) *metav1.Status {
 		for _, f := range forbidden {
 			if strings.HasSuffix(req.URL.Path, "/"+f) {
@@ -153,7 +38,7 @@ func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (
 		return nil
 	}
 	fixtures.ForbidMetadataList(s)
-	dc := fixtures.Discovery(historyAPIResources())
+	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
 	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
 		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
@@ -192,7 +77,7 @@ func line(e v1alpha1.HistoryEntry) string {
 	if e.Revision != nil {
 		what = fmt.Sprintf("%s %d", what, e.Revision.Number)
 	}
-	return fmt.Sprintf("+%s %s/%s %s %s [%s] %s", e.Time.Sub(historyStart), strings.ToLower(e.Object.Kind), e.Object.Name, e.Source, what, strings.Join(who, ","), strings.Join(changes, "; "))
+	return fmt.Sprintf("+%s %s/%s %s %s [%s] %s", e.Time.Sub(fixtures.HistoryStart), strings.ToLower(e.Object.Kind), e.Object.Name, e.Source, what, strings.Join(who, ","), strings.Join(changes, "; "))
 }
 
 func historyLines(h *v1alpha1.History) []string {
@@ -211,7 +96,7 @@ func historyLines(h *v1alpha1.History) []string {
 // covered, so no gap.
 func TestSessionHistory(t *testing.T) {
 	s, obj := historySession(t, nil)
-	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Uses: true})
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow, Uses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +142,11 @@ func TestSessionHistory(t *testing.T) {
 // covered is a gap too.
 func TestSessionHistoryGaps(t *testing.T) {
 	s, obj := historySession(t, nil)
-	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Since: historyNow.Add(-3 * time.Hour)})
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow, Since: fixtures.HistoryNow.Add(-3 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.Gaps) != 1 || !h.Gaps[0].From.Equal(&metav1.Time{Time: historyNow.Add(-3 * time.Hour)}) || !h.Gaps[0].To.Time.Equal(historyStart) {
+	if len(h.Gaps) != 1 || !h.Gaps[0].From.Equal(&metav1.Time{Time: fixtures.HistoryNow.Add(-3 * time.Hour)}) || !h.Gaps[0].To.Time.Equal(fixtures.HistoryStart) {
 		t.Fatalf("gaps %+v, want the hour before the creation", h.Gaps)
 	}
 	for _, want := range []string{"deployment/web was created at 2026-03-01T10:00:00Z, after it", "before the oldest revision kept (revision 1", "events expire about 1h0m0s after they last happened", "no checkpoint was given"} {
@@ -271,7 +156,7 @@ func TestSessionHistoryGaps(t *testing.T) {
 	}
 
 	s, obj = historySession(t, nil, "events", "replicasets")
-	h, err = s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow})
+	h, err = s.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +174,7 @@ func TestSessionHistoryGaps(t *testing.T) {
 	if !strings.HasPrefix(unavailable["event"], "cannot list events: events is forbidden") || !strings.HasPrefix(unavailable["revision"], "cannot list replicasets.apps:") {
 		t.Errorf("coverage unavailable %q", unavailable)
 	}
-	if len(h.Gaps) != 1 || !h.Gaps[0].From.Time.Equal(historyStart) || !strings.Contains(h.Gaps[0].Reason, "the events could not be read") {
+	if len(h.Gaps) != 1 || !h.Gaps[0].From.Time.Equal(fixtures.HistoryStart) || !strings.Contains(h.Gaps[0].Reason, "the events could not be read") {
 		t.Errorf("gaps %+v, want the whole window, nothing covering it", h.Gaps)
 	}
 	for _, e := range h.Entries {
@@ -301,12 +186,12 @@ func TestSessionHistoryGaps(t *testing.T) {
 
 // TestSessionHistoryWhere: --where keeps the entries whose object matches.
 func TestSessionHistoryWhere(t *testing.T) {
-	cond, err := where.Parse([]string{`object.kind == "ConfigMap"`}, historyNow)
+	cond, err := where.Parse([]string{`object.kind == "ConfigMap"`}, fixtures.HistoryNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, obj := historySession(t, cond)
-	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Uses: true})
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow, Uses: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +246,7 @@ func TestSessionHistoryCheckpoint(t *testing.T) {
 		{Source: 0, Namespace: "shop", Name: "web-h3-a", UID: "p-a", ResourceVersion: "35", Printed: true, Followed: true, Refs: []metav1.OwnerReference{rsRef}},
 	}})
 	s, obj := historySession(t, nil)
-	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: time.Now(), Since: historyStart, Checkpoint: path, ContextName: "kind-a"})
+	h, err := s.History(testContext(t), obj, query.HistoryOptions{Now: time.Now(), Since: fixtures.HistoryStart, Checkpoint: path, ContextName: "kind-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +285,7 @@ func TestSessionHistoryCheckpoint(t *testing.T) {
 		if tc.name == "another context" {
 			name = "kind-b"
 		}
-		_, err := s.History(testContext(t), obj, query.HistoryOptions{Now: historyNow, Checkpoint: tc.path, ContextName: name})
+		_, err := s.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow, Checkpoint: tc.path, ContextName: name})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
 		}
@@ -426,8 +311,8 @@ func TestSessionBlame(t *testing.T) {
 		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="FOO")].value`:      {"history-test"},
 		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="LOG_LEVEL")].name`: {"kubectl-client-side-apply"},
 		`.spec.template.spec.containers[?(@.name=="web")].image`:                            {"kubectl-set"},
-		`.spec.replicas`:             {"kubectl"},
-		`.metadata.labels.app`:       {"kubectl-client-side-apply"},
+		`.spec.replicas`:       {"kubectl"},
+		`.metadata.labels.app`: {"kubectl-client-side-apply"},
 		`.spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="LOG_LEVEL")].valueFrom.configMapKeyRef.key`: {"kubectl-client-side-apply"},
 	} {
 		if !slices.Equal(got[path], want) {

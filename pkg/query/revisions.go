@@ -190,8 +190,13 @@ func minRevision(revs []revision) int64 {
 	return m
 }
 
-// templatePath is where a workload holds its pod template.
-var templatePath = history.Path{}.Field("spec").Field("template")
+// templatePath is where a workload holds its pod template, and
+// templateHashPath the label the deployment controller adds to each
+// ReplicaSet's.
+var (
+	templatePath     = history.Path{}.Field("spec").Field("template")
+	templateHashPath = templatePath.Field("metadata").Field("labels").Field(appsv1.DefaultDeploymentUniqueLabelKey)
+)
 
 // revisionEntries diffs revs, each against the one before, into Rollout
 // entries of the workload obj (decoded JSON, its managedFields in
@@ -297,7 +302,8 @@ func changeOwners(c history.Change, obj map[string]any, managers *history.Manage
 			continue
 		}
 		if changedLater(leaf, laterChanges) {
-			later = true
+			// The controller's own label changes with every revision.
+			later = later || !leaf.HasPrefix(templateHashPath)
 			continue
 		}
 		rel := leaf[len(templatePath):]
