@@ -226,7 +226,7 @@ func contextName(flags *genericclioptions.ConfigFlags) (string, error) {
 // too (resolvePaths). TestPathFlagsAreResolved keeps the list whole.
 var pathFlags = map[string]bool{
 	"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true,
-	"checkpoint": true, "profile-output": true,
+	"checkpoint": true, "from-checkpoint": true, "profile-output": true,
 }
 
 // connectionFlags names kubectl's connection flags.

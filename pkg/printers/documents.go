@@ -16,10 +16,11 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
-// Document is a document a relation question answers with: the Tree of tree
-// and owners, the RelationList of orphans and uses.
+// Document is a document a question about one object answers with: the Tree
+// of tree and owners, the RelationList of orphans and uses, the History of
+// history and the Blame of blame.
 type Document interface {
-	*v1alpha1.Tree | *v1alpha1.RelationList
+	*v1alpha1.Tree | *v1alpha1.RelationList | *v1alpha1.History | *v1alpha1.Blame
 	runtime.Object
 }
 
@@ -49,6 +50,18 @@ func PrintDocuments[D Document](w io.Writer, answers []query.Answer[D], delegate
 			}
 			d.Context = a.Context
 			n += len(d.Items)
+		case *v1alpha1.History:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n++
+		case *v1alpha1.Blame:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n++
 		}
 		docs = append(docs, a.Value)
 	}
@@ -74,6 +87,10 @@ func printDocument(w io.Writer, doc runtime.Object, delegate printers.ResourcePr
 			return PrintUsesGraph(w, d, opts.Format)
 		}
 		return PrintRelationList(w, d, delegate, opts)
+	case *v1alpha1.History:
+		return PrintHistory(w, d, delegate, opts)
+	case *v1alpha1.Blame:
+		return PrintBlame(w, d, delegate, opts)
 	}
 	return fmt.Errorf("printing %T: not a document", doc)
 }
@@ -85,6 +102,12 @@ func documentTable(doc runtime.Object, opts Options) *metav1.Table {
 		return treeTable(d, opts)
 	case *v1alpha1.RelationList:
 		return relationTable(d, opts)
+	case *v1alpha1.History:
+		return historyTable(d)
+	case *v1alpha1.Blame:
+		if t, err := blameTable(d); err == nil {
+			return t
+		}
 	}
 	return &metav1.Table{}
 }
@@ -95,6 +118,10 @@ func contextOf(doc runtime.Object) string {
 	case *v1alpha1.Tree:
 		return d.Context
 	case *v1alpha1.RelationList:
+		return d.Context
+	case *v1alpha1.History:
+		return d.Context
+	case *v1alpha1.Blame:
 		return d.Context
 	}
 	return ""
