@@ -64,6 +64,9 @@ type RecordedObject struct {
 	// Refs are the ownerReferences --owner followed from it, nil without
 	// --owner.
 	Refs []metav1.OwnerReference
+	// Printed is set when the feed printed the object in this version: an
+	// object --owner only follows, out of its scope, is not.
+	Printed bool
 }
 
 // Read reads the checkpoint at path for history: a regular file of the
@@ -148,7 +151,7 @@ func (r *Recording) For(context string, cluster *Cluster, namespace string, reso
 		src := RecordedSource{Resource: res, ResourceVersion: sm.resourceVersion, Since: sm.since, Relisting: sm.relisting != nil}
 		for _, k := range slices.Sorted(maps.Keys(sm.objects)) {
 			o := sm.objects[k]
-			ro := RecordedObject{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, At: o.At.Time}
+			ro := RecordedObject{Namespace: o.Namespace, Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, At: o.At.Time, Printed: !o.Unprinted}
 			if o.Refs != nil {
 				ro.Refs = *o.Refs
 			}

@@ -64,8 +64,8 @@ func TestCheckpointTimes(t *testing.T) {
 	t2 = t2.Truncate(time.Second)
 	want := &Recorded{Stream: podsStream, Recorded: t2, Sources: []RecordedSource{
 		{Resource: "pods", ResourceVersion: "12", Since: t0, Objects: []RecordedObject{
-			{Namespace: "shop", Name: "web-1-a", UID: "p-a", ResourceVersion: "11", At: t1.Truncate(time.Second), Refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1"}}},
-			{Namespace: "shop", Name: "web-1-b", UID: "p-b", ResourceVersion: "8", At: t0},
+			{Namespace: "shop", Name: "web-1-a", UID: "p-a", ResourceVersion: "11", At: t1.Truncate(time.Second), Refs: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1"}}, Printed: true},
+			{Namespace: "shop", Name: "web-1-b", UID: "p-b", ResourceVersion: "8", At: t0, Printed: true},
 		}},
 		{Resource: "replicasets.apps", ResourceVersion: "9", Since: t2, Relisting: true},
 	}}

@@ -509,29 +509,37 @@ func (h *historyRun) managedFieldsEntries() []v1alpha1.HistoryEntry {
 				}
 			}
 		}
-		out = append(out, writtenEntries(h.doc.Object, h.root.GVK, h.rootContent, h.managers, func(m metav1.ManagedFieldsEntry, p history.Path) bool {
+		out = append(out, writtenEntries(h.doc.Object, h.root.GVK, h.rootContent, h.managers, h.root.Object.GetCreationTimestamp(), metav1.NewTime(h.to), func(m metav1.ManagedFieldsEntry, p history.Path) bool {
 			return !rollouts[m.Manager+"/"+string(m.Operation)+"/"+m.Subresource] || !p.HasPrefix(templatePath)
 		})...)
 	}
 	for _, u := range h.used {
 		if u.managers != nil {
-			out = append(out, writtenEntries(v1alpha1.HistoryObjectFor(u.gvk, u.meta), u.gvk, u.content, u.managers, nil)...)
+			out = append(out, writtenEntries(v1alpha1.HistoryObjectFor(u.gvk, u.meta), u.gvk, u.content, u.managers, u.meta.GetCreationTimestamp(), metav1.NewTime(h.to), nil)...)
 		}
 	}
 	return out
 }
 
 // writtenEntries are the Written entries of an object's managers: each
-// manager's fields (keep, when set, keeps some), with their values now.
-func writtenEntries(obj v1alpha1.HistoryObject, gvk schema.GroupVersionKind, content map[string]any, managers *history.Managers, keep func(metav1.ManagedFieldsEntry, history.Path) bool) []v1alpha1.HistoryEntry {
+// manager's fields (keep, when set, keeps some), with their values now. A
+// write whose time is not kept is said to be between the object's creation
+// and now.
+func writtenEntries(obj v1alpha1.HistoryObject, gvk schema.GroupVersionKind, content map[string]any, managers *history.Managers, created, now metav1.Time, keep func(metav1.ManagedFieldsEntry, history.Path) bool) []v1alpha1.HistoryEntry {
 	var out []v1alpha1.HistoryEntry
 	keys := history.KeysFor(gvk)
 	for i, m := range managers.Entries {
-		if m.Time == nil {
-			continue
-		}
-		e := v1alpha1.HistoryEntry{Time: *m.Time, Object: obj, Source: v1alpha1.SourceManagedFields, Action: "Written",
+		e := v1alpha1.HistoryEntry{Object: obj, Source: v1alpha1.SourceManagedFields, Action: "Written",
 			Managers: []v1alpha1.FieldManager{fieldManager(m)}}
+		if m.Time != nil {
+			e.Time = *m.Time
+		} else {
+			// The API server keeps no time for some writes (through the
+			// scale subresource): they came after the object's creation,
+			// no more is known.
+			e.Time, e.Until = created, &now
+			e.Note = "managedFields keep no time for this write"
+		}
 		for _, p := range managers.Fields(i, content, keys) {
 			if keep != nil && !keep(m, p) {
 				continue

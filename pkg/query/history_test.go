@@ -105,13 +105,13 @@ func TestSessionHistory(t *testing.T) {
 		// kubectl apply's last write made revision 1: the rollout shows its
 		// template fields, this entry the others.
 		`+0s deployment/web managedFields Written [kubectl-client-side-apply] .metadata.labels.app -> "web"; .spec.selector -> {"matchLabels":{"app":"web"}}`,
+		`+0s deployment/web managedFields Written [kubectl] .spec.replicas -> 4`,
 		`+0s configmap/web-config object Created [] `,
 		`+0s deployment/web object Created [] `,
 		`+10m0s deployment/web revision Rollout 2 [kubectl-set] .spec.template.metadata.labels.pod-template-hash "h1" -> "h2"; .spec.template.spec.containers[?(@.name=="web")].image "pause:3.10" -> "pause:3.9" by kubectl-set`,
 		`+20m0s deployment/web revision Rollout 3 [history-test] .spec.template.metadata.labels.pod-template-hash "h2" -> "h3" by kube-controller-manager; .spec.template.spec.containers[?(@.name=="web")].env[?(@.name=="FOO")] -> {"name":"FOO","value":"1"} by history-test`,
 		`+20m0s deployment/web event ScalingReplicaSet [] `,
 		`+21m0s pod/web-h3-a object Created [] `,
-		`+30m0s deployment/web managedFields Written [kubectl] .spec.replicas -> 4`,
 		`+1h40m0s configmap/web-config managedFields Written [kubectl-patch] .data.LOG_LEVEL -> "debug"`,
 		`+1h40m0s deployment/web event ScalingReplicaSet [] `,
 	}
@@ -120,6 +120,13 @@ func TestSessionHistory(t *testing.T) {
 	}
 	if len(h.Gaps) != 0 {
 		t.Errorf("gaps %+v, want none: the revisions cover the template since the creation, the events the last hour", h.Gaps)
+	}
+	// The scale's time is not kept: it came between the creation and now.
+	for _, e := range h.Entries {
+		if e.Source == v1alpha1.SourceManagedFields && e.Managers[0].Subresource == "scale" &&
+			(e.Until == nil || !e.Until.Time.Equal(fixtures.HistoryNow) || !e.Time.Time.Equal(fixtures.HistoryStart) || e.Note != "managedFields keep no time for this write") {
+			t.Errorf("the scale: %+v, want between the creation and now, with why", e)
+		}
 	}
 	var sources []string
 	for _, c := range h.Coverage {

@@ -41,7 +41,7 @@ const (
 // write may be and still count as the write that made it: the controller
 // creates the revision within moments of the write, and both times are kept
 // to the second.
-const writeTolerance = 5 * time.Second
+const writeTolerance = 3 * time.Second
 
 var (
 	deploymentKind  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
@@ -233,12 +233,13 @@ func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, manage
 			notes = append(notes, "a rollback took up an earlier revision again: when is not kept, only that it came after the revision before")
 		}
 		var who []int
-		overwritten := false
+		overwritten, unowned := false, false
 		for _, c := range changes[i] {
 			hc := historyChange(c)
 			owners, later := changeOwners(c, obj, managers, r, changes[i+1:], latest)
 			overwritten = overwritten || later
 			hc.Managers = fieldManagers(r, managers, owners)
+			unowned = unowned || len(owners) == 0
 			for _, o := range owners {
 				if o.of == nil && !slices.Contains(who, o.index) {
 					who = append(who, o.index)
@@ -246,8 +247,10 @@ func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, manage
 			}
 			e.Changes = append(e.Changes, hc)
 		}
-		// Whoever wrote the template when the revision was made.
-		if managers != nil && !r.reused {
+		// What the fields' owners cannot tell (a field removed, or changed
+		// again since) the time may: the manager whose last write came when
+		// the revision was made.
+		if managers != nil && unowned && !r.reused {
 			for k, m := range managers.Entries {
 				if m.Subresource == "" && m.Time != nil && wroteAt(m.Time.Time, r.time) &&
 					slices.Contains(managers.Owners(obj, templatePath), k) && !slices.Contains(who, k) {
