@@ -20,10 +20,12 @@
 //   - pkg/informer builds factories, lists and watches, transforms and syncs;
 //     pkg/index holds pure index functions and the queries over indexes
 //     (groups, the owner graph, selectors, references); pkg/feed turns
-//     informer notifications into the change feed.
+//     informer notifications into the change feed; pkg/history holds the
+//     pure parts of history and blame (diffs by merge key, managedFields
+//     attribution, gaps, YAML lines).
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
-//     RelationList, WatchEvent, CacheStatus), API objects that know nothing
-//     of informers; pkg/printers prints them, the objects, Listings and
+//     RelationList, History, Blame, WatchEvent, CacheStatus), API objects
+//     that know nothing of informers; pkg/printers prints them, the objects, Listings and
 //     Answers, importing this package for those types and nothing of
 //     pkg/informer: the engine matches the server's table rows to their
 //     objects (TableFetch) and merges several contexts' groupings
@@ -51,6 +53,13 @@
 //	kubectl idx selects TYPE/NAME       Session.Selection (Selects)
 //	kubectl idx selected-by TYPE/NAME   Session.Selection, inverse (SelectedBy)
 //	kubectl idx events TYPE/NAME        Session.EventList (Events)
+//	kubectl idx history TYPE/NAME       Session.History: the tree as Tree
+//	                                    finds it, the root, its revisions and
+//	                                    (--uses) what it uses read whole with
+//	                                    their managedFields, the scope's events,
+//	                                    a checkpoint read (checkpoint.Read)
+//	kubectl idx blame TYPE/NAME         Session.Blame: one object, its
+//	                                    managedFields kept
 //	kubectl idx watch TYPE[,TYPE]       Follow(FeedQuery): per target its plan
 //	                                    (the types, --owner's UID through
 //	                                    Session.UID, the checkpoint's stream
@@ -62,8 +71,15 @@
 //	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers:
 //	                                    pkg/served asks them
 //
-// The object argument of tree, owners, uses, selects and events resolves
-// through the target's discovery first (Session.Object).
+// The object argument of tree, owners, uses, selects, events, history and
+// blame resolves through the target's discovery first (Session.Object).
+//
+// managedFields are stripped by every informer (informer.Config's
+// KeepManagedFields) but those of the objects history and blame explain:
+// the root, its ReplicaSets or ControllerRevisions and, with --uses, what
+// its pod spec uses, each read by a factory of its own that keeps them, so
+// that a warm pool holds them apart (its key has KeepManagedFields) and
+// never hands them to another question.
 //
 // # Targets and answers
 //
