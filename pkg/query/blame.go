@@ -50,8 +50,7 @@ func (s *Session) Blame(ctx context.Context, obj ObjectRef) (*v1alpha1.Blame, er
 	if !ok || !isObj {
 		return nil, obj.NotFound()
 	}
-	h := &historyRun{s: s}
-	content, managers, err := h.explain(ro, obj.Resource.GVK)
+	content, managers, err := s.explain(ro, obj.Resource.GVK)
 	if err != nil {
 		return nil, err
 	}

@@ -46,10 +46,11 @@ type HistoryOptions struct {
 // happened, unless its --event-ttl says otherwise.
 const DefaultEventTTL = time.Hour
 
-// explainedResources are the kinds whose objects a history explains field by
-// field, read whole with their managedFields: the object asked about, its
-// revisions and, with --uses, what it uses. The rest of the tool, and the
-// rest of a history, reads objects without managedFields.
+// usedKinds are the kinds of what a pod spec uses (--uses), and how much of
+// their objects a history reads: they are, with the object asked about and
+// its revisions, the objects a history explains field by field, read with
+// their managedFields. The rest of the tool, and the rest of a history,
+// reads objects without them.
 var usedKinds = []struct {
 	kind string
 	gk   schema.GroupKind
@@ -90,8 +91,9 @@ type historyRun struct {
 	unavailable map[string]string
 	// events is the store of the scope's events, nil when unreadable.
 	events cache.Indexer
-	doc    *v1alpha1.History
-	// described are lines of the coverage descriptions, by source.
+	doc *v1alpha1.History
+	// revisionKind names the revisions' resource (replicasets) and
+	// revisionsLimit the workload's revisionHistoryLimit, for the coverage.
 	revisionKind   string
 	revisionsLimit string
 }
@@ -276,7 +278,7 @@ func (h *historyRun) read(ctx context.Context) error {
 		h.unavailable[v1alpha1.SourceManagedFields] = why
 	} else if o := lookupUID(rootInf.GetIndexer(), h.root); o != nil {
 		h.rootObj = o
-		if h.rootContent, h.managers, err = h.explain(o, h.root.GVK); err != nil {
+		if h.rootContent, h.managers, err = s.explain(o, h.root.GVK); err != nil {
 			return err
 		}
 	}
@@ -338,7 +340,7 @@ func lookupUID(store cache.Indexer, n index.Node) runtime.Object {
 // explain returns obj, of kind gvk, as decoded JSON with its kind and
 // without its managedFields, and its managedFields parsed. Fields that do
 // not parse are a warning, and no managers.
-func (h *historyRun) explain(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, *history.Managers, error) {
+func (s *Session) explain(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, *history.Managers, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", strings.ToLower(gvk.Kind), err)
@@ -353,7 +355,7 @@ func (h *historyRun) explain(obj runtime.Object, gvk schema.GroupVersionKind) (m
 	}
 	m, err := history.ParseManagers(a.GetManagedFields())
 	if err != nil {
-		h.s.warn("%s/%s: %s", strings.ToLower(gvk.Kind), a.GetName(), err)
+		s.warn("%s/%s: %s", strings.ToLower(gvk.Kind), a.GetName(), err)
 		return content, nil, nil
 	}
 	return content, m, nil
@@ -408,7 +410,7 @@ func (h *historyRun) readRevisions(store cache.Indexer, gvk schema.GroupVersionK
 	}
 	for i := range h.revs {
 		r := &h.revs[i]
-		if r.content, r.managers, err = h.explain(objs[r.obj.GetUID()], r.gvk); err != nil {
+		if r.content, r.managers, err = h.s.explain(objs[r.obj.GetUID()], r.gvk); err != nil {
 			return err
 		}
 	}
@@ -479,7 +481,7 @@ func (h *historyRun) readUsed(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		content, managers, err := h.explain(ro, st.res.GVK)
+		content, managers, err := h.s.explain(ro, st.res.GVK)
 		if err != nil {
 			return err
 		}

@@ -203,13 +203,11 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 		now[n.Object.GetUID()] = current{n.GVK, n.Object}
 	}
 	for _, u := range h.used {
-		if res := u.gvk.GroupKind(); res.Kind != "" {
-			if m, err := h.s.cfg.Mapper.RESTMapping(res, u.gvk.Version); err == nil {
-				r := m.Resource.GroupResource().String()
-				if _, ok := kinds[r]; !ok {
-					kinds[r] = u.gvk
-					resources = append(resources, r)
-				}
+		if m, err := h.s.cfg.Mapper.RESTMapping(u.gvk.GroupKind(), u.gvk.Version); err == nil {
+			r := m.Resource.GroupResource().String()
+			if _, ok := kinds[r]; !ok {
+				kinds[r] = u.gvk
+				resources = append(resources, r)
 			}
 		}
 		now[u.meta.GetUID()] = current{u.gvk, u.meta}
@@ -257,13 +255,12 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 	recorded := metav1.NewTime(stream.Recorded)
 	until := metav1.NewTime(h.to)
 	path := rec.Path()
-	var seen []string
+	// For refused a stream with no type in common.
 	for _, src := range stream.Sources {
 		gvk, ok := kinds[src.Resource]
 		if !ok {
 			continue
 		}
-		seen = append(seen, src.Resource)
 		c := v1alpha1.HistoryCoverage{Source: v1alpha1.SourceCheckpoint}
 		if !src.Since.IsZero() && !stream.Recorded.IsZero() {
 			c.Description = fmt.Sprintf("%s: kubectl idx watch printed every change of %s in %s from %s to %s, its last record; the checkpoint keeps each object's last version and when it was recorded, not what changed: the feed's output holds that",
@@ -306,10 +303,6 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 					ResourceVersion: cur.obj.GetResourceVersion(), Note: fmt.Sprintf("changed after the checkpoint's last record: version %s then, %s now", o.ResourceVersion, cur.obj.GetResourceVersion())})
 			}
 		}
-	}
-	if len(seen) == 0 {
-		// For refused it: no type in common.
-		return nil, nil, fmt.Errorf("checkpoint %s holds none of the types of %s", path, objectName(h.root.GVK, h.root.Object))
 	}
 	return entries, covered, nil
 }
