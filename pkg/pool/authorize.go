@@ -44,11 +44,18 @@ func NewAsker(cfg *rest.Config) (Asker, error) {
 }
 
 // metadataConfig is cfg for a metadata client: protobuf, as the pool's own
-// metadata client reads.
+// metadata client reads, at the rate a question's own clients get
+// (query.NewSession's 50 a second, in bursts of 300) unless cfg sets one: a
+// question over every type checks thirty and more informers, which
+// client-go's default of 5 a second, in bursts of 10, spread over four
+// seconds.
 func metadataConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS, cfg.Burst = 50, 300
 	}
 	return cfg
 }

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -238,5 +239,25 @@ func TestFactoryOwnInformerWaitsForTheAsker(t *testing.T) {
 	}
 	if lists, _, _ := c.counts(); lists != 0 {
 		t.Errorf("%d lists for an asker who may not list", lists)
+	}
+}
+
+// TestAskerRate: the asker's checks go at a question's rate, 50 a second in
+// bursts of 300, unless the asker's connection sets one: client-go's default
+// (5 a second, bursts of 10) made a warm tree or history, thirty and more
+// checks, wait four seconds.
+func TestAskerRate(t *testing.T) {
+	got := metadataConfig(&rest.Config{Host: "https://x"})
+	if got.QPS != 50 || got.Burst != 300 {
+		t.Errorf("QPS %v, burst %d, want 50 and 300", got.QPS, got.Burst)
+	}
+	got = metadataConfig(&rest.Config{Host: "https://x", QPS: 7, Burst: 9})
+	if got.QPS != 7 || got.Burst != 9 {
+		t.Errorf("QPS %v, burst %d, want the connection's 7 and 9", got.QPS, got.Burst)
+	}
+	set := &rest.Config{Host: "https://x"}
+	metadataConfig(set)
+	if set.QPS != 0 {
+		t.Errorf("the connection's config was changed: QPS %v", set.QPS)
 	}
 }

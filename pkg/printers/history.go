@@ -87,6 +87,8 @@ func historyTable(doc *v1alpha1.History) *metav1.Table {
 		at   time.Time
 		rows [][]any
 	}
+	// Entries and gaps in one order of time, a gap at its start: the
+	// entries are in order already, the gaps are added among them.
 	var items []item
 	for _, e := range doc.Entries {
 		items = append(items, item{at: e.Time.Time, rows: entryRows(e)})
@@ -141,6 +143,8 @@ func entryRows(e v1alpha1.HistoryEntry) [][]any {
 	default:
 		texts = append(texts, actionText(e))
 	}
+	// A time the source does not keep is a stretch: the row's time is its
+	// start, and the text says its end.
 	if e.Until != nil {
 		texts[0] = "between then and " + stamp(*e.Until) + ": " + texts[0]
 	}
@@ -268,6 +272,8 @@ func blameTable(doc *v1alpha1.Blame) (*metav1.Table, error) {
 	for _, f := range doc.Fields {
 		owners[f.Path] = f.Managers
 	}
+	// The lines are rendered as the engine named the fields: the same keys
+	// for the same kind.
 	gvk := schema.FromAPIVersionAndKind(doc.Object.APIVersion, doc.Object.Kind)
 	for _, l := range history.YAMLLines(numbers(content).(map[string]any), history.KeysFor(gvk)) {
 		var names, ops, times []string

@@ -29,6 +29,9 @@ func (s *Session) Blame(ctx context.Context, obj ObjectRef) (*v1alpha1.Blame, er
 	if obj.Resource.GVK.GroupKind() == secretKind {
 		mode = informer.MetadataOnly
 	}
+	// One object, narrowed by its name, in a factory of its own that keeps
+	// managedFields: a warm pool keys informers by that, and lends this one
+	// to no other question.
 	f, err := s.newWideFactory(informer.Config{Namespace: ns, FieldSelector: NameSelector(obj.Name, ""), KeepManagedFields: true})
 	if err != nil {
 		return nil, err
@@ -68,6 +71,10 @@ func (s *Session) Blame(ctx context.Context, obj ObjectRef) (*v1alpha1.Blame, er
 		for _, m := range managers.Entries {
 			doc.Managers = append(doc.Managers, fieldManager(m))
 		}
+		// The fields are those the YAML's lines show, named as the printer
+		// names each line's field (history.YAMLLines), so that every
+		// attributed line finds its field; a map or list no manager owns
+		// whole has none.
 		seen := map[string]bool{}
 		for _, l := range history.YAMLLines(content, history.KeysFor(obj.Resource.GVK)) {
 			p := l.Path.String()

@@ -91,7 +91,7 @@ type historyRun struct {
 	unavailable map[string]string
 	// events is the store of the scope's events, nil when unreadable.
 	events cache.Indexer
-	doc *v1alpha1.History
+	doc    *v1alpha1.History
 	// revisionKind names the revisions' resource (replicasets) and
 	// revisionsLimit the workload's revisionHistoryLimit, for the coverage.
 	revisionKind   string

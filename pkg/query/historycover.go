@@ -172,6 +172,10 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 	for _, w := range rec.Warnings() {
 		h.s.warn("%s", w)
 	}
+	// The stream is the context's, as a feed names it: a plain run's by the
+	// kubeconfig's context name. The cluster is read as a feed reads it, so
+	// that a checkpoint of a cluster made anew at the same address is
+	// refused as its resume would be.
 	name := h.s.cfg.Context
 	if name == "" {
 		name = h.opts.ContextName
@@ -180,6 +184,9 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 	if err != nil {
 		return nil, nil, err
 	}
+	// The types of the tree and of what the root uses, by the names a
+	// checkpoint records them under (pods, replicasets.apps): a stream that
+	// watched none of them is another feed.
 	kinds := map[string]schema.GroupVersionKind{}
 	var resources []string
 	addKind := func(gvk schema.GroupVersionKind) {
@@ -249,6 +256,8 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 		}
 		return false
 	}
+	// Only --owner records references: without them an object gone since
+	// cannot be told to have been under the root, and is left out.
 	owned := slices.ContainsFunc(stream.Stream.Filters, func(f checkpoint.Filter) bool { return f.Flag == "--owner" })
 	var entries []v1alpha1.HistoryEntry
 	var covered []history.Interval
@@ -287,6 +296,8 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 				continue
 			}
 			ref := v1alpha1.HistoryObject{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: o.Namespace, Name: o.Name, UID: string(o.UID)}
+			// An object of the feed's first list was recorded when the feed
+			// started: only a later record says it changed then.
 			if !o.At.IsZero() && o.At.After(src.Since) {
 				entries = append(entries, v1alpha1.HistoryEntry{Time: metav1.NewTime(o.At), Object: ref, Source: v1alpha1.SourceCheckpoint, Action: "Changed",
 					ResourceVersion: o.ResourceVersion, Note: "its last change while the feed ran, as the feed printed it: the checkpoint keeps the version, the feed's output the change"})
@@ -294,6 +305,8 @@ func (h *historyRun) checkpointEntries(ctx context.Context) ([]v1alpha1.HistoryE
 			if stream.Recorded.IsZero() {
 				continue
 			}
+			// What happened after the last record is known only to have
+			// happened between it and now.
 			switch {
 			case !isNow:
 				entries = append(entries, v1alpha1.HistoryEntry{Time: recorded, Until: &until, Object: ref, Source: v1alpha1.SourceCheckpoint, Action: "Deleted",
