@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
@@ -99,6 +100,27 @@ func TestHistoryRun(t *testing.T) {
 			}
 			if doc.Gaps[0].From != "2026-03-01T09:00:00Z" || doc.Gaps[0].To != "2026-03-01T10:00:00Z" {
 				t.Errorf("gap %+v", doc.Gaps[0])
+			}
+		}},
+		{name: "yaml", output: "yaml", args: []string{"--uses"}, check: func(t *testing.T, stdout string) {
+			var doc map[string]any
+			if err := yaml.Unmarshal([]byte(stdout), &doc); err != nil || doc["kind"] != "History" {
+				t.Fatalf("not a History in YAML: %v\n%s", err, stdout)
+			}
+			// A change's values are YAML values, not JSON text.
+			found := false
+			entries, _ := doc["entries"].([]any)
+			for _, e := range entries {
+				changes, _ := e.(map[string]any)["changes"].([]any)
+				for _, c := range changes {
+					if c, _ := c.(map[string]any); c["path"] == ".spec.selector" {
+						v, _ := c["new"].(map[string]any)
+						_, found = v["matchLabels"]
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the selector's value is not a YAML map:\n%s", stdout)
 			}
 		}},
 	} {
