@@ -165,7 +165,7 @@ func (s *Session) History(ctx context.Context, obj ObjectRef, opts HistoryOption
 		}
 	}
 	if len(h.revs) > 0 {
-		h.rollouts = revisionEntries(h.doc.Object, h.rootContent, h.managers, h.revs)
+		h.rollouts = revisionEntries(h.doc.Object, h.rootContent, h.managers, h.revs, metav1.NewTime(h.to))
 	}
 	var entries []v1alpha1.HistoryEntry
 	entries = append(entries, h.rollouts...)
@@ -505,6 +505,10 @@ func (h *historyRun) managedFieldsEntries() []v1alpha1.HistoryEntry {
 	if h.managers != nil {
 		rollouts := map[string]bool{}
 		for _, e := range h.rollouts {
+			if e.Until != nil {
+				// A rollback, whose time is not kept.
+				continue
+			}
 			for _, m := range e.Managers {
 				if m.Time != nil && wroteAt(m.Time.Time, e.Time.Time) {
 					rollouts[m.Manager+"/"+m.Operation+"/"+m.Subresource] = true

@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
@@ -342,4 +346,71 @@ func forbiddenList(resource string) *metav1.Status {
 		gr.Group = "apps"
 	}
 	return &fixtures.Forbidden(gr, "shop").ErrStatus
+}
+
+// TestSessionHistoryRollback: a rollback takes up the ReplicaSet of an
+// earlier revision under a new number (kubectl rollout undo): its first
+// number is a revision at its creation, the new one a revision whose time is
+// not kept, between the revision before it and now, diffed against that one.
+func TestSessionHistoryRollback(t *testing.T) {
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(fixtures.HistoryStart.Add(d)) }
+	tmpl := func(image string) corev1.PodTemplateSpec {
+		return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}}}
+	}
+	rs := func(name string, created time.Duration, image, revision, history string) *appsv1.ReplicaSet {
+		a := map[string]string{"deployment.kubernetes.io/revision": revision}
+		if history != "" {
+			a["deployment.kubernetes.io/revision-history"] = history
+		}
+		return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("rs-" + name), CreationTimestamp: at(created), Annotations: a,
+			OwnerReferences: []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", "Deployment", "undo", "d-undo")}}, Spec: appsv1.ReplicaSetSpec{Template: tmpl(image)}}
+	}
+	objs := []runtime.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "undo", UID: "d-undo", CreationTimestamp: at(0)}, Spec: appsv1.DeploymentSpec{Template: tmpl("app:1")}},
+		rs("undo-a", 0, "app:1", "3", "1"),
+		rs("undo-b", 10*time.Minute, "app:2", "2", ""),
+	}
+	s := fakeapi.New(nil, objs...)
+	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
+	mapper, _ := fixtures.Mapper(t, dc)
+	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+			return informer.ListableResources(dc, namespacedOnly)
+		},
+	}}})
+	h, err := session.History(testContext(t), objectRef(t, mapper, "deployment/undo"), query.HistoryOptions{Now: fixtures.HistoryNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range h.Entries {
+		if e.Revision == nil {
+			continue
+		}
+		until := ""
+		if e.Until != nil {
+			until = " until +" + e.Until.Sub(fixtures.HistoryStart).String()
+		}
+		var paths []string
+		for _, c := range e.Changes {
+			paths = append(paths, c.Path+" "+raw(c.Old)+" -> "+raw(c.New))
+		}
+		got = append(got, fmt.Sprintf("%d %s +%s%s %s", e.Revision.Number, e.Revision.Object.Name, e.Time.Sub(fixtures.HistoryStart), until, strings.Join(paths, "; ")))
+	}
+	want := []string{
+		`1 undo-a +0s .spec.template  -> {"metadata":{},"spec":{"containers":[{"image":"app:1","name":"app","resources":{}}]}}`,
+		`2 undo-b +10m0s .spec.template.spec.containers[?(@.name=="app")].image "app:1" -> "app:2"`,
+		`3 undo-a +10m0s until +2h0m0s .spec.template.spec.containers[?(@.name=="app")].image "app:2" -> "app:1"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rollouts (-want +got):\n%s", diff)
+	}
+}
+
+// raw is a change's value as JSON, "" for none.
+func raw(r *runtime.RawExtension) string {
+	if r == nil {
+		return ""
+	}
+	return string(r.Raw)
 }

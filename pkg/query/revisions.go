@@ -89,8 +89,11 @@ type revision struct {
 
 // deploymentRevisions returns the revisions of Deployment d: its
 // ReplicaSets among rss, in revision order, as kubectl rollout history
-// numbers them. A ReplicaSet without a revision annotation is passed over,
-// as kubectl passes over it.
+// numbers them, and the numbers a rollback took from a ReplicaSet (its
+// revision-history) as revisions of the same template: the first number a
+// ReplicaSet had is its creation, the later ones rollbacks to it, whose
+// times are not kept. A ReplicaSet without a revision annotation is passed
+// over, as kubectl passes over it.
 func deploymentRevisions(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) ([]revision, error) {
 	var out []revision
 	for _, rs := range rss {
@@ -108,9 +111,15 @@ func deploymentRevisions(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) ([]revi
 		r := revision{number: n, obj: rs, gvk: appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), template: tmpl,
 			time: rs.CreationTimestamp.Time, changeCause: rs.Annotations[changeCauseAnnotation]}
 		for _, h := range strings.Split(rs.Annotations[revisionHistoryAnnotation], ",") {
-			if e, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil {
+			if e, err := strconv.ParseInt(strings.TrimSpace(h), 10, 64); err == nil && e != n && !slices.Contains(r.earlier, e) {
 				r.earlier = append(r.earlier, e)
 			}
+		}
+		slices.Sort(r.earlier)
+		for j, e := range r.earlier {
+			first := r
+			first.number, first.earlier, first.reused = e, nil, j > 0
+			out = append(out, first)
 		}
 		r.reused = len(r.earlier) > 0
 		out = append(out, r)
@@ -203,7 +212,7 @@ var (
 // managers): each change attributed to the managers that own its fields now
 // when no later revision changed them again, and each entry to those whose
 // last write came when the revision was made.
-func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, managers *history.Managers, revs []revision) []v1alpha1.HistoryEntry {
+func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, managers *history.Managers, revs []revision, now metav1.Time) []v1alpha1.HistoryEntry {
 	var out []v1alpha1.HistoryEntry
 	changes := make([][]history.Change, len(revs))
 	for i, r := range revs {
@@ -221,6 +230,21 @@ func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, manage
 		e := v1alpha1.HistoryEntry{
 			Time: metav1.NewTime(r.time), Object: workload, Source: v1alpha1.SourceRevision, Action: "Rollout",
 			Revision: &v1alpha1.HistoryRevision{Number: r.number, Object: v1alpha1.HistoryObjectFor(r.gvk, r.obj), ChangeCause: r.changeCause},
+		}
+		if r.reused {
+			// A rollback: after the revision before it, before the next
+			// revision made anew, or now.
+			e.Time, e.Until = metav1.NewTime(r.time), &now
+			if i > 0 && entryEnd(revs, i-1).After(r.time) {
+				e.Time = metav1.NewTime(entryEnd(revs, i-1))
+			}
+			for _, next := range revs[i+1:] {
+				if !next.reused {
+					until := metav1.NewTime(next.time)
+					e.Until = &until
+					break
+				}
+			}
 		}
 		if i > 0 {
 			e.Revision.Previous = revs[i-1].number
@@ -269,6 +293,15 @@ func revisionEntries(workload v1alpha1.HistoryObject, obj map[string]any, manage
 		out = append(out, e)
 	}
 	return out
+}
+
+// entryEnd is the latest time revision i of revs is known to have come by:
+// its creation, or for a rollback the creation of the last revision made
+// anew before it.
+func entryEnd(revs []revision, i int) time.Time {
+	for ; i > 0 && revs[i].reused; i-- {
+	}
+	return revs[i].time
 }
 
 // wroteAt reports whether a manager's last write at w made a revision
