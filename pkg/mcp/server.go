@@ -308,8 +308,9 @@ func result[A any](s *Server, tool string, answer A, text string, err error) (*s
 	if err != nil {
 		var zero A
 		klog.V(2).InfoS("tool call failed", "tool", tool, "err", err)
-		res := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: errorKind(err) + ": " + s.errorText(err)}}}
-		return res, zero, nil
+		// The SDK words a handler's error as the tool error's text, with no
+		// structuredContent.
+		return nil, zero, errors.New(errorKind(err) + ": " + s.errorText(err))
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, answer, nil
 }
