@@ -76,10 +76,17 @@ $(MERMAID_DIR)/node_modules/.package-lock.json: $(MERMAID_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required for the Mermaid checks (apt-get install nodejs npm)"; exit 1; }
 	npm ci --prefix $(MERMAID_DIR) --no-audit --no-fund --loglevel=error
 
+# The MCP project's own inspector lists and calls the tools of kubectl idx mcp in the
+# end-to-end tests; npm installs it (pinned by the lockfile) from the npm registry once.
+INSPECTOR_DIR := test/e2e/testdata/mcp-inspector
+$(INSPECTOR_DIR)/node_modules/.package-lock.json: $(INSPECTOR_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required for the MCP inspector checks (apt-get install nodejs npm)"; exit 1; }
+	npm ci --prefix $(INSPECTOR_DIR) --no-audit --no-fund --loglevel=error
+
 # The tests compare with kubectl of the same release as the client libraries
 # (hack/tools.sh builds it from the Go module proxy), whatever kubectl the
 # machine has: its wording, formats and columns are the ones to match.
-test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
+test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json $(INSPECTOR_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
 	@command -v dot >/dev/null || { echo "dot is required (apt-get install graphviz)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_PREVIOUS_ASSETS=$$(KUBE_VERSION=$(KUBE_PREVIOUS) hack/envtest-assets.sh) \

@@ -105,6 +105,9 @@ func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAns
 		if err != nil {
 			return nil, err
 		}
+		if err := c.authorize(ctx, sess, obj); err != nil {
+			return nil, err
+		}
 		l, err := sess.EventList(ctx, obj, opts)
 		if err != nil {
 			return nil, err

@@ -101,6 +101,9 @@ func (s *Server) relations(ctx context.Context, in RelationsArgs) (*v1alpha1.Rel
 		if err != nil {
 			return nil, err
 		}
+		if err := c.authorize(ctx, sess, obj); err != nil {
+			return nil, err
+		}
 		subject := obj.Resource.GVK.Kind + "/" + obj.Name
 		switch in.Relation {
 		case "tree", "owners":

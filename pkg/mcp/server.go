@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -203,6 +204,28 @@ func (s *Server) newCall(sc scope) (*call, error) {
 		return nil, badArgument("context %q is not one this server answers (%s)", sc.Context, strings.Join(s.contextNames(), ", "))
 	}
 	return c, nil
+}
+
+// authorize asks the API server, with the process's credentials, whether it
+// may list the type of obj, the object a relation or events question is
+// about, where it is looked for: a refusal is the question's error, in the
+// API server's words, where the engine would only find the object missing.
+func (c *call) authorize(ctx context.Context, sess *query.Session, obj query.ObjectRef) error {
+	cfg := sess.Config()
+	var asker informer.Asker
+	for _, cl := range c.s.clustersOf("") {
+		if cl.Target.Context == cfg.Context {
+			asker = cl.Asker
+		}
+	}
+	if asker == nil {
+		return nil
+	}
+	ns := ""
+	if obj.Resource.Namespaced {
+		ns = cmp.Or(cfg.Namespace, cfg.DefaultNamespace, metav1.NamespaceDefault)
+	}
+	return asker.Check(ctx, obj.Resource, ns, "", "")
 }
 
 // done hands the call's informers back to their pools.
