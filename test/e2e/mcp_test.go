@@ -812,3 +812,172 @@ func TestMCPInspector(t *testing.T) {
 		t.Errorf("tools/call query: error %v, objects %v, want %v", called.IsError, got, list.refs())
 	}
 }
+
+// mcpCtrlManifest is a Deployment with its Service, using a ConfigMap and a Secret, for the
+// controller-driven cluster.
+const mcpCtrlManifest = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config}
+data: {LOG_LEVEL: info}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-secret}
+stringData: {DB_PASSWORD: e2e-mcp-not-a-secret}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.k8s.io/pause:3.10
+        env:
+        - {name: TOKEN, value: e2e-mcp-env-value}
+        - name: DB_PASSWORD
+          valueFrom:
+            secretKeyRef: {name: web-secret, key: DB_PASSWORD}
+        envFrom:
+        - configMapRef: {name: web-config}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports:
+  - {port: 80}
+`
+
+// TestMCPControllers: on the cluster the real controllers drive, the tools answer what the CLI
+// answers at the same moment (groups, the tree, the selection, the events the controllers
+// wrote), and a feed narrowed to a Deployment follows it being scaled.
+func TestMCPControllers(t *testing.T) {
+	t.Parallel()
+	c := controllerCluster(t)
+	n := c.applyNS(t, "mcp-ctrl", "", mcpCtrlManifest)
+	eventually(t, 2*time.Minute, "deployment web to roll out", func() string {
+		return c.deploymentRolledOut(t, c.readWorkloads(t, n.name), "web", 3)
+	})
+	s := startMCP(t, c.env, c.env.Kubeconfig)
+	cli := func(out any, args ...string) string {
+		res := c.idx(t, append(args, "-o", "json")...)
+		if res.ExitCode != 0 {
+			return res.String()
+		}
+		if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	same := func(what string, want, got any) string {
+		if diff := cmp.Diff(want, got); diff != "" {
+			return fmt.Sprintf("%s (-cli +mcp):\n%s", what, diff)
+		}
+		return ""
+	}
+	eventually(t, time.Minute, "query pods by owner to answer as the CLI", func() string {
+		var doc cliGroups
+		if why := cli(&doc, "pods", "-n", n.name, "--by-owner"); why != "" {
+			return why
+		}
+		wantMembers, wantSummaries := doc.members()
+		gotMembers, gotSummaries := s.queryGroups(t, map[string]any{"resources": "pods", "namespace": n.name, "groupBy": "owner"})
+		if len(wantMembers["Deployment/web"]) != 3 {
+			return fmt.Sprintf("the CLI's groups: %v", wantMembers)
+		}
+		return firstProblem(same("members", wantMembers, gotMembers), same("keys and summaries", wantSummaries, gotSummaries))
+	})
+	eventually(t, time.Minute, "relations to answer as the CLI", func() string {
+		var tree cliTree
+		if why := cli(&tree, "tree", "deployment/web", "-n", n.name); why != "" {
+			return why
+		}
+		var sel cliList
+		if why := cli(&sel, "selects", "service/web", "-n", n.name); why != "" {
+			return why
+		}
+		wantSel := []string{}
+		for _, it := range sel.Items {
+			wantSel = append(wantSel, "Service/web > "+it.Kind+"/"+it.Metadata.Name)
+		}
+		return firstProblem(
+			same("tree deployment/web", tree.paths(), s.relationPaths(t, map[string]any{"relation": "tree", "object": "deployment/web", "namespace": n.name})),
+			same("selects service/web", wantSel, s.relationPaths(t, map[string]any{"relation": "selects", "object": "service/web", "namespace": n.name})))
+	})
+	eventually(t, time.Minute, "events to answer as the CLI", func() string {
+		var list cliList
+		if why := cli(&list, "events", "deployment/web", "-n", n.name); why != "" {
+			return why
+		}
+		want := []string{}
+		for _, e := range list.Items {
+			want = append(want, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name+" "+e.Reason)
+		}
+		slices.Sort(want)
+		if len(want) == 0 {
+			return "the controllers wrote no events yet"
+		}
+		var answer v1alpha1.EventsAnswer
+		s.must(t, "events", map[string]any{"object": "deployment/web", "namespace": n.name, "limit": 5000}, &answer)
+		got := []string{}
+		for _, e := range answer.Events {
+			got = append(got, e.Object+" "+e.Reason)
+		}
+		slices.Sort(got)
+		return same("events deployment/web", want, got)
+	})
+
+	// A feed of the Deployment's pods follows a scale-up, and replays to the pods the CLI lists.
+	feedArgs := map[string]any{"resources": "pods", "namespace": n.name, "owner": "deployment/web", "limit": 5000}
+	var feed v1alpha1.ChangesAnswer
+	s.must(t, "changes", feedArgs, &feed)
+	state := map[string]string{}
+	apply := func(changes []v1alpha1.ChangeView) {
+		for _, ch := range changes {
+			if ch.Type == "DELETED" {
+				delete(state, ch.UID)
+				continue
+			}
+			state[ch.UID] = ch.Object.Name
+		}
+	}
+	apply(feed.Changes)
+	if len(state) != 3 {
+		t.Fatalf("the feed's current state: %+v", feed.Changes)
+	}
+	c.mustKubectl(t, "", "scale", "deployment/web", "-n", n.name, "--replicas=4")
+	eventually(t, 2*time.Minute, "deployment web to scale to 4", func() string {
+		return c.deploymentRolledOut(t, c.readWorkloads(t, n.name), "web", 4)
+	})
+	eventually(t, time.Minute, "the feed to hold the pods the CLI lists", func() string {
+		args := map[string]any{"cursor": feed.NextCursor, "timeoutSeconds": 1}
+		for k, v := range feedArgs {
+			args[k] = v
+		}
+		s.must(t, "changes", args, &feed)
+		apply(feed.Changes)
+		var pods cliList
+		if why := cli(&pods, "pods", "-n", n.name, "-l", "app=web"); why != "" {
+			return why
+		}
+		want := map[string]string{}
+		for _, p := range pods.Items {
+			want[p.Metadata.UID] = p.Metadata.Name
+		}
+		return same("the feed's pods", want, state)
+	})
+	if strings.Contains(s.stderr.String(), "e2e-mcp-env-value") {
+		t.Error("an env value on the server's stderr")
+	}
+}
