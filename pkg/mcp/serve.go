@@ -42,10 +42,16 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 				return err
 			}
 			defer cl.Pool.Close()
-			if cl.Asker, err = informer.NewAsker(t.RESTConfig); err != nil {
+			// The checks of every call share one client: at client-go's default
+			// of 5 requests a second, a tree's forty checks would wait 8 s.
+			checks := rest.CopyConfig(t.RESTConfig)
+			if checks.QPS == 0 && checks.RateLimiter == nil {
+				checks.QPS, checks.Burst = 50, 300
+			}
+			if cl.Asker, err = informer.NewAsker(checks); err != nil {
 				return err
 			}
-			if cl.Proof, err = NewFeedProof(t.RESTConfig); err != nil {
+			if cl.Proof, err = NewFeedProof(checks); err != nil {
 				return err
 			}
 			cl.ServerVersion = serverVersion(t.RESTConfig)
