@@ -42,11 +42,15 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 				return err
 			}
 			defer cl.Pool.Close()
-			// The checks of every call share one client: at client-go's default
-			// of 5 requests a second, a tree's forty checks would wait 8 s.
+			// The checks of every call share one client, with no client-side
+			// rate: a tree's forty checks a call would queue behind client-go's
+			// 5 a second (8 s), or behind any rate after a few calls (50 a
+			// second: 0.6 s a tree after its burst was spent), where a served
+			// run of the cache gets a client, and a burst, of its own. A call
+			// checks each informer it reads once, at most 64 at a time.
 			checks := rest.CopyConfig(t.RESTConfig)
-			if checks.QPS == 0 && checks.RateLimiter == nil {
-				checks.QPS, checks.Burst = 50, 300
+			if checks.RateLimiter == nil {
+				checks.QPS = -1
 			}
 			if cl.Asker, err = informer.NewAsker(checks); err != nil {
 				return err
