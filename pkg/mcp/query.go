@@ -199,7 +199,10 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 	}}
 	type owned struct {
 		listing *query.Listing
-		owners  map[runtime.Object]string
+		// owners names top-level owners; stop stops its informers, once the
+		// page is projected.
+		owners *query.TopOwners
+		stop   func()
 	}
 	answers := ask(ctx, c, func(ctx context.Context, sess *query.Session) (*owned, error) {
 		l, err := sess.Get(ctx, q)
@@ -207,40 +210,29 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 			return nil, err
 		}
 		defer l.Close()
-		o := &owned{listing: l, owners: map[runtime.Object]string{}}
+		o := &owned{listing: l, stop: func() {}}
 		if by == nil || by.Mode != query.GroupByOwner {
-			top, stop := sess.TopOwners(ctx)
-			defer stop()
-			var members []v1alpha1.Members
-			if l.Groups != nil {
-				for _, g := range l.Groups.Groups {
-					members = append(members, g.Members...)
-				}
-			} else {
-				members = l.Members
-			}
-			for _, m := range members {
-				for _, obj := range m.Objects {
-					o.owners[obj] = top.Of(obj)
-				}
-			}
+			o.owners, o.stop = sess.TopOwners(ctx)
 		}
 		return o, err
 	})
+	ownersOf := map[string]*query.TopOwners{}
+	for _, a := range answers {
+		if a.Value != nil {
+			defer a.Value.stop()
+			ownersOf[a.Context] = a.Value.owners
+		}
+	}
 	warnings, err := outcome(c, answers)
 	if err != nil {
 		return nil, err
 	}
 	v := &viewer{maxString: s.cfg.MaxString, status: s.cfg.Query.ObjectStatus, fields: fields, now: c.start}
-	owners := map[runtime.Object]string{}
 	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
 	for i, a := range answers {
 		asOf[i].Context = a.Context
 		if a.Value != nil {
 			asOf[i].Value = a.Value.listing.AsOf
-			for k, o := range a.Value.owners {
-				owners[k] = o
-			}
 		}
 	}
 	answer := v1alpha1.NewQueryAnswer()
@@ -289,7 +281,10 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 	views := make([]v1alpha1.ObjectView, len(page))
 	for i, it := range page {
 		if it.group == nil || it.obj.obj != nil {
-			owner := owners[it.obj.obj]
+			owner := ""
+			if top := ownersOf[it.obj.context]; top != nil {
+				owner = top.Of(it.obj.obj)
+			}
 			if it.group != nil && by.Mode == query.GroupByOwner {
 				owner = it.group.view.Name
 			}
@@ -374,16 +369,16 @@ func groupEntries[T any](c *call, answers []query.Answer[T], listing func(T) *qu
 	}
 	var out []*groupEntry
 	for _, g := range doc.Groups {
-		raw, err := json.Marshal(g)
+		// The key and summary as the GroupList prints them; not the group,
+		// whose JSON would encode every member whole.
+		key, err := jsonMap(g.Key)
 		if err != nil {
 			return nil, err
 		}
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
+		summary, err := jsonMap(g.Summary)
+		if err != nil {
 			return nil, err
 		}
-		key, _ := m["key"].(map[string]any)
-		summary, _ := m["summary"].(map[string]any)
 		e := &groupEntry{view: v1alpha1.GroupView{Name: g.Name, Key: key, Summary: summary}}
 		none := "0"
 		if g.Key.None {
@@ -401,6 +396,16 @@ func groupEntries[T any](c *call, answers []query.Answer[T], listing func(T) *qu
 	}
 	slices.SortStableFunc(out, func(a, b *groupEntry) int { return cmp.Compare(a.sortKey, b.sortKey) })
 	return out, nil
+}
+
+// jsonMap is v's JSON as a map.
+func jsonMap(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(raw, &m)
 }
 
 // isNil reports whether v is its type's zero value, for pointers.
