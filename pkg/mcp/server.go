@@ -130,7 +130,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // Close stops the feeds the changes tool holds.
 func (s *Server) Close() { s.feeds.close() }
 
-// errorKind names the type of an error, as a tool error says it first.
+// toolError is an error of the server's own, with its type (errorKind).
 type toolError struct {
 	kind string
 	err  error
