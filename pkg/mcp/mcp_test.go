@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +24,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/mcp"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -714,4 +717,65 @@ func TestContexts(t *testing.T) {
 	if len(answer.Objects) != 2 || answer.Objects[0].Context != "b" {
 		t.Errorf("context b: %+v", answer.Objects)
 	}
+}
+
+// fakeProof is a FeedProof whose server is at latest, the feed's objects last
+// changed at last.
+type fakeProof struct {
+	latest, last string
+	asked        atomic.Int32
+}
+
+func (p *fakeProof) Latest(context.Context, informer.Resource, string) (string, error) {
+	p.asked.Add(1)
+	return p.latest, nil
+}
+
+func (p *fakeProof) LastChange(context.Context, informer.Resource, string, string, string) (string, error) {
+	return p.last, nil
+}
+
+// fakeAsker refuses every check once denied is set.
+type fakeAsker struct{ denied atomic.Bool }
+
+func (a *fakeAsker) Check(_ context.Context, res informer.Resource, namespace, _, _ string) error {
+	if a.denied.Load() {
+		return fixtures.Forbidden(res.GVR.GroupResource(), namespace)
+	}
+	return nil
+}
+
+// TestChangesFreshness: a call with a cursor waits until the feed has reached
+// the last change of its objects the server acknowledged before the call
+// (here never: the fakes stream nothing, so it times out), answers at once
+// when there was none, skips the wait under maxStalenessSeconds, and is
+// refused once the user may no longer list the feed's types.
+func TestChangesFreshness(t *testing.T) {
+	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
+	proof := &fakeProof{latest: "100", last: "90"}
+	asker := &fakeAsker{}
+	cfg.Clusters[0].Proof, cfg.Clusters[0].Asker = proof, asker
+	cfg.Query.SyncTimeout = 300 * time.Millisecond
+	cs := server(t, cfg, "")
+	var answer v1alpha1.ChangesAnswer
+	res, _ := call(t, cs, "changes", map[string]any{"resources": "pods"}, &answer)
+	mustSucceed(t, "changes", res)
+	args := map[string]any{"resources": "pods", "cursor": answer.NextCursor}
+	res, _ = call(t, cs, "changes", args, nil)
+	mustFail(t, "a feed behind the server", res, "Timeout", "did not reach resourceVersion 90")
+	if proof.asked.Load() == 0 {
+		t.Error("the server's latest resourceVersion was never asked")
+	}
+	args["maxStalenessSeconds"] = 30
+	res, _ = call(t, cs, "changes", args, &answer)
+	mustSucceed(t, "changes under a staleness bound", res)
+	delete(args, "maxStalenessSeconds")
+	proof.last = ""
+	res, _ = call(t, cs, "changes", args, &answer)
+	mustSucceed(t, "changes with nothing new on the server", res)
+	asker.denied.Store(true)
+	res, _ = call(t, cs, "changes", args, nil)
+	mustFail(t, "changes after access was revoked", res, "Forbidden", "pods")
+	res, _ = call(t, cs, "relations", map[string]any{"relation": "tree", "object": "deployment/web"}, nil)
+	mustFail(t, "tree after access was revoked", res, "Forbidden", "deployments.apps")
 }
