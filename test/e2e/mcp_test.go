@@ -507,12 +507,20 @@ func TestMCPReadYourWrites(t *testing.T) {
 	cursor := feed.NextCursor
 	for i := range 30 {
 		name := fmt.Sprintf("ryw-%02d", i)
-		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		created, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
 		s.must(t, "query", map[string]any{"resources": "configmaps", "namespace": ns, "limit": 5000}, &answer)
 		if !slices.ContainsFunc(answer.Objects, func(o v1alpha1.ObjectView) bool { return o.Name == name }) {
 			t.Fatalf("write %d: the query right after creating configmap %s does not hold it: %v", i, name, answer.Objects)
+		}
+		// What the answer is current as of: the type, its namespace, a resourceVersion at
+		// or past the write's, shown current during the call.
+		if len(answer.AsOf) != 1 || answer.AsOf[0].Resource != "configmaps" || answer.AsOf[0].Namespace != ns ||
+			!rvAfter(answer.AsOf[0].ResourceVersion, created.ResourceVersion) && answer.AsOf[0].ResourceVersion != created.ResourceVersion ||
+			answer.AsOf[0].AgeSeconds < 0 || answer.AsOf[0].AgeSeconds > 30 {
+			t.Fatalf("write %d at resourceVersion %s: asOf %+v", i, created.ResourceVersion, answer.AsOf)
 		}
 		s.must(t, "changes", map[string]any{"resources": "configmaps", "namespace": ns, "cursor": cursor}, &feed)
 		if !slices.ContainsFunc(feed.Changes, func(c v1alpha1.ChangeView) bool { return c.Type == "ADDED" && c.Object.Name == name }) {
