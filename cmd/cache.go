@@ -115,11 +115,7 @@ func (o *CacheOptions) complete() error {
 // user the API server says the context's credentials belong to, which it
 // asks.
 func (o *CacheOptions) identify(ctx context.Context) error {
-	asker, err := warm.Whoami(ctx, o.cfg)
-	if err != nil {
-		return err
-	}
-	id, err := warm.NewIdentity(o.cfg, asker.User)
+	id, _, err := warm.IdentityOf(ctx, o.cfg)
 	if err != nil {
 		return err
 	}

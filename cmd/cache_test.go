@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +33,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
 
@@ -56,6 +57,8 @@ func runtimeDir(t *testing.T) string {
 type reviewAPI struct {
 	*httptest.Server
 	users map[string]string
+	// reviews counts the SelfSubjectReviews answered.
+	reviews atomic.Int32
 }
 
 func newReviewAPI(t *testing.T, users map[string]string) *reviewAPI {
@@ -67,6 +70,7 @@ func newReviewAPI(t *testing.T, users map[string]string) *reviewAPI {
 			http.NotFound(w, r)
 			return
 		}
+		a.reviews.Add(1)
 		name, ok := a.users[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
 		if !ok {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -425,39 +429,6 @@ func TestCacheServerProcess(t *testing.T) {
 	}
 }
 
-// TestServedRunBinds: a served run answers from the pool only its one
-// context; it declines several, and lends the pool's informers with the
-// asker's checks.
-func TestServedRunBinds(t *testing.T) {
-	s := fakeapi.New(nil)
-	pool, err := informer.NewPoolWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, informer.PoolOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	cfg := &rest.Config{Host: "https://cluster.invalid:6443", BearerToken: "token"}
-	run := &servedRun{server: &cacheServer{identity: identityOf(t, cfg, "alice"), pool: pool}, req: &warm.RunRequest{Args: []string{"pods"}}, start: time.Now()}
-	target := query.Target{RESTConfig: cfg}
-	a, b := target, target
-	a.Context, b.Context = "a", "b"
-	broken := query.Target{Err: errors.New("no cluster")}
-	for name, targets := range map[string][]query.Target{
-		"several contexts": {a, b},
-		"a broken context": {broken},
-	} {
-		if _, err := run.bind(targets, 0); err != errDecline {
-			t.Errorf("%s: bind error %v, want a decline", name, err)
-		}
-	}
-	bound, err := run.bind([]query.Target{target}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bound[0].Source == nil || bound[0].Source != run.source || run.maxStaleness != time.Minute {
-		t.Error("the bound target does not borrow from the pool")
-	}
-}
-
 // TestServedRunVerifiesTheAsker: a served run answers only an asker whose
 // credential the API server says is the server's user, asking once per
 // credential; another user is declined (answered directly, by their own
@@ -467,28 +438,28 @@ func TestServedRunVerifiesTheAsker(t *testing.T) {
 	api := newReviewAPI(t, map[string]string{"alice-1": "alice", "alice-2": "alice", "bob": "bob"})
 	kubeconfig := api.kubeconfig(t, "bob")
 	cfg := api.config("")
-	server := &cacheServer{identity: identityOf(t, cfg, "alice"), verified: map[[sha256.Size]byte]warm.Identity{}}
+	server := served.New(served.Options{Identity: identityOf(t, cfg, "alice")})
 	prepare := func(cred *warm.Credential) error {
 		t.Helper()
 		streams := genericiooptions.NewTestIOStreamsDiscard()
-		run := &runContext{args: []string{"pods"}, served: &servedRun{server: server, start: time.Now(), req: &warm.RunRequest{
+		run := &runContext{args: []string{"pods"}, served: server.Run(&warm.RunRequest{
 			Args: []string{"pods"}, Dir: t.TempDir(), Env: map[string]string{"KUBECONFIG": kubeconfig}, Credential: cred,
-		}}}
+		})}
 		root, _ := newCmdRoot(streams, run)
 		cmd, _, err := root.Find([]string{"pods"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmd.SetContext(context.Background())
-		return run.served.prepare(cmd, &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true)})
+		return prepareServed(run.served, cmd, &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true)})
 	}
 	for _, token := range []string{"alice-1", "alice-2", "alice-1"} {
 		if err := prepare(&warm.Credential{Authorization: "Bearer " + token}); err != nil {
 			t.Errorf("alice's %s: %v", token, err)
 		}
 	}
-	if len(server.verified) != 2 {
-		t.Errorf("%d credentials verified, want alice's two, each once", len(server.verified))
+	if n := api.reviews.Load(); n != 2 {
+		t.Errorf("%d credentials verified, want alice's two, each once", n)
 	}
 	if err := prepare(&warm.Credential{Authorization: "Bearer bob"}); err != errDecline {
 		t.Errorf("bob's credential: %v, want a decline", err)
@@ -509,7 +480,6 @@ func TestServedRunVerifiesTheAsker(t *testing.T) {
 // line after the answer.
 func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	runtimeDir(t)
-	defer func(old func(context.Context, warm.Spec, *warm.RunRequest) *cacheStart) { startCacheServer = old }(startCacheServer)
 
 	// handedOver runs `pods --cache` with the server a spawned `cache serve`
 	// would be, in this process, up at once, and the direct answer done
@@ -520,7 +490,7 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 		o, cmd, out, errOut := cachedHarness(t, args)
 		id := identityOf(t, o.resolved[0].RESTConfig, "alice")
 		warmed := make(chan *warm.RunRequest, 1)
-		startCacheServer = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
+		o.run.start = func(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *served.Starting {
 			srv, err := warm.NewServer(warm.Options{Identity: id, Version: cacheVersion(), Handler: func(_ context.Context, r *warm.RunRequest, _, _ io.Writer) int {
 				warmed <- r
 				return 0
@@ -530,18 +500,21 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 			}
 			go srv.Serve(context.Background())
 			t.Cleanup(func() { srv.Shutdown("the test is over") })
-			started := startCache(ctx, spec, req)
 			if answerAfter == 0 {
-				return started
+				return served.StartServer(ctx, spec, req)
 			}
-			slow := &cacheStart{spec: started.spec, req: req, done: make(chan struct{})}
+			done := make(chan struct{})
 			go func() {
-				<-started.done
+				defer close(done)
+				conn, err := warm.Connect(ctx, spec)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conn.Close()
 				time.Sleep(answerAfter)
-				slow.err = started.err
-				close(slow.done)
 			}()
-			return slow
+			return served.NewStarting(spec, req, done, nil)
 		}
 		if err := cmd.ExecuteContext(context.Background()); err != nil {
 			t.Fatal(err)
@@ -565,11 +538,11 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	})
 
 	t.Run("a failed command hands nothing", func(t *testing.T) {
-		_, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
+		o, cmd, out, _ := cachedHarness(t, []string{"pods", "nope", "--cache"})
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
+		o.run.start = func(_ context.Context, spec warm.Spec, req *warm.RunRequest) *served.Starting {
 			// A server that never answers: waiting for it would hang.
-			return &cacheStart{req: req, done: make(chan struct{})}
+			return served.NewStarting(spec, req, make(chan struct{}), nil)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.ExecuteContext(context.Background()) }()
@@ -587,11 +560,11 @@ func TestCacheFirstQuestionAnswersDirectly(t *testing.T) {
 	})
 
 	t.Run("a server that could not start", func(t *testing.T) {
-		_, cmd, out, errOut := cachedHarness(t, []string{"pods", "--cache"})
-		startCacheServer = func(_ context.Context, _ warm.Spec, req *warm.RunRequest) *cacheStart {
-			s := &cacheStart{req: req, done: make(chan struct{}), err: errors.New("the cache server exited before it answered: exit status 1")}
-			close(s.done)
-			return s
+		o, cmd, out, errOut := cachedHarness(t, []string{"pods", "--cache"})
+		o.run.start = func(_ context.Context, spec warm.Spec, req *warm.RunRequest) *served.Starting {
+			done := make(chan struct{})
+			close(done)
+			return served.NewStarting(spec, req, done, errors.New("the cache server exited before it answered: exit status 1"))
 		}
 		if err := cmd.ExecuteContext(context.Background()); err != nil {
 			t.Fatal(err)

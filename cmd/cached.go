@@ -5,23 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
 
@@ -49,7 +45,10 @@ const (
 // server, the request it answers.
 type runContext struct {
 	args   []string
-	served *servedRun
+	served *served.Run
+	// start starts a cache server beside a direct run; nil is
+	// served.StartServer. Tests give a server of their own.
+	start func(context.Context, warm.Spec, *warm.RunRequest) *served.Starting
 }
 
 // cacheVersion is what a cache server must be to answer this binary: the
@@ -116,13 +115,14 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	}
 	code, err := o.askCache(ctx, cmd, run)
 	switch {
-	case errors.Is(err, errDirect):
+	case errors.Is(err, served.ErrDirect):
+		// The API server could not be reached: the direct run says so.
 		return false, nil
-	case errors.Is(err, errNoCache) && !explicit && errors.Is(err, warm.ErrNoSelfReview):
+	case errors.Is(err, served.ErrNoCache) && !explicit && errors.Is(err, warm.ErrNoSelfReview):
 		// KUBECTL_IDX_CACHE=auto on a server that cannot say who asks: every
 		// command answers directly, without a warning each time.
 		return false, nil
-	case errors.Is(err, errStarting):
+	case errors.Is(err, served.ErrStarting):
 		// Answered directly, as the first question through the cache is:
 		// warmCache hands the server the command once it has.
 		return false, nil
@@ -131,7 +131,7 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	case err == nil:
 		// The server printed the error, as the command would have.
 		return true, &exitError{code: code, msg: fmt.Sprintf("exit code %d", code)}
-	case !errors.Is(err, warm.ErrUnavailable) && !errors.Is(err, errNoCache):
+	case !errors.Is(err, warm.ErrUnavailable) && !errors.Is(err, served.ErrNoCache):
 		return true, err
 	}
 	if ctx.Err() != nil {
@@ -141,88 +141,45 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	return false, nil
 }
 
-// errNoCache wraps what keeps a command from reaching a cache server before
-// it tries: its identity cannot be computed, or the system has no cache.
-var errNoCache = errors.New("no warm cache")
-
-// errDirect says the command is to be answered directly, without a warning:
-// what kept it from the cache (a server that cannot be reached) is what the
-// direct run will report, in its own words.
-var errDirect = errors.New("answered directly")
-
-// errStarting says that no cache server ran: one is being started, and the
-// command answers directly meanwhile.
-var errStarting = errors.New("the cache server is starting")
-
-// askCache runs the command on the cache server of its identity and returns
-// its exit code. When none runs, it starts one in the background and
-// returns errStarting: the command answers directly, as fast as without the
-// cache, and hands the server its arguments afterwards (warmCache), so that
-// the next question finds its informers warm. A feed (watch, events -w) is
-// different: it runs on the server from the start, which starts for it,
-// since a feed's informers are its own there anyway and it may never end.
+// askCache runs the command on the cache server of its identity
+// (served.Client.Ask) and returns its exit code; a server being started for
+// it is kept for warmCache.
 func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *runContext) (int, error) {
-	spec, asker, err := o.cacheSpec(ctx, cmd)
-	if err != nil {
-		return -1, err
+	if t := o.targets[0]; t.Err != nil {
+		return -1, fmt.Errorf("%w: %w", served.ErrNoCache, t.Err)
+	}
+	args := []string{"cache", "serve"}
+	for env, flag := range map[string]string{cacheIdleTimeoutEnv: "idle-timeout", cacheDropAfterEnv: "drop-after"} {
+		if v := os.Getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return -1, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
+			}
+			args = append(args, "--"+flag+"="+d.String())
+		}
 	}
 	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
 	if err != nil {
 		return -1, err
 	}
-	req.Credential = asker.Credential
-	var conn *warm.Conn
-	if o.follows {
-		conn, err = warm.Connect(ctx, spec)
-	} else {
-		conn, err = warm.Dial(ctx, spec)
-		if errors.Is(err, warm.ErrNotRunning) {
-			o.warming = startCacheServer(ctx, spec, req)
-			return -1, errStarting
-		}
-	}
-	if err != nil {
-		return -1, err
-	}
-	return o.runServed(ctx, conn, req)
-}
-
-// cacheStart is a cache server started beside a direct run.
-type cacheStart struct {
-	spec warm.Spec
-	req  *warm.RunRequest
-	done chan struct{}
-	// err is Connect's, once done is closed.
-	err error
-}
-
-// startCacheServer is startCache; tests replace it.
-var startCacheServer = startCache
-
-// startCache starts the cache server of spec in the background (Connect:
-// of two commands starting at once, one starts it). The connection Connect
-// makes is closed at once: the server waits 5 s for a request, less than a
-// direct run may take (16 s for -o json of 100,000 pods); warmCache dials
-// again once the command has answered.
-func startCache(ctx context.Context, spec warm.Spec, req *warm.RunRequest) *cacheStart {
-	s := &cacheStart{spec: spec, req: req, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		conn, err := warm.Connect(ctx, spec)
-		if err == nil {
-			conn.Close()
-		}
-		s.err = err
-	}()
-	return s
+	c := served.Client{Config: o.targets[0].RESTConfig, Version: cacheVersion(), Args: args, Start: run.start,
+		Payload: func(id warm.Identity) ([]byte, error) {
+			p, err := newServePayload(cmd, id, o.targets[0].RESTConfig)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(p)
+		}}
+	code, starting, err := c.Ask(ctx, req, o.follows, o.Out, o.ErrOut, stdoutClosed(o.Out))
+	o.warming = starting
+	return code, err
 }
 
 // warmCache ends a direct run that started the cache server: once the
-// command has answered, it waits for the server to answer and hands it the
-// command, which the server runs with its output discarded so that its
-// informers are warm for the next question; it does not wait for that. A
-// command that failed hands nothing: the server idles and exits. A server
-// that could not be started costs one warning line.
+// command has answered, it hands the server the command to warm its
+// informers (served.Starting.Warm). A command that failed hands nothing:
+// the server idles and exits. A server that could not be started costs one
+// warning line.
 func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
 	s := o.warming
 	if s == nil {
@@ -232,41 +189,9 @@ func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
 	if runErr != nil {
 		return
 	}
-	<-s.done
-	if s.err == nil {
-		var conn *warm.Conn
-		if conn, s.err = warm.Dial(ctx, s.spec); s.err == nil {
-			s.err = conn.Warm(ctx, s.req)
-		}
+	if err := s.Warm(ctx); err != nil && ctx.Err() == nil {
+		o.warnf("%s; answered directly", cacheProblem(err))
 	}
-	if s.err != nil && ctx.Err() == nil {
-		o.warnf("%s; answered directly", cacheProblem(s.err))
-	}
-}
-
-// runServed runs req on conn, printing what the server sends; a stdout whose
-// reader went away (`| head`) ends the run as it ends a direct one.
-func (o *QueryOptions) runServed(ctx context.Context, conn *warm.Conn, req *warm.RunRequest) (int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var gone sync.Once
-	closedOut := false
-	if closed := stdoutClosed(o.Out); closed != nil {
-		go func() {
-			select {
-			case <-closed:
-				gone.Do(func() { closedOut = true })
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	code, err := conn.Run(ctx, req, o.Out, o.ErrOut)
-	gone.Do(func() {})
-	if closedOut {
-		return 0, nil
-	}
-	return code, err
 }
 
 // cacheProblem words why the cache could not answer, for the warning line.
@@ -274,67 +199,7 @@ func cacheProblem(err error) string {
 	if errors.Is(err, warm.ErrUnsupported) {
 		return warm.ErrUnsupported.Error()
 	}
-	return strings.TrimPrefix(err.Error(), errNoCache.Error()+": ")
-}
-
-// cacheSpec says which cache server answers this command and how to start
-// one: its identity, this binary, and the connection flags for its stdin.
-// The identity is the user the API server says the command's credentials
-// belong to (warm.Whoami), asked with them, now: its failure is the
-// command's, in a direct run's words (Unauthorized, an unreachable server
-// within --request-timeout, an exec plugin's own error), unless the server
-// cannot say (no SelfSubjectReview), which costs a warning and a direct run.
-func (o *QueryOptions) cacheSpec(ctx context.Context, cmd *cobra.Command) (warm.Spec, *warm.Asker, error) {
-	t := o.targets[0]
-	if t.Err != nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, t.Err)
-	}
-	if t.RESTConfig == nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: no client configuration to identify", errNoCache)
-	}
-	asker, err := warm.Whoami(ctx, t.RESTConfig)
-	var status apierrors.APIStatus
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return warm.Spec{}, nil, ctx.Err()
-	case errors.Is(err, warm.ErrNoSelfReview):
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, warm.ErrNoSelfReview)
-	case apierrors.IsForbidden(err):
-		return warm.Spec{}, nil, fmt.Errorf("%w: the API server does not let this user ask who they are (SelfSubjectReview): %w", errNoCache, err)
-	case errors.As(err, &status), informer.CredentialsFailed(err):
-		// Unauthorized and the like, or an exec plugin that failed: a direct
-		// run fails with the same error, in the same words (and would run a
-		// failing plugin again).
-		return warm.Spec{}, nil, err
-	default:
-		// The server could not be reached: the direct run meets it too, and
-		// says so in its own words, within its own --request-timeout.
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errDirect, err)
-	}
-	id, err := warm.NewIdentity(t.RESTConfig, asker.User)
-	if err != nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
-	}
-	payload, err := newServePayload(cmd, id, t.RESTConfig)
-	if err != nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
-	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return warm.Spec{}, nil, fmt.Errorf("%w: %w", errNoCache, err)
-	}
-	args := []string{"cache", "serve"}
-	for env, flag := range map[string]string{cacheIdleTimeoutEnv: "idle-timeout", cacheDropAfterEnv: "drop-after"} {
-		if v := os.Getenv(env); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return warm.Spec{}, nil, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
-			}
-			args = append(args, "--"+flag+"="+d.String())
-		}
-	}
-	return warm.Spec{Identity: id, Version: cacheVersion(), Args: args, Payload: data}, asker, nil
+	return strings.TrimPrefix(err.Error(), served.ErrNoCache.Error()+": ")
 }
 
 // contextName is the kubeconfig context the flags select: --context, or the
@@ -352,25 +217,6 @@ func contextName(flags *genericclioptions.ConfigFlags) (string, error) {
 		return "", err
 	}
 	return raw.CurrentContext, nil
-}
-
-// servePayload is what a cache server is started with, on its stdin: how to
-// reach the cluster as the command that starts it does. It may hold --token.
-type servePayload struct {
-	// Identity is the identity the starter computed: the server refuses to
-	// serve another.
-	Identity warm.Identity `json:"identity"`
-	// Kubeconfig is the starter's KUBECONFIG, its files absolute; nil when it
-	// is not set.
-	Kubeconfig *string `json:"kubeconfig,omitempty"`
-	// Flags are the connection flags the starter was given, each value as
-	// given (paths absolute).
-	Flags map[string][]string `json:"flags,omitempty"`
-	// ExecEnv is the starter's environment when its credentials come from
-	// an exec plugin, and nothing otherwise: the server hands it to the plugin
-	// when it renews them, as the starter's own run would have, and keeps it
-	// out of its own environment.
-	ExecEnv []string `json:"execEnv,omitempty"`
 }
 
 // pathFlags are the flags that name files, of every command: a relative
@@ -392,8 +238,11 @@ func connectionFlags() []string {
 	return names
 }
 
-func newServePayload(cmd *cobra.Command, id warm.Identity, cfg *rest.Config) (*servePayload, error) {
-	p := &servePayload{Identity: id, Flags: map[string][]string{}}
+// newServePayload is the start payload of a cache server of identity id
+// for the command cmd over cfg: its connection flags, their paths absolute,
+// KUBECONFIG, and the environment an exec plugin of cfg's runs with.
+func newServePayload(cmd *cobra.Command, id warm.Identity, cfg *rest.Config) (*served.Payload, error) {
+	p := &served.Payload{Identity: id, Flags: map[string][]string{}}
 	if cfg.ExecProvider != nil {
 		p.ExecEnv = os.Environ()
 	}
@@ -454,25 +303,7 @@ func absList(list, dir string) (string, error) {
 
 // errDecline ends a served run the server will not answer, before it has
 // written anything: the client runs the command itself.
-var errDecline = &exitError{code: warm.Decline, msg: "declined by the cache server"}
-
-// servedRun is one command a cache server answers: the request, and the
-// server whose pool lends its informers.
-type servedRun struct {
-	server *cacheServer
-	req    *warm.RunRequest
-	// start is when the request arrived: the answer holds every write
-	// acknowledged before.
-	start time.Time
-	// source lends the run's informers, once its targets are bound, as
-	// fresh as maxStaleness (--max-staleness) lets them be.
-	source       *informer.PoolSource
-	maxStaleness time.Duration
-}
-
-// kubeconfigEnvMu serializes the served runs that read KUBECONFIG from the
-// process's environment (clientcmd's loading rules do), each with its own.
-var kubeconfigEnvMu sync.Mutex
+var errDecline = &exitError{code: warm.Decline, msg: served.ErrDecline.Error()}
 
 // prepare makes the flags of a served run read what a direct run of the
 // client would: relative paths against the client's working directory,
@@ -485,19 +316,20 @@ var kubeconfigEnvMu sync.Mutex
 // another user's than the server's, whose informers it would read. A
 // credential the API server refuses, or a server that cannot be reached, is
 // the run's error, in a direct run's words.
-func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
+func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 	for _, name := range []string{"profile", "v"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return errDecline
 		}
 	}
-	if s.req.Credential == nil {
+	req := run.Request()
+	if req.Credential == nil {
 		return errDecline
 	}
-	if err := resolvePaths(cmd, s.req.Dir); err != nil {
+	if err := resolvePaths(cmd, req.Dir); err != nil {
 		return err
 	}
-	env := s.req.Env
+	env := req.Env
 	home := env["HOME"]
 	if fl := cmd.Flags().Lookup("cache-dir"); fl != nil && !fl.Changed && f.CacheDir != nil {
 		switch {
@@ -507,30 +339,22 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 			*f.CacheDir = filepath.Join(home, ".kube", "cache")
 		}
 	}
-	kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]
-	if ok {
-		var err error
-		if kubeconfig, err = absList(kubeconfig, s.req.Dir); err != nil {
+	// The asker's kubeconfig files, read by a loader of this run's own: the
+	// process's environment is the server's, and nobody changes it.
+	if kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]; ok {
+		list, err := absList(kubeconfig, req.Dir)
+		if err != nil {
 			return err
 		}
+		f.kubeconfig = filepath.SplitList(list)
 	} else if home != "" {
-		kubeconfig = filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+		f.kubeconfig = []string{filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)}
 	}
-	// clientcmd reads KUBECONFIG when the loader is built; the flags keep the
-	// loader.
-	kubeconfigEnvMu.Lock()
-	old, had := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar)
-	os.Setenv(clientcmd.RecommendedConfigPathEnvVar, kubeconfig)
-	f.ToRawKubeConfigLoader()
-	if had {
-		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, old)
-	} else {
-		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
+	if err := f.useKubeconfig(f.ConfigFlags); err != nil {
+		return err
 	}
-	kubeconfigEnvMu.Unlock()
 
-	cred := s.req.Credential
-	f.WrapConfigFn = cred.Apply
+	f.WrapConfigFn = req.Credential.Apply
 	if names, err := f.contextNames(); err != nil || names != nil {
 		// Several contexts are answered directly (viaCache); an error is
 		// the direct run's to report.
@@ -540,12 +364,11 @@ func (s *servedRun) prepare(cmd *cobra.Command, f *Flags) error {
 	if err != nil {
 		return errDecline
 	}
-	id, err := s.server.verify(cmd.Context(), cfg, cred)
-	if err != nil {
+	if err := run.Verify(cmd.Context(), cfg); err != nil {
+		if errors.Is(err, served.ErrDecline) {
+			return errDecline
+		}
 		return err
-	}
-	if id != s.server.identity {
-		return errDecline
 	}
 	return nil
 }
@@ -592,32 +415,3 @@ func resolvePaths(cmd *cobra.Command, dir string) error {
 	}
 	return nil
 }
-
-// bind gives the run's targets the server's warm informers: one context,
-// whose asker prepare has verified, each informer the run reads authorized
-// for the asker by the API server (informer.Asker) with the asker's
-// credential. Anything else is declined, and the client answers it itself.
-func (s *servedRun) bind(targets []query.Target, maxStaleness time.Duration) ([]query.Target, error) {
-	if len(targets) != 1 || targets[0].Context != "" || targets[0].Err != nil {
-		return nil, errDecline
-	}
-	t := targets[0]
-	asker, err := informer.NewAsker(t.RESTConfig)
-	if err != nil {
-		return nil, err
-	}
-	s.maxStaleness = maxStaleness
-	s.source = s.server.pool.Source(informer.Freshness{Start: s.start, MaxStaleness: maxStaleness}, strings.Join(s.req.Args, "\x00"), asker)
-	t.Source = s.source
-	return []query.Target{t}, nil
-}
-
-// terminalWriter is a served run's stdout or stderr: what the server writes
-// goes to the client, whose terminal it may be.
-type terminalWriter struct {
-	io.Writer
-	terminal bool
-}
-
-// IsTerminal says whether the client's stream is a terminal (isTerminal).
-func (w terminalWriter) IsTerminal() bool { return w.terminal }

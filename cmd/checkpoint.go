@@ -1,14 +1,12 @@
 package cmd
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // checkpointFlag is --checkpoint of the feeds (watch, events -w).
@@ -18,93 +16,13 @@ type checkpointFlag struct {
 }
 
 func (c *checkpointFlag) addFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed.")
+	cmd.Flags().StringVar(&c.Checkpoint, "checkpoint", "", "Keep in this file where the feed stands, after every write to stdout, and resume from it: started again with the same file, the feed prints only what happened since, or, where the server no longer has that point, what changed, marked \"gap\". Created if it does not exist; refused if it was written for another feed or another cluster, or is not a regular file of your own (a symbolic link, a pipe, another user's file).")
 }
 
-// checkpoints are the open checkpoint and the handles of its streams, by
-// target; a nil *checkpoints is no --checkpoint.
-type checkpoints struct {
-	file    *checkpoint.File
-	handles map[int]*checkpoint.Feed
-}
-
-// of returns target i's handle, nil without --checkpoint.
-func (c *checkpoints) of(i int) *checkpoint.Feed {
-	if c == nil {
-		return nil
-	}
-	return c.handles[i]
-}
-
-// close closes the checkpoint once the feeds have ended with err, and
-// returns err, or else the checkpoint's.
-func (c *checkpoints) close(err error) error {
-	if c == nil {
-		return err
-	}
-	if cerr := c.file.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// openCheckpoint opens path and resumes streams, streams[i] being target i's
-// when it is live (the others' contexts are unavailable: the checkpoint
-// keeps what it holds of them), and says on stderr what reading the file
-// found. It returns nil for no path.
-func (o *QueryOptions) openCheckpoint(path string, streams map[int]checkpoint.Stream, unavailable []string) (*checkpoints, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := checkpoint.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range f.Warnings() {
-		o.warnf("%s", w)
-	}
-	var order []int
-	var list []checkpoint.Stream
-	for i := range len(o.targets) {
-		if s, ok := streams[i]; ok {
-			order = append(order, i)
-			list = append(list, s)
-		}
-	}
-	handles, err := f.Resume(list, unavailable)
-	if err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	c := &checkpoints{file: f, handles: map[int]*checkpoint.Feed{}}
-	for j, i := range order {
-		c.handles[i] = handles[j]
-	}
-	return c, nil
-}
-
-// contextName is the kubeconfig context a checkpoint's stream of t names:
-// its own over several contexts, else the one --context names or the
-// kubeconfig's current one.
-func (o *QueryOptions) contextName(t query.Target) string {
-	if t.Context != "" {
-		return t.Context
-	}
-	if o.Flags == nil || o.ConfigFlags == nil {
-		return ""
-	}
-	if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
-		return *o.ConfigFlags.Context
-	}
-	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return ""
-	}
-	return raw.CurrentContext
-}
-
-// streamFilters are the flags that narrow a feed, for its checkpoint's
-// stream: a checkpoint written with others is refused.
-func (o *QueryOptions) streamFilters(more ...checkpoint.Filter) []checkpoint.Filter {
+// streamFilters are the flags that narrow a feed that every feed has, for
+// its checkpoint's stream (the engine adds each feed's own): a checkpoint
+// written with others is refused.
+func (o *QueryOptions) streamFilters() []checkpoint.Filter {
 	var out []checkpoint.Filter
 	if o.LabelSelector != "" {
 		out = append(out, checkpoint.Filter{Flag: "--selector", Value: o.LabelSelector})
@@ -114,11 +32,6 @@ func (o *QueryOptions) streamFilters(more ...checkpoint.Filter) []checkpoint.Fil
 	}
 	if w := whereFilter(o.Where); w != "" {
 		out = append(out, checkpoint.Filter{Flag: "--where", Value: w})
-	}
-	for _, f := range more {
-		if f.Value != "" {
-			out = append(out, f)
-		}
 	}
 	return out
 }
@@ -135,15 +48,4 @@ func whereFilter(exprs []string) string {
 		sorted[i] = "(" + e + ")"
 	}
 	return strings.Join(sorted, " && ")
-}
-
-// requestNames are the objects named on the command line, as resource/name.
-func requestNames(reqs []query.Request) string {
-	var names []string
-	for _, r := range reqs {
-		for _, n := range r.Names {
-			names = append(names, r.Resource.Name()+"/"+n)
-		}
-	}
-	return strings.Join(names, ",")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
@@ -193,7 +195,34 @@ func (f *Flags) forContext(name string) *genericclioptions.ConfigFlags {
 		}
 	}
 	c.Context = &name
+	// An error would be the root's too, which useKubeconfig reported first.
+	_ = f.useKubeconfig(c)
 	return c
+}
+
+// useKubeconfig makes c read f.kubeconfig's files, when set, in place of
+// those KUBECONFIG or ~/.kube/config name in the process's environment: a
+// served run reads the asker's (servedRun.prepare), and the cache server its
+// starter's. clientcmd's loading rules read the environment when they are
+// made; c keeps the loader it made first, whose rules are changed here
+// before it loads anything. --kubeconfig still comes first, as in kubectl.
+func (f *Flags) useKubeconfig(c *genericclioptions.ConfigFlags) error {
+	if f.kubeconfig == nil {
+		return nil
+	}
+	return readKubeconfigs(c, f.kubeconfig)
+}
+
+// readKubeconfigs makes c's loader read files in place of the environment's.
+func readKubeconfigs(c *genericclioptions.ConfigFlags, files []string) error {
+	rules, ok := c.ToRawKubeConfigLoader().ConfigAccess().(*clientcmd.ClientConfigLoadingRules)
+	if !ok {
+		return fmt.Errorf("reading the kubeconfig files %s: the connection flags' loader is a %T", strings.Join(files, string(filepath.ListSeparator)), c.ToRawKubeConfigLoader().ConfigAccess())
+	}
+	rules.Precedence = files
+	// Migrating an old ~/.kube/.kubeconfig is the user's own commands' to do.
+	rules.MigrationRules = nil
+	return nil
 }
 
 // report turns what the targets answered into what the user sees, the same

@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
-	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -140,9 +139,6 @@ func (o *EventsOptions) Validate() error {
 	if o.Watch && strings.HasPrefix(o.format, "custom-columns") {
 		return fmt.Errorf("--watch cannot be used with -o %s: use the default table, json, yaml, name, jsonpath or a template", o.format)
 	}
-	if o.Watch && o.several() {
-		return errors.New("kubectl idx events --watch follows one cluster: name one context, or follow several with kubectl idx watch events --context a,b")
-	}
 	if o.Checkpoint != "" && !o.Watch {
 		return errors.New("--checkpoint can only be used with --watch: it records where a feed stands")
 	}
@@ -191,40 +187,23 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 	})
 }
 
-// runWatch follows the feed of the object's events, of one context, until
-// ctx ends or stdout closes.
+// runWatch follows the feed of the object's events, of every context,
+// until ctx ends or stdout closes.
 func (o *EventsOptions) runWatch(ctx context.Context) error {
-	session := query.NewSession(o.config().For(o.targets[0]))
-	obj, err := session.Object(o.typ, o.name)
-	if err != nil {
-		return err
+	q := query.FeedQuery{
+		Object:     &query.ObjectArg{Type: o.typ, Name: o.name},
+		Events:     query.EventsFeedQuery{Types: o.Types, ForKinds: o.ForKinds, Since: o.Since, Now: o.now},
+		Checkpoint: o.Checkpoint,
 	}
-	uid, err := session.UID(ctx, obj)
-	if err != nil {
-		return err
-	}
-	stream := checkpoint.Stream{Context: o.contextName(o.targets[0]), Command: "events", Resources: []string{"events"}, Namespace: o.targets[0].Namespace,
-		Filters: o.streamFilters(
-			checkpoint.Filter{Flag: "object", Value: o.typ + "/" + o.name + " uid " + string(uid)},
-			checkpoint.Filter{Flag: "--types", Value: strings.Join(o.Types, ",")},
-			checkpoint.Filter{Flag: "--for-kind", Value: strings.Join(o.ForKinds, ",")})}
-	cps, err := o.openCheckpoint(o.Checkpoint, map[int]checkpoint.Stream{0: stream}, nil)
-	if err != nil {
-		return err
-	}
-	p := printers.NewEventsWatchPrinter(printers.EventsWatchOptions{
-		Format:    o.format,
-		NoHeaders: *o.PrintFlags.NoHeaders,
-		// kubectl events -A's NAMESPACE column, for an object whose
-		// dependents are anywhere.
-		AllNamespaces: !obj.Resource.Namespaced,
-		Source:        printers.WatchSource{GVK: query.EventsGVK},
-	}, o.printer)
-	return cps.close(o.follow(ctx, o.targets, 0, len(o.targets), func(ctx context.Context, _ int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
-		opts, err := o.eventsOptions(s)
-		if err != nil {
-			return err
-		}
-		return s.WatchEvents(ctx, obj, query.EventsFeedOptions{EventsOptions: opts, RootUID: uid, Checkpoint: cps.of(0), FeedNotices: o.feedNotices("")}, emit, flush)
-	}, p))
+	return o.follow(ctx, q, func(plans []query.FeedPlan, _ []schema.GroupVersionKind) (feedPrinter, error) {
+		return printers.NewEventsWatchPrinter(printers.EventsWatchOptions{
+			Format:    o.format,
+			NoHeaders: *o.PrintFlags.NoHeaders,
+			// kubectl events -A's NAMESPACE column, for an object whose
+			// dependents are anywhere.
+			AllNamespaces: !plans[0].Object.Resource.Namespaced,
+			Contexts:      o.several(),
+			Source:        printers.WatchSource{GVK: query.EventsGVK},
+		}, o.printer), nil
+	})
 }

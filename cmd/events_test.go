@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
 // TestEventsFlags runs the events command's time window, --for-kind and -w
@@ -231,6 +235,80 @@ func TestEventsRunWatch(t *testing.T) {
 				}
 				if !strings.HasPrefix(got, tc.want[i]) {
 					t.Errorf("line %d:\n%s\nwant a line starting with\n%s", i, got, tc.want[i])
+				}
+			}
+			if c.stderr.String() != "" {
+				t.Errorf("stderr = %q", c.stderr)
+			}
+		})
+	}
+}
+
+// TestEventsRunWatchContexts: events -w follows the object's events in each
+// context at once: the table starts with CONTEXT and each row names its
+// context, JSON lines carry "context".
+func TestEventsRunWatchContexts(t *testing.T) {
+	for _, tc := range []struct {
+		output string
+		want   []string
+	}{
+		{output: "", want: []string{"CONTEXT LAST SEEN TYPE REASON OBJECT MESSAGE", "a AGE Warning FailedScheduling Pod/web-7d9c-b", "a AGE Normal Pulled Pod/web-7d9c-a", "b AGE Warning FailedScheduling Pod/web-7d9c-b", "b AGE Normal Pulled Pod/web-7d9c-a"}},
+		{output: "name", want: []string{"a/event/e1", "a/event/e3", "a/event/e5", "b/event/e1", "b/event/e3", "b/event/e5"}},
+	} {
+		t.Run("output "+tc.output, func(t *testing.T) {
+			c := newRelationCase(eventsWindowObjects(), tc.output)
+			o := c.command(t, "events").(*EventsOptions)
+			o.resolved = []query.Target{
+				faketarget.New(t, "a", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
+				faketarget.New(t, "b", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
+			}
+			stdout := &syncBuffer{}
+			o.Out = stdout
+			o.Watch, o.ForKinds = true, []string{"pods"}
+			if tc.output != "" {
+				o.ForKinds = nil
+			}
+			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if err := o.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- o.Run(ctx) }()
+			var lines []string
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if lines = strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n"); len(lines) >= len(tc.want) {
+					break
+				}
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var got []string
+			for i, l := range lines {
+				if tc.output == "" && i > 0 {
+					ctx, rest, _ := strings.Cut(l, " ")
+					l = ctx + " " + lastSeen.ReplaceAllString(strings.TrimLeft(rest, " "), "AGE ")
+				}
+				got = append(got, strings.Join(strings.Fields(l), " "))
+			}
+			// The contexts' feeds interleave: each context's lines keep
+			// their order.
+			rows := got
+			if tc.output == "" && len(rows) > 0 {
+				rows = rows[1:]
+			}
+			slices.SortStableFunc(rows, func(a, b string) int { return strings.Compare(a[:1], b[:1]) })
+			if len(got) != len(tc.want) {
+				t.Fatalf("stdout:\n%s\nwant %d lines", stdout, len(tc.want))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("line %d:\n%s\nwant a line starting with\n%s", i, got[i], tc.want[i])
 				}
 			}
 			if c.stderr.String() != "" {

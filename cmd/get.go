@@ -269,6 +269,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	if !o.several() && mode == "" && printers.Streams(o.format) && o.sortBy() == "" && !o.ShowOwner {
 		q.Stream = func(r query.Request) func([]runtime.Object) error {
 			stream = printers.NewListStream(o.Out, o.format, o.printer, r.Resource.GVK)
+			stream.Encodings = o.encodings()
 			return stream.Write
 		}
 		// The objects printed as they arrive say how far the list has got; a
@@ -300,7 +301,12 @@ func (o *GetOptions) Run(ctx context.Context) error {
 			// kubectl get --ignore-not-found prints no empty List either.
 			return 0, nil
 		}
-		return printers.PrintListing(o.Out, answers, o.printer, o.printOptions(warnings), header)
+		opts := o.printOptions(warnings)
+		if header != nil && o.several() {
+			// The engine merges the contexts' groupings; the printer prints.
+			opts.Groups = query.MergeGroupLists(answers)
+		}
+		return printers.PrintListing(o.Out, answers, o.printer, opts, header)
 	})
 }
 
@@ -332,7 +338,7 @@ func found(answers []query.Answer[*query.Listing]) bool {
 
 // informerMode is how much of each object of gk the answer reads: metadata
 // alone where the output and grouping read nothing else.
-func (o *GetOptions) informerMode(groupMode string, gk schema.GroupKind) informer.Mode {
+func (o *GetOptions) informerMode(groupMode v1alpha1.GroupMode, gk schema.GroupKind) informer.Mode {
 	switch {
 	case o.sortBy() != "":
 		// --sort-by may name any field.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -36,10 +37,10 @@ func (g *GroupFlags) addFlags(cmd *cobra.Command) {
 
 // mode returns the grouping asked for ("" for none) and an error when more
 // than one was asked for.
-func (g *GroupFlags) mode() (string, error) {
+func (g *GroupFlags) mode() (v1alpha1.GroupMode, error) {
 	var set []string
-	var mode string
-	add := func(on bool, flag, m string) {
+	var mode v1alpha1.GroupMode
+	add := func(on bool, flag string, m v1alpha1.GroupMode) {
 		if on {
 			set = append(set, flag)
 			mode = m
@@ -89,6 +90,6 @@ func (g *GroupFlags) validateFlags(sortBy string) error {
 }
 
 // groupBy is the engine's grouping for mode.
-func (g *GroupFlags) groupBy(mode string) query.GroupBy {
+func (g *GroupFlags) groupBy(mode v1alpha1.GroupMode) query.GroupBy {
 	return query.GroupBy{Mode: mode, LabelKey: g.ByLabel, JSONPath: g.ByJSONPath, IncludeCompleted: g.IncludeCompleted}
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
@@ -20,6 +22,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
@@ -46,7 +49,7 @@ type QueryOptions struct {
 	follows bool
 	// warming is the cache server a direct run started, to be handed the
 	// command once it has answered (cached.go).
-	warming *cacheStart
+	warming *served.Starting
 
 	// targets are the contexts asked, one for a plain run, resolved by
 	// complete.
@@ -150,7 +153,10 @@ func (o *QueryOptions) complete() error {
 		return err
 	}
 	if o.run != nil && o.run.served != nil {
-		if o.targets, err = o.run.served.bind(o.targets, o.MaxStaleness); err != nil {
+		if o.targets, err = o.run.served.Bind(o.targets, o.MaxStaleness); err != nil {
+			if errors.Is(err, served.ErrDecline) {
+				return errDecline
+			}
 			return err
 		}
 	}
@@ -224,6 +230,7 @@ func (o *QueryOptions) config() query.Config {
 func (o *QueryOptions) printOptions(warnings []string) printers.Options {
 	hf := o.PrintFlags.HumanReadableFlags
 	return printers.Options{
+		Encodings:     o.encodings(),
 		Format:        o.format,
 		NoHeaders:     *o.PrintFlags.NoHeaders,
 		ShowLabels:    *hf.ShowLabels,
@@ -235,6 +242,15 @@ func (o *QueryOptions) printOptions(warnings []string) printers.Options {
 		Warnings:      warnings,
 		ErrorText:     warningText,
 	}
+}
+
+// encodings are the cache process's kept JSON encodings in a run it serves,
+// nil in a direct run.
+func (o *QueryOptions) encodings() *printers.Encodings {
+	if o.Flags == nil || o.run == nil || o.run.served == nil {
+		return nil
+	}
+	return o.run.served.Encodings()
 }
 
 // warnf writes a warning line to stderr; warnings of informer goroutines
@@ -263,13 +279,13 @@ type feedPrinter interface {
 	Flush(w io.Writer) error
 }
 
-// follow prints the merged feeds of targets (query.Follow) with p until ctx
-// ends or stdout's reader goes away: the one feed loop of watch and events
-// -w. Over several contexts a feed that fails is a warning naming its
-// context while the others go on, and the exit code counts it with the
-// contexts that failed before (failed of total); one context's failure is
-// its error.
-func (o *QueryOptions) follow(ctx context.Context, targets []query.Target, failed, total int, run query.FeedFunc, p feedPrinter) error {
+// follow asks q of every context (query.Follow) and prints the merged feeds
+// with the printer newPrinter makes once they are planned, until ctx ends or
+// stdout's reader goes away: the one feed loop of watch and events -w. Over
+// several contexts a context that cannot be planned, or whose feed fails,
+// is a warning naming it while the others go on, and the exit code counts
+// them (failed of total); one context's failure is its error.
+func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter func(plans []query.FeedPlan, sources []schema.GroupVersionKind) (feedPrinter, error)) error {
 	// With nothing to print, a feed would otherwise learn that `| head` is
 	// done only at its next write.
 	ctx, cancel := context.WithCancel(ctx)
@@ -283,18 +299,30 @@ func (o *QueryOptions) follow(ctx context.Context, targets []query.Target, faile
 			}
 		}()
 	}
+	if q.Checkpoint != "" {
+		q.Filters = o.streamFilters()
+		if !o.several() {
+			// A name that cannot be read is no name, as when there is none.
+			q.ContextName, _ = contextName(o.ConfigFlags)
+		}
+	}
 	out := bufio.NewWriterSize(o.Out, 64<<10)
+	var p feedPrinter
 	var ended atomic.Int32
 	var single error
-	err := query.Follow(ctx, targets, o.config(), run,
-		func(ev *feed.Event) error { return p.Print(out, ev) },
-		func() error {
+	err := query.Follow(ctx, o.targets, o.config(), q, query.FeedOutput{
+		Start: func(plans []query.FeedPlan, sources []schema.GroupVersionKind) (err error) {
+			p, err = newPrinter(plans, sources)
+			return err
+		},
+		Emit: func(ev *feed.Event) error { return p.Print(out, ev) },
+		Flush: func() error {
 			if err := p.Flush(out); err != nil {
 				return err
 			}
 			return out.Flush()
 		},
-		func(a query.Answer[struct{}]) {
+		Ended: func(a query.Answer[struct{}]) {
 			if !o.several() {
 				single = a.Err
 				return
@@ -303,12 +331,15 @@ func (o *QueryOptions) follow(ctx context.Context, targets []query.Target, faile
 			for _, w := range contextWarnings(a.Context, a.Err) {
 				o.warnf("%s", w)
 			}
-		})
+		},
+		Notices: o.feedNotices,
+		Warn:    func(msg string) { o.warnf("%s", msg) },
+	})
 	if err != nil {
 		return err
 	}
 	if single != nil {
 		return single
 	}
-	return contextsOutcome(failed+int(ended.Load()), total)
+	return contextsOutcome(int(ended.Load()), len(o.targets))
 }

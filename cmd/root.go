@@ -47,6 +47,9 @@ type Flags struct {
 	// server, the request it answers (cached.go). Nil for a tree built on
 	// its own.
 	run *runContext
+	// kubeconfig, when set, are the kubeconfig files the connection flags
+	// read in place of the process environment's (useKubeconfig).
+	kubeconfig []string
 }
 
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
@@ -76,7 +79,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	prof := &profiling{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
-			if err := run.served.prepare(cmd, f); err != nil {
+			if err := prepareServed(run.served, cmd, f); err != nil {
 				return err
 			}
 		}

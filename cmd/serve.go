@@ -2,63 +2,21 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"runtime"
-	"slices"
-	"strconv"
+	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
-
-// cacheServer is `kubectl idx cache serve`: the warm pool of one identity
-// and the socket it answers on. Every command it answers runs the same code
-// as a direct run (execute), in this process, with the client's arguments
-// and streams, its targets' informers borrowed from the pool.
-type cacheServer struct {
-	identity warm.Identity
-	user     warm.UserInfo
-	context  string
-	host     string
-	pool     *informer.Pool
-	srv      *warm.Server
-
-	// ready is closed once the server has found its identity itself and
-	// started its pool (pool is nil if it could not): no command is
-	// answered before.
-	ready chan struct{}
-
-	// verified remembers whom the API server said a credential belongs to
-	// (verify), by the credential's fingerprint and the connection it was
-	// used on: a credential's user never changes, only whether it is still
-	// accepted, which every question asks again.
-	verifiedMu sync.Mutex
-	verified   map[[sha256.Size]byte]warm.Identity
-}
-
-// maxVerified bounds the credentials a server remembers: an exec plugin's
-// tokens rotate, and each is verified once.
-const maxVerified = 64
 
 // runCacheServer reads the start payload from in, connects as the starter
 // does, and serves until the server shuts down: idle for idle, asked to
@@ -68,15 +26,9 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 	if err != nil {
 		return err
 	}
-	var p servePayload
+	var p served.Payload
 	if err := json.Unmarshal(data, &p); err != nil {
 		return fmt.Errorf("reading the cache start payload: %w", err)
-	}
-	// The starter's kubeconfig files, absolute: this process runs in "/".
-	if p.Kubeconfig != nil {
-		os.Setenv(clientcmd.RecommendedConfigPathEnvVar, *p.Kubeconfig)
-	} else {
-		os.Unsetenv(clientcmd.RecommendedConfigPathEnvVar)
 	}
 	flags := genericclioptions.NewConfigFlags(true)
 	fs := pflag.NewFlagSet("connection", pflag.ContinueOnError)
@@ -86,6 +38,13 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 			if err := fs.Set(name, v); err != nil {
 				return fmt.Errorf("--%s from the cache start payload: %w", name, err)
 			}
+		}
+	}
+	// The starter's kubeconfig files, absolute: this process runs in "/",
+	// and its environment has no KUBECONFIG.
+	if p.Kubeconfig != nil {
+		if err := readKubeconfigs(flags, filepath.SplitList(*p.Kubeconfig)); err != nil {
+			return err
 		}
 	}
 	cfg, err := flags.ToRESTConfig()
@@ -108,286 +67,11 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 	if err != nil {
 		return err
 	}
-	s := &cacheServer{identity: p.Identity, context: name, host: cfg.Host, verified: map[[sha256.Size]byte]warm.Identity{}, ready: make(chan struct{})}
-	// The socket first, under the identity the starter found: it owns the
-	// process's umask while it binds, and a command starting at the same
-	// time finds it at once instead of starting another. Nothing is
-	// answered until the server has found the same identity itself (ready).
-	srv, err := warm.NewServer(warm.Options{
-		Identity: p.Identity, Version: cacheVersion(), IdleTimeout: idle,
-		Handler: s.handle, Status: s.status,
-	})
-	if err != nil {
-		return err
-	}
-	s.srv = srv
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	if err := s.start(ctx, cfg, dropAfter); err != nil {
-		close(s.ready)
-		srv.Shutdown(err.Error())
-		<-served
-		return err
-	}
-	defer s.pool.Close()
-	close(s.ready)
-	// -o json answers keep each object's encoding as long as an informer
-	// keeps an object nobody asks about.
-	keep, stop := context.WithCancel(ctx)
-	defer stop()
-	printers.KeepEncodings(keep, dropAfter)
-	return <-served
+	return served.New(served.Options{
+		Identity: p.Identity, Version: cacheVersion(), Context: name, IdleTimeout: idle, DropAfter: dropAfter,
+		Execute: func(ctx context.Context, run *served.Run, streams genericiooptions.IOStreams) int {
+			args := run.Request().Args
+			return execute(ctx, streams, args, &runContext{args: args, served: run})
+		},
+	}).Serve(ctx, cfg)
 }
-
-// start asks the API server who cfg's credentials belong to, refuses to go
-// on unless that is the identity the starter found, and starts the pool.
-func (s *cacheServer) start(ctx context.Context, cfg *rest.Config, dropAfter time.Duration) error {
-	whoCtx, cancel := context.WithTimeout(ctx, warm.DefaultStartTimeout)
-	asker, err := warm.Whoami(whoCtx, cfg)
-	cancel()
-	if err != nil {
-		return err
-	}
-	id, err := warm.NewIdentity(cfg, asker.User)
-	if err != nil {
-		return err
-	}
-	if id != s.identity {
-		return errors.New("the credentials the cache server was started with are not its starter's user's")
-	}
-	s.user = asker.User
-	own := s.watch401(cfg)
-	if s.pool, err = query.NewPool(own, informer.PoolOptions{DropAfter: dropAfter}); err != nil {
-		return err
-	}
-	go s.recheck(s.srv.Done(), own, recheckEvery)
-	return nil
-}
-
-// recheckEvery is how often a cache server asks the API server who its own
-// credentials belong to: what it holds was read with them, and is dropped
-// (the server exits) soon after the API server stops accepting them (a
-// ServiceAccount deleted, a token revoked), whether or not its watches have
-// had to list again since.
-const recheckEvery = 20 * time.Second
-
-// recheck asks, every interval until done, who cfg's credentials belong to,
-// and shuts the server down when they are rejected (cfg counts the 401s,
-// watch401) or are another user's now.
-func (s *cacheServer) recheck(done <-chan struct{}, cfg *rest.Config, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), interval)
-		asker, err := warm.Whoami(ctx, cfg)
-		cancel()
-		if err == nil && !asker.User.Same(s.user) {
-			s.srv.Shutdown("its credentials now belong to another user")
-			return
-		}
-	}
-}
-
-// verify returns the identity of cfg, a served run's connection with the
-// asker's credential (warm.Credential.Apply), asking the API server who the
-// credential belongs to the first time it is seen. An error is the API
-// server's or the transport's: the credential is not accepted, or the server
-// cannot be reached.
-func (s *cacheServer) verify(ctx context.Context, cfg *rest.Config, cred *warm.Credential) (warm.Identity, error) {
-	key := credentialKey(cfg, cred)
-	s.verifiedMu.Lock()
-	id, ok := s.verified[key]
-	s.verifiedMu.Unlock()
-	if ok {
-		return id, nil
-	}
-	asker, err := warm.Whoami(ctx, cfg)
-	if err != nil {
-		return warm.Identity{}, err
-	}
-	if id, err = warm.NewIdentity(cfg, asker.User); err != nil {
-		return warm.Identity{}, err
-	}
-	s.verifiedMu.Lock()
-	defer s.verifiedMu.Unlock()
-	if len(s.verified) >= maxVerified {
-		clear(s.verified)
-	}
-	s.verified[key] = id
-	return id, nil
-}
-
-// credentialKey hashes what decides whom a served run's requests are made
-// as: the server, the credential and the impersonation.
-func credentialKey(cfg *rest.Config, cred *warm.Credential) [sha256.Size]byte {
-	h := sha256.New()
-	b, _ := json.Marshal(struct {
-		Host        string
-		CA          []byte
-		CAFile      string
-		Insecure    bool
-		Credential  *warm.Credential
-		Impersonate rest.ImpersonationConfig
-	}{cfg.Host, cfg.CAData, cfg.CAFile, cfg.Insecure, cred, cfg.Impersonate})
-	h.Write(b)
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
-}
-
-// handle answers one command as a direct run of the client would, here.
-func (s *cacheServer) handle(ctx context.Context, req *warm.RunRequest, stdout, stderr io.Writer) int {
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return warm.Decline
-	}
-	if s.pool == nil {
-		return warm.Decline
-	}
-	run := &runContext{args: req.Args, served: &servedRun{server: s, req: req, start: time.Now()}}
-	streams := genericiooptions.IOStreams{
-		In:     strings.NewReader(""),
-		Out:    terminalWriter{stdout, req.StdoutTerminal},
-		ErrOut: terminalWriter{stderr, req.StderrTerminal},
-	}
-	code := execute(ctx, streams, req.Args, run)
-	if src := run.served.source; src != nil {
-		if code == 0 {
-			warnStale(streams.ErrOut, src.AsOf(), run.served.start, run.served.maxStaleness)
-		}
-		src.Done()
-	}
-	return code
-}
-
-// warnStale says on stderr when an answer under --max-staleness holds types
-// that were not shown current as of the command's start, and how old the
-// oldest of them is: the answer may miss the changes of that stretch.
-func warnStale(errOut io.Writer, asOf []informer.AsOf, start time.Time, maxStaleness time.Duration) {
-	var names []string
-	var oldest time.Time
-	for _, a := range asOf {
-		if !a.Time.Before(start) {
-			continue
-		}
-		if name := a.Resource.Name(); !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-		if oldest.IsZero() || a.Time.Before(oldest) {
-			oldest = a.Time
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	fmt.Fprintf(errOut, "warning: answered from the warm cache as it was %s before this command (--max-staleness=%s): %s\n",
-		start.Sub(oldest).Round(time.Millisecond), maxStaleness, strings.Join(names, ", "))
-}
-
-// status reports what the pool holds and the process's memory; pkg/warm adds
-// the rest (warm.StatusReport).
-func (s *cacheServer) status() any {
-	st := v1alpha1.NewCacheStatus()
-	st.Context, st.Server = s.context, s.host
-	select {
-	case <-s.ready:
-	default:
-		// Still finding its identity: nothing to report yet.
-		return st
-	}
-	if s.pool == nil {
-		return st
-	}
-	ps := s.pool.Status()
-	st.Context, st.Server = s.context, s.host
-	st.DropAfter = ps.DropAfter.String()
-	st.Requests = &v1alpha1.CacheRequests{DroppedInformers: ps.Dropped}
-	st.Memory = processMemory()
-	st.Informers = query.CacheInformers(ps)
-	return st
-}
-
-// processMemory reads the process's resident memory (Linux) and Go heap.
-func processMemory() *v1alpha1.CacheMemory {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	m := &v1alpha1.CacheMemory{Heap: int64(ms.HeapInuse)}
-	m.EncodedObjects, m.EncodedBytes = printers.EncodingsKept()
-	if data, err := os.ReadFile("/proc/self/statm"); err == nil {
-		if f := strings.Fields(string(data)); len(f) > 1 {
-			if pages, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				m.RSS = pages * int64(os.Getpagesize())
-			}
-		}
-	}
-	return m
-}
-
-// watch401 returns cfg with a transport that shuts the server down when the
-// API server keeps answering 401 Unauthorized to the pool's own requests:
-// the credentials it was started with stopped working and cannot be renewed
-// here, and the next command starts a server with its own, or fails directly
-// in kubectl's words. Credentials an exec plugin or an auth provider gives
-// are renewed by client-go after a 401 (the plugin runs again), so a 401 on
-// them is borne as long as a request after it can succeed: the server shuts
-// down after rejectedInARow 401s with no other answer between. A token,
-// a certificate or a password is never renewed: the first 401 ends it.
-func (s *cacheServer) watch401(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	limit := int32(1)
-	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
-		limit = rejectedInARow
-	}
-	u := &unauthorized{limit: limit, rejected: func() {
-		if s.srv != nil {
-			s.srv.Shutdown("the API server rejected its credentials (401 Unauthorized)")
-		}
-	}}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &unauthorizedRoundTripper{u: u, next: rt}
-	})
-	return cfg
-}
-
-// rejectedInARow is how many 401 answers in a row, with no other answer
-// between, end a cache server whose credentials client-go renews: client-go
-// runs the exec plugin again after the first, so the second request already
-// carries what the plugin gives now.
-const rejectedInARow = 3
-
-// unauthorized counts the 401 answers to the pool's requests in a row and
-// calls rejected once limit of them came with no other answer between.
-type unauthorized struct {
-	limit    int32
-	inARow   atomic.Int32
-	rejected func()
-}
-
-// unauthorizedRoundTripper tells its unauthorized of every answer.
-type unauthorizedRoundTripper struct {
-	u    *unauthorized
-	next http.RoundTripper
-}
-
-func (r *unauthorizedRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.next.RoundTrip(req)
-	switch {
-	case err != nil:
-	case resp.StatusCode == http.StatusUnauthorized:
-		if r.u.inARow.Add(1) >= r.u.limit {
-			r.u.rejected()
-		}
-	default:
-		r.u.inARow.Store(0)
-	}
-	return resp, err
-}
-
-// WrappedRoundTripper lets client-go reach the transport underneath.
-func (r *unauthorizedRoundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }

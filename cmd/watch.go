@@ -5,19 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
-	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	// Mode, how much of each object a feed reads; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -192,129 +188,36 @@ func (o *WatchOptions) Validate() error {
 	return nil
 }
 
-// watchPlan is one context's feed: its types and the --owner object, as its
-// server maps them, with the owner's UID.
-type watchPlan struct {
-	reqs     []query.Request
-	owner    *query.ObjectRef
-	ownerUID types.UID
-}
-
-// plan maps the arguments and --owner's type through s's discovery.
-func (o *WatchOptions) plan(ctx context.Context, s *query.Session) (*watchPlan, error) {
-	cfg := s.Config()
-	reqs, _, err := query.ParseResourceArgs(cfg.Mapper, cfg.Categories, o.args)
-	if err != nil {
-		return nil, err
-	}
-	p := &watchPlan{reqs: o.feedRequests(reqs)}
-	if o.Owner == "" {
-		return p, nil
-	}
-	typ, name, _ := strings.Cut(o.Owner, "/")
-	owner, err := s.Object(typ, name)
-	if err != nil {
-		return nil, err
-	}
-	if o.AllNamespaces && owner.Resource.Namespaced {
-		return nil, fmt.Errorf("--owner %s names a namespaced object: use it with --namespace, not --all-namespaces", o.Owner)
-	}
-	p.owner = &owner
-	if p.ownerUID, err = s.UID(ctx, owner); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// stream is the checkpoint's stream of plan p over target t.
-func (o *WatchOptions) stream(t query.Target, p *watchPlan) checkpoint.Stream {
-	s := checkpoint.Stream{Context: o.contextName(t), Command: "watch", Namespace: t.Namespace}
-	for _, r := range p.reqs {
-		s.Resources = append(s.Resources, r.Resource.Name())
-	}
-	owner := ""
-	if p.owner != nil {
-		owner = o.Owner + " uid " + string(p.ownerUID)
-	}
-	s.Filters = o.streamFilters(checkpoint.Filter{Flag: "names", Value: requestNames(p.reqs)}, checkpoint.Filter{Flag: "--owner", Value: owner})
-	return s
-}
-
 // Run follows the feeds of every context in one stream until ctx ends or
 // stdout closes: every event names its context when several are asked, and
 // each context reconnects on its own.
 func (o *WatchOptions) Run(ctx context.Context) error {
-	// Each context's types are resolved first: the printer knows every kind
-	// before the first row.
-	plans := query.Ask(ctx, o.targets, o.config(), o.plan)
-	var targets []query.Target
-	var live []*watchPlan
-	var kinds [][]schema.GroupVersionKind
-	streams := map[int]checkpoint.Stream{}
-	var unavailable []string
-	for i, a := range plans {
-		if a.Err != nil {
-			if !o.several() {
-				return a.Err
+	q := query.FeedQuery{
+		Args: o.args, Owner: o.Owner, WatchOnly: o.WatchOnly, Diff: o.Diff, AllNamespaces: o.AllNamespaces,
+		Read: o.readMode, ShowOwner: o.ShowOwner && o.human(), Checkpoint: o.Checkpoint,
+	}
+	return o.follow(ctx, q, func(plans []query.FeedPlan, kinds []schema.GroupVersionKind) (feedPrinter, error) {
+		popts := printers.EventPrinterOptions{
+			Format:       o.format,
+			NoHeaders:    *o.PrintFlags.NoHeaders,
+			ShowLabels:   *o.PrintFlags.HumanReadableFlags.ShowLabels,
+			ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
+			Diff:         o.Diff,
+			Contexts:     o.several(),
+			Scope:        o.scopeFlags(),
+		}
+		for _, gvk := range kinds {
+			popts.Sources = append(popts.Sources, printers.WatchSource{GVK: gvk})
+		}
+		if q.ShowOwner {
+			owners := map[string]func(runtime.Object) string{}
+			for _, p := range plans {
+				owners[p.Context] = p.OwnerOf
 			}
-			for _, w := range contextWarnings(a.Context, a.Err) {
-				o.warnf("%s", w)
-			}
-			unavailable = append(unavailable, a.Context)
-			continue
+			popts.Owner = func(context string) func(runtime.Object) string { return owners[context] }
 		}
-		streams[len(targets)] = o.stream(o.targets[i], a.Value)
-		var of []schema.GroupVersionKind
-		for _, r := range a.Value.reqs {
-			of = append(of, r.Resource.GVK)
-		}
-		targets, live, kinds = append(targets, o.targets[i]), append(live, a.Value), append(kinds, of)
-	}
-	failed := len(plans) - len(targets)
-	if len(targets) == 0 {
-		return contextsOutcome(failed, len(plans))
-	}
-	cps, err := o.openCheckpoint(o.Checkpoint, streams, unavailable)
-	if err != nil {
-		return err
-	}
-	sources, sourceOf := printers.WatchSources(kinds)
-	popts := printers.EventPrinterOptions{
-		Format:       o.format,
-		NoHeaders:    *o.PrintFlags.NoHeaders,
-		ShowLabels:   *o.PrintFlags.HumanReadableFlags.ShowLabels,
-		ColumnLabels: *o.PrintFlags.HumanReadableFlags.ColumnLabels,
-		Diff:         o.Diff,
-		Sources:      sources,
-		Contexts:     o.several(),
-		Scope:        o.scopeFlags(),
-	}
-	var mu sync.Mutex
-	owners := map[string]func(runtime.Object) string{}
-	if o.ShowOwner && o.human() {
-		popts.Owner = func(context string) func(runtime.Object) string {
-			mu.Lock()
-			defer mu.Unlock()
-			return owners[context]
-		}
-	}
-	p := printers.NewEventPrinter(popts, o.printer)
-	return cps.close(o.follow(ctx, targets, failed, len(plans), func(ctx context.Context, i int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
-		context := s.Config().Context
-		if popts.Owner != nil {
-			top, stop := s.TopOwners(ctx)
-			defer stop()
-			mu.Lock()
-			owners[context] = top.Of
-			mu.Unlock()
-		}
-		opts := query.FeedOptions{WatchOnly: o.WatchOnly, Diff: o.Diff, Owner: live[i].owner, OwnerUID: live[i].ownerUID,
-			Checkpoint: cps.of(i), FeedNotices: o.feedNotices(context)}
-		return s.Watch(ctx, live[i].reqs, opts, func(ev *feed.Event) error {
-			ev.Source = sourceOf[i][ev.Source]
-			return emit(ev)
-		}, flush)
-	}, p))
+		return printers.NewEventPrinter(popts, o.printer), nil
+	})
 }
 
 // scopeFlags names the flags that narrow the feed, for the note under an
@@ -329,23 +232,19 @@ func (o *WatchOptions) scopeFlags() string {
 	return "--owner"
 }
 
-// feedRequests are reqs, each read as much as the output needs.
-func (o *WatchOptions) feedRequests(reqs []query.Request) []query.Request {
-	out := make([]query.Request, len(reqs))
-	for i, r := range reqs {
-		out[i] = r
-		switch {
-		case o.human() && o.Diff:
-			// The server's rows, with whole objects to report changes field by field.
-			out[i].Mode = informer.FullRows
-		case o.human():
-			// The server's rows: every kind printed with its own columns.
-			out[i].Mode = informer.Rows
-		case o.Diff:
-			// Changes are reported field by field.
-		case o.format == "name":
-			out[i].Mode = informer.MetadataOnly
-		}
+// readMode is how much of each object of r the output reads.
+func (o *WatchOptions) readMode(query.Request) informer.Mode {
+	switch {
+	case o.human() && o.Diff:
+		// The server's rows, with whole objects to report changes field by field.
+		return informer.FullRows
+	case o.human():
+		// The server's rows: every kind printed with its own columns.
+		return informer.Rows
+	case o.Diff:
+		// Changes are reported field by field.
+	case o.format == "name":
+		return informer.MetadataOnly
 	}
-	return out
+	return informer.Full
 }

@@ -144,6 +144,10 @@ type watchFlags struct {
 	where            []string
 	checkpoint       string
 	selector         string
+	// kubeSystem is the UID of namespace kube-system; without it, the
+	// namespace is not found, or forbidden with kubeSystemForbidden.
+	kubeSystem          types.UID
+	kubeSystemForbidden bool
 }
 
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
@@ -167,6 +171,14 @@ func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *w
 	target.GetMetadata = func(_ context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
 		if name == "web" && namespace == "shop" {
 			return &metav1.ObjectMeta{Name: name, Namespace: namespace, UID: "uid-deploy-web"}, nil
+		}
+		if res.GVR.Resource == "namespaces" && name == "kube-system" {
+			switch {
+			case f.kubeSystemForbidden:
+				return nil, apierrors.NewForbidden(res.GVR.GroupResource(), name, errors.New(`User "jane" cannot get resource "namespaces"`))
+			case f.kubeSystem != "":
+				return &metav1.ObjectMeta{Name: name, UID: f.kubeSystem}, nil
+			}
 		}
 		return nil, apierrors.NewNotFound(res.GVR.GroupResource(), name)
 	}

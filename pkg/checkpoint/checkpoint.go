@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,9 +26,12 @@ import (
 )
 
 // header is the first line of a checkpoint: the format and its version.
+// This kubectl idx writes version and reads it and the versions before it
+// from oldestVersion (doc.go says what each adds).
 const (
-	headerPrefix = "kubectl-idx checkpoint v"
-	version      = 1
+	headerPrefix  = "kubectl-idx checkpoint v"
+	version       = 2
+	oldestVersion = 1
 )
 
 var header = headerPrefix + strconv.Itoa(version)
@@ -61,6 +65,42 @@ type Stream struct {
 	// their values as given or resolved ("--owner": "deployment/web uid
 	// 0f3c...").
 	Filters []Filter `json:"filters,omitempty"`
+	// Cluster is the cluster the context's feed reads, compared as
+	// sameCluster says; nil when not known: a stream of a version 1 file, or
+	// one a caller gives without it, which is recorded and resumed without
+	// the check.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// check returns why s cannot be written and read back as it is: a string
+// that is not UTF-8, which JSON would change, or a flag given twice.
+func (s *Stream) check() error {
+	strs := append([]string{s.Context, s.Command, s.Namespace}, s.Resources...)
+	if c := s.Cluster; c != nil {
+		strs = append(strs, c.Server, c.CA, string(c.KubeSystemUID))
+	}
+	flags := map[string]bool{}
+	for _, f := range s.Filters {
+		if flags[f.Flag] {
+			return fmt.Errorf("the flag %s is given twice", shown(f.Flag))
+		}
+		flags[f.Flag] = true
+		strs = append(strs, f.Flag, f.Value)
+	}
+	for _, v := range strs {
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("%s is not UTF-8", shown(v))
+		}
+	}
+	return nil
+}
+
+// streamName words the stream of context c for a message.
+func streamName(c string) string {
+	if c == "" {
+		return "the feed"
+	}
+	return "the feed of context " + contextName(c)
 }
 
 // Filter is one flag that narrows a stream and its value.
@@ -82,9 +122,12 @@ type File struct {
 	// contexts that could not start.
 	streams []*streamModel
 	// fresh is set for a file that held nothing; clean when it ended with
-	// {"closed":true}; created when Open created it.
-	fresh, clean, created bool
-	warnings              []string
+	// {"closed":true}; created when Open created it; resumed once Resume
+	// took the feed's streams up.
+	fresh, clean, created, resumed bool
+	// format is the version of the file read, 0 for a fresh one.
+	format   int
+	warnings []string
 	// snapshot is the size of the last snapshot written, journal what was
 	// appended since.
 	snapshot, journal int64
@@ -212,14 +255,15 @@ type anyRecord struct {
 
 // Open opens the checkpoint at path, creating it (0600) if it does not
 // exist, locks it, and reads what it holds. A file held by another feed,
-// damaged, or of another format is an error naming it.
+// damaged, or of another format is an error naming it, as is anything at
+// path but a regular file of the user's own: a symbolic link is not
+// followed (doc.go's Files).
 func Open(path string) (*File, error) {
-	_, statErr := os.Stat(path)
-	fd, err := lock(path)
+	fd, created, err := lock(path)
 	if err != nil {
 		return nil, err
 	}
-	f := &File{path: path, file: fd, created: errors.Is(statErr, os.ErrNotExist)}
+	f := &File{path: path, file: fd, created: created}
 	removeStaleTemps(path)
 	if err := f.read(); err != nil {
 		fd.Close()
@@ -233,8 +277,9 @@ func Open(path string) (*File, error) {
 // Path is the checkpoint's path.
 func (f *File) Path() string { return f.path }
 
-// Warnings say what reading the file found worth telling: a last record cut
-// short, a feed that did not stop cleanly.
+// Warnings say what reading the file found worth telling, a last record cut
+// short, a feed that did not stop cleanly, then what Resume did: a stream
+// resumed without knowing its cluster.
 func (f *File) Warnings() []string { return slices.Clone(f.warnings) }
 
 // read takes up what the file holds.
@@ -253,15 +298,16 @@ func (f *File) read() error {
 	}
 	r := bufio.NewReader(bytes.NewReader(data))
 	first, err := r.ReadString('\n')
-	if err != nil || strings.TrimSuffix(first, "\n") != header {
-		first = strings.TrimSuffix(first, "\n")
-		if v, ok := strings.CutPrefix(first, headerPrefix); ok {
-			return fmt.Errorf("checkpoint %s has format version %s; this kubectl idx reads version %d", f.path, v, version)
-		}
+	first = strings.TrimSuffix(first, "\n")
+	v, ok := strings.CutPrefix(first, headerPrefix)
+	if err != nil || !ok || !isDecimal(v) {
 		if len(first) > 40 {
 			first = first[:40] + "..."
 		}
 		return fmt.Errorf("checkpoint %s is not a kubectl idx checkpoint: its first line is %q", f.path, first)
+	}
+	if f.format, _ = strconv.Atoi(v); f.format < oldestVersion || f.format > version || v != strconv.Itoa(f.format) {
+		return fmt.Errorf("checkpoint %s has format version %s; this kubectl idx reads versions %d to %d", f.path, v, oldestVersion, version)
 	}
 	lineNo := 1
 	for {
@@ -297,6 +343,19 @@ func (f *File) read() error {
 	return nil
 }
 
+// isDecimal reports whether s is a version number: decimal digits only.
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // checkedPayload returns a line's JSON after checking its checksum.
 func checkedPayload(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
@@ -329,7 +388,20 @@ func (f *File) apply(payload []byte, first bool) error {
 		if err := json.Unmarshal(payload, &s); err != nil {
 			return err
 		}
+		seen := map[string]bool{}
 		for _, st := range s.Streams {
+			if seen[st.Stream.Context] {
+				return fmt.Errorf("%s is there twice", streamName(st.Stream.Context))
+			}
+			seen[st.Stream.Context] = true
+			if err := st.Stream.check(); err != nil {
+				return fmt.Errorf("%s: %w", streamName(st.Stream.Context), err)
+			}
+			if f.format == 1 {
+				// Version 1 did not record clusters: a field of that name
+				// is not one this kubectl idx wrote.
+				st.Stream.Cluster = nil
+			}
 			f.streams = append(f.streams, modelOf(st))
 		}
 		return nil
@@ -493,6 +565,14 @@ type Feed struct {
 // the streams and those the checkpoint was written for is an error naming
 // it: a checkpoint is never reused for another feed.
 func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
+	if c, ok := duplicateContext(streams, unavailable); ok {
+		return nil, fmt.Errorf("checkpoint %s: context %s is given twice", f.path, contextName(c))
+	}
+	for _, s := range streams {
+		if err := s.check(); err != nil {
+			return nil, fmt.Errorf("checkpoint %s cannot record %s: %w", f.path, streamName(s.Context), err)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var models []*streamModel
@@ -514,7 +594,7 @@ func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
 			handles[i].restored, handles[i].relist = models[i].restore()
 		}
 	}
-	f.fresh = false
+	f.fresh, f.resumed = false, true
 	// Resumed, the file starts afresh: one snapshot, no end mark.
 	if err := f.compactLocked(false); err != nil {
 		return nil, err
@@ -523,47 +603,116 @@ func (f *File) Resume(streams []Stream, unavailable []string) ([]*Feed, error) {
 }
 
 // match returns the file's streams in the order of streams, those of
-// unavailable contexts after them, or the first difference.
+// unavailable contexts after them, or the first difference. Contexts are
+// matched by their names as given, "" (no context: a run with --server and
+// credentials only) being a name like any other; only the error words them
+// for reading (shown).
 func (f *File) match(streams []Stream, unavailable []string) ([]*streamModel, error) {
 	stored := map[string]*streamModel{}
-	var storedNames []string
+	var storedNames, askedNames []string
 	for _, m := range f.streams {
 		stored[m.stream.Context] = m
-		storedNames = append(storedNames, contextName(m.stream.Context))
+		storedNames = append(storedNames, m.stream.Context)
 	}
-	var askedNames []string
 	for _, s := range streams {
-		askedNames = append(askedNames, contextName(s.Context))
+		askedNames = append(askedNames, s.Context)
 	}
-	for _, c := range unavailable {
-		askedNames = append(askedNames, contextName(c))
-	}
+	askedNames = append(askedNames, unavailable...)
 	if !sameSet(storedNames, askedNames) {
-		return nil, f.mismatch("the contexts", strings.Join(storedNames, ","), strings.Join(askedNames, ","))
+		return nil, f.mismatch("the contexts", contextList(storedNames), contextList(askedNames))
 	}
 	var out []*streamModel
 	for _, s := range streams {
 		m := stored[s.Context]
+		// Another cluster first: whatever else differs, the file is not
+		// this cluster's.
+		if err := f.sameCluster(s.Context, m.stream.Cluster, s.Cluster); err != nil {
+			return nil, err
+		}
 		if err := f.sameStream(m.stream, s); err != nil {
 			return nil, err
 		}
-		m.stream = s
-		m.unavailable = false
 		out = append(out, m)
 	}
 	for _, c := range unavailable {
-		m := stored[c]
-		m.unavailable = true
-		out = append(out, m)
+		out = append(out, stored[c])
+	}
+	// Nothing changes before every stream matched: a refused Resume leaves
+	// the models as the file holds them.
+	for i, m := range out {
+		if m.unavailable = i >= len(streams); m.unavailable {
+			continue
+		}
+		s := streams[i]
+		if m.stream.Cluster == nil && s.Cluster != nil {
+			f.warnings = append(f.warnings, fmt.Sprintf("checkpoint %s: %s was recorded without its cluster, by a kubectl idx that wrote format version 1: resuming without checking that it is the same cluster, which is recorded from now on", f.path, streamName(s.Context)))
+		}
+		s.Cluster = merged(m.stream.Cluster, s.Cluster)
+		m.stream = s
 	}
 	return out, nil
 }
 
+// duplicateContext returns a context two of streams and unavailable name,
+// and whether there is one.
+func duplicateContext(streams []Stream, unavailable []string) (string, bool) {
+	seen := map[string]bool{}
+	for _, s := range streams {
+		if seen[s.Context] {
+			return s.Context, true
+		}
+		seen[s.Context] = true
+	}
+	for _, c := range unavailable {
+		if seen[c] {
+			return c, true
+		}
+		seen[c] = true
+	}
+	return "", false
+}
+
+// contextName words context c for a message: "(no context)" for "", which
+// no name shown bare can be (shown).
 func contextName(c string) string {
 	if c == "" {
-		return "(none)"
+		return "(no context)"
 	}
-	return c
+	return shown(c)
+}
+
+func contextList(names []string) string {
+	out := make([]string, len(names))
+	for i, c := range names {
+		out[i] = contextName(c)
+	}
+	return strings.Join(out, ",")
+}
+
+// shown words a name from a stream for a one-line message: bare when it is
+// made of the characters of Kubernetes and kubeconfig names (letters, digits,
+// "-._:/@+="), quoted otherwise. Two names never read the same: a context
+// named "(none)" or "a,b", a name with a space, a newline or bytes that are
+// not UTF-8 is quoted, and a list of bare names joined with commas reads
+// back as that list.
+func shown(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._:/@+=", r)) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func shownList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = shown(n)
+	}
+	return strings.Join(out, ",")
 }
 
 func sameSet(a, b []string) bool {
@@ -575,13 +724,13 @@ func sameSet(a, b []string) bool {
 func (f *File) sameStream(was, is Stream) error {
 	in := ""
 	if was.Context != "" {
-		in = " in context " + was.Context
+		in = " in context " + contextName(was.Context)
 	}
 	switch {
 	case was.Command != is.Command:
-		return f.mismatch("the command"+in, "kubectl idx "+was.Command, "kubectl idx "+is.Command)
+		return f.mismatch("the command"+in, "kubectl idx "+shown(was.Command), "kubectl idx "+shown(is.Command))
 	case !sameSet(was.Resources, is.Resources):
-		return f.mismatch("the types"+in, strings.Join(was.Resources, ","), strings.Join(is.Resources, ","))
+		return f.mismatch("the types"+in, shownList(was.Resources), shownList(is.Resources))
 	case was.Namespace != is.Namespace:
 		return f.mismatch("the namespace"+in, namespaceName(was.Namespace), namespaceName(is.Namespace))
 	}
@@ -601,7 +750,7 @@ func (f *File) sameStream(was, is Stream) error {
 	}
 	for _, flag := range flags {
 		if a[flag] != b[flag] {
-			return f.mismatch(flag+in, filterValue(a, flag), filterValue(b, flag))
+			return f.mismatch(shown(flag)+in, filterValue(a, flag), filterValue(b, flag))
 		}
 	}
 	return nil
@@ -611,7 +760,7 @@ func namespaceName(ns string) string {
 	if ns == "" {
 		return "all namespaces"
 	}
-	return ns
+	return shown(ns)
 }
 
 func filterValue(m map[string]string, flag string) string {
@@ -863,6 +1012,11 @@ func (f *File) writeSnapshot(models []*streamModel, closed bool) (*os.File, int6
 		}
 		buf = append(buf, end...)
 	}
+	// CreateTemp makes a new file (O_CREATE|O_EXCL, 0600) under a random
+	// name beside the checkpoint: nothing put there beforehand, a symbolic
+	// link or another user's file, is opened instead; and the rename that
+	// installs it replaces what is at the path, never what a link there
+	// points to.
 	tmp, err := os.CreateTemp(f.dir(), "."+filepath.Base(f.path)+".tmp-*")
 	if err != nil {
 		return nil, 0, err
@@ -957,7 +1111,8 @@ func (f *File) syncLoop() {
 }
 
 // Close writes the final snapshot with the end mark, which says the feed
-// stopped cleanly, and releases the file. Call it once every stream's feed
+// stopped cleanly, and releases the file; a file no Resume took up is left
+// as it was. Call it once every stream's feed
 // has returned.
 func (f *File) Close() error {
 	f.mu.Lock()
@@ -970,7 +1125,9 @@ func (f *File) Close() error {
 	f.background.Wait()
 	f.mu.Lock()
 	var err error
-	if f.err == nil && !f.fresh {
+	if f.err == nil && f.resumed {
+		// A file never resumed (a Resume refused) is left as it was: with
+		// the warning it holds for the feed it was written for.
 		err = f.compactLocked(true)
 	}
 	if err == nil {
@@ -978,8 +1135,13 @@ func (f *File) Close() error {
 	}
 	f.closed = true
 	if f.fresh && f.created {
-		// Never resumed: nothing to keep.
-		os.Remove(f.path)
+		// Never resumed: nothing to keep, unless what is at the path now is
+		// no longer the file created.
+		if opened, err := f.file.Stat(); err == nil {
+			if now, err := os.Lstat(f.path); err == nil && os.SameFile(opened, now) {
+				os.Remove(f.path)
+			}
+		}
 	}
 	f.file.Close()
 	f.mu.Unlock()
@@ -1000,7 +1162,11 @@ func removeStaleTemps(path string) {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "."+base+".tmp-") {
+		if !strings.HasPrefix(e.Name(), "."+base+".tmp-") {
+			continue
+		}
+		// Only a regular file of this user's is one a feed wrote.
+		if fi, err := e.Info(); err == nil && ownFile(fi) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

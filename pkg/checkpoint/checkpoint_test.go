@@ -15,14 +15,17 @@ import (
 )
 
 var (
+	// clusterA's kube-system namespace is readable; clusterB's is not.
+	clusterA   = &Cluster{Server: "https://a.example:6443", CA: "sha256:aa", KubeSystemUID: "ks-a"}
+	clusterB   = &Cluster{Server: "https://127.0.0.1:41234", CA: "sha256:bb"}
 	podsStream = Stream{Context: "kind-a", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop",
-		Filters: []Filter{{Flag: "--selector", Value: "app=web"}, {Flag: "--owner", Value: "deployment/web uid d-1"}}}
-	otherStream = Stream{Context: "kind-b", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop"}
+		Filters: []Filter{{Flag: "--selector", Value: "app=web"}, {Flag: "--owner", Value: "deployment/web uid d-1"}}, Cluster: clusterA}
+	otherStream = Stream{Context: "kind-b", Command: "watch", Resources: []string{"pods", "replicasets.apps"}, Namespace: "shop", Cluster: clusterB}
 	rsRef       = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-1", Controller: new(true)}
 	deployRef   = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d-1"}
 )
 
-func open(t *testing.T, path string) *File {
+func open(t testing.TB, path string) *File {
 	t.Helper()
 	f, err := Open(path)
 	if err != nil {
@@ -31,7 +34,7 @@ func open(t *testing.T, path string) *File {
 	return f
 }
 
-func resume(t *testing.T, f *File, streams ...Stream) []*Feed {
+func resume(t testing.TB, f *File, streams ...Stream) []*Feed {
 	t.Helper()
 	h, err := f.Resume(streams, nil)
 	if err != nil {
@@ -40,7 +43,7 @@ func resume(t *testing.T, f *File, streams ...Stream) []*Feed {
 	return h
 }
 
-func record(t *testing.T, h *Feed, d *feed.Delta) {
+func record(t testing.TB, h *Feed, d *feed.Delta) {
 	t.Helper()
 	if err := h.Record(d); err != nil {
 		t.Fatal(err)
@@ -49,7 +52,7 @@ func record(t *testing.T, h *Feed, d *feed.Delta) {
 
 // aFeedRan records what a feed of podsStream and otherStream does: the first
 // list, a change, a deletion, --owner's references.
-func aFeedRan(t *testing.T, path string) {
+func aFeedRan(t testing.TB, path string) {
 	t.Helper()
 	f := open(t, path)
 	h := resume(t, f, podsStream, otherStream)
@@ -80,7 +83,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != "kubectl-idx checkpoint v1" || !strings.HasSuffix(lines[2], ` {"closed":true}`) {
+	if len(lines) != 3 || lines[0] != "kubectl-idx checkpoint v2" || !strings.HasSuffix(lines[2], ` {"closed":true}`) {
 		t.Errorf("a cleanly closed checkpoint is its version, a snapshot and the end mark:\n%s", data)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -310,12 +313,18 @@ func TestCheckpointDamage(t *testing.T) {
 		name, content, want string
 	}{
 		{"not a checkpoint", "hello\n", `is not a kubectl idx checkpoint: its first line is "hello"`},
-		{"another version", "kubectl-idx checkpoint v2\n", `has format version 2; this kubectl idx reads version 1`},
+		{"another version", "kubectl-idx checkpoint v3\n", `has format version 3; this kubectl idx reads versions 1 to 2`},
+		{"version 0", "kubectl-idx checkpoint v0\n", `has format version 0; this kubectl idx reads versions 1 to 2`},
+		{"a version line edited with CRLF", "kubectl-idx checkpoint v1\r\n", `is not a kubectl idx checkpoint: its first line is "kubectl-idx checkpoint v1\r"`},
 		{"cut in its snapshot", goodLines[0] + goodLines[1][:30], `is damaged: line 2: its first record is cut short`},
 		{"a flipped bit", lines[0] + lines[1] + flip(lines[2]) + lines[3], `is damaged: line 3: checksum mismatch`},
 		{"a record after the end", strings.Join(goodLines[:3], "") + lines[2], `is damaged: line 4: a record follows the end`},
 		{"no checksum", lines[0] + lines[1] + "{}\n", `is damaged: line 3: not a checksummed record`},
 		{"a change first", lines[0] + lines[2], `is damaged: line 2: the first record is not a snapshot`},
+		{"two streams of one context", lines[0] + string(mustEncode(t, snapshotRecord{Streams: []streamState{{Stream: podsStream}, {Stream: otherStream}, {Stream: podsStream}}})),
+			`is damaged: line 2: the feed of context kind-a is there twice`},
+		{"a flag given twice", lines[0] + string(mustEncode(t, snapshotRecord{Streams: []streamState{{Stream: Stream{Filters: []Filter{{"-l", "a"}, {"-l", "b"}}}}}})),
+			`is damaged: line 2: the feed: the flag -l is given twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -438,4 +447,114 @@ func TestCheckpointRelisting(t *testing.T) {
 		t.Errorf("relist %v after its end was recorded", got)
 	}
 	f.Close()
+}
+
+// TestCheckpointContextNamedNone: a context named "(none)" and no context at
+// all (a run with --server and credentials only) are two streams: a
+// checkpoint written for one is refused to the other, in words that tell
+// them apart, and never panics.
+func TestCheckpointContextNamedNone(t *testing.T) {
+	named := Stream{Context: "(none)", Command: "watch", Resources: []string{"pods"}, Namespace: "shop"}
+	unnamed := named
+	unnamed.Context = ""
+	for _, tc := range []struct {
+		name           string
+		written, asked Stream
+		want           string
+	}{
+		{"named, resumed without a context", named, unnamed, `the contexts were "(none)", are (no context)`},
+		{"without a context, resumed as named", unnamed, named, `the contexts were (no context), are "(none)"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cp")
+			f := open(t, path)
+			record(t, resume(t, f, tc.written)[0], &feed.Delta{Positions: map[int]string{0: "10"}})
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f = open(t, path)
+			defer f.Close()
+			want := "checkpoint " + path + " was written for another feed: " + tc.want + "; resume with the same command, or give another file"
+			if _, err := f.Resume([]Stream{tc.asked}, nil); err == nil || err.Error() != want {
+				t.Errorf("Resume: %v\nwant %s", err, want)
+			}
+			if _, err := f.Resume([]Stream{tc.written}, []string{tc.asked.Context}); err == nil || !strings.Contains(err.Error(), "the contexts were") {
+				t.Errorf("Resume with the other as unavailable: %v", err)
+			}
+			if h, err := f.Resume([]Stream{tc.written}, nil); err != nil || h[0].Restored().Positions[0] != "10" {
+				t.Errorf("Resume of the stream written: %v", err)
+			}
+		})
+	}
+}
+
+func mustEncode(t *testing.T, rec any) []byte {
+	t.Helper()
+	line, err := encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// TestCheckpointStreamCheck: a stream that would not read back as it was
+// written is refused before anything is written: a name that is not UTF-8
+// (JSON would replace its bytes), a flag or a context given twice.
+func TestCheckpointStreamCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp")
+	for _, tc := range []struct {
+		name        string
+		streams     []Stream
+		unavailable []string
+		want        string
+	}{
+		{"a context not UTF-8", []Stream{{Context: "k\xff", Command: "watch"}}, nil, ` cannot record the feed of context "k\xff": "k\xff" is not UTF-8`},
+		{"a value not UTF-8", []Stream{{Command: "watch", Filters: []Filter{{Flag: "--selector", Value: "a=\xff"}}}}, nil, ` cannot record the feed: "a=\xff" is not UTF-8`},
+		{"a flag twice", []Stream{{Context: "a", Filters: []Filter{{Flag: "--selector", Value: "a"}, {Flag: "--selector", Value: "b"}}}}, nil, ` cannot record the feed of context a: the flag --selector is given twice`},
+		{"a context twice", []Stream{{Context: "a"}, {Context: "b"}}, []string{"a"}, `: context a is given twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := open(t, path)
+			defer f.Close()
+			if _, err := f.Resume(tc.streams, tc.unavailable); err == nil || err.Error() != "checkpoint "+path+tc.want {
+				t.Errorf("Resume: %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused stream left a checkpoint: %v", err)
+	}
+}
+
+// TestCheckpointRefusedUnchanged: a checkpoint refused to another feed is
+// left as it was, without the end mark its own feed did not write, so that
+// it still warns that feed of the lines it will print again.
+func TestCheckpointRefusedUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cp")
+	f := open(t, path)
+	h := resume(t, f, podsStream)
+	record(t, h[0], &feed.Delta{Positions: map[int]string{0: "10", 1: "9"}, Printed: 1})
+	// Killed: no Close.
+	f.file.Close()
+	close(f.stop)
+	<-f.stopped
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, path)
+	if _, err := f.Resume([]Stream{otherStream}, nil); err == nil {
+		t.Fatal("Resume of another feed: no error")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("a refused checkpoint was rewritten:\n%s\nwas\n%s", after, before)
+	}
+	f = open(t, path)
+	defer f.Close()
+	if w := f.Warnings(); len(w) != 1 || !strings.Contains(w[0], "did not stop cleanly") {
+		t.Errorf("warnings %q", w)
+	}
 }

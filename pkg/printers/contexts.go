@@ -330,7 +330,7 @@ func writeContextListJSON(w io.Writer, members []v1alpha1.Members, opts Options)
 		bw.WriteString("\n        ")
 		objs, gvks := listObjects(gs)
 		iw := &indentWriter{w: bw, indent: []byte("        ")}
-		if err := writeJSONListFields(iw, objs, gvks, contextFields(opts.contexts[i]), false); err != nil {
+		if err := writeJSONListFields(iw, objs, gvks, contextFields(opts.contexts[i]), false, opts.Encodings); err != nil {
 			return err
 		}
 	}

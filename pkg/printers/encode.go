@@ -127,6 +127,8 @@ func putTo(pool *sync.Pool, b *bytes.Buffer) {
 // members of a thousand groups) is encoded as one stream, not one array at
 // a time on one core.
 type jsonDoc struct {
+	// enc keeps the objects' encodings, when set (Encodings).
+	enc    *Encodings
 	pieces []jsonPiece
 	// text is the literal text after the last object so far.
 	text []byte
@@ -155,7 +157,7 @@ func (d *jsonDoc) writeTo(w io.Writer) error {
 	err := encodeOrdered(len(d.pieces), func(i int, buf *bytes.Buffer) error {
 		p := &d.pieces[i]
 		buf.Write(p.before)
-		return appendObject(buf, p.obj, p.gvk, p.prefix)
+		return appendObject(buf, p.obj, p.gvk, p.prefix, d.enc)
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err

@@ -16,49 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// encodings keeps each object's JSON encoding (json.Marshal's compact
-// bytes) for the next answer that prints it: a warm cache process answers -o
-// json from the same informer objects again and again, and encoding them was
-// most of such an answer (20,000 pods of 12 KB: 442 MB of indented JSON, two
-// thirds of its time spent encoding). Nil (a direct run) keeps nothing.
-var encodings atomic.Pointer[encodingCache]
-
-// KeepEncodings makes -o json keep each object's encoding while the process
-// runs, until ctx ends: the cache process. An encoding is used again only
-// for the same object (the same pointer: informer objects are never
-// modified, an update is a new object) printed as the same kind; an object
-// not printed for unusedFor is forgotten, and with it the object. Objects
-// without a UID (none from the API server) are encoded every time.
-func KeepEncodings(ctx context.Context, unusedFor time.Duration) {
-	c := &encodingCache{byUID: map[encodingKey]*encoding{}}
-	encodings.Store(c)
-	go func() {
-		t := time.NewTicker(max(unusedFor/4, time.Second))
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				encodings.CompareAndSwap(c, nil)
-				return
-			case now := <-t.C:
-				c.forget(now.Add(-unusedFor))
-			}
-		}
-	}()
-}
-
-// EncodingsKept reports how many objects' encodings are kept and their bytes.
-func EncodingsKept() (objects int, bytes int64) {
-	c := encodings.Load()
-	if c == nil {
-		return 0, 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.byUID), c.bytes
-}
-
-type encodingCache struct {
+// Encodings keeps each object's JSON encoding (json.Marshal's compact bytes)
+// for the next answer that prints it: a warm cache process answers -o json
+// from the same informer objects again and again, and encoding them was most
+// of such an answer (20,000 pods of 12 KB: 442 MB of indented JSON, two
+// thirds of its time spent encoding). The cache process owns one and hands
+// it to the printers of its answers (Options.Encodings); a nil *Encodings
+// (a direct run) keeps nothing. It is safe for concurrent use.
+type Encodings struct {
 	mu    sync.Mutex
 	byUID map[encodingKey]*encoding
 	bytes int64
@@ -77,10 +42,43 @@ type encoding struct {
 	used    atomic.Int64
 }
 
+// NewEncodings returns Encodings that keep each object's encoding until ctx
+// ends. An encoding is used again only for the same object (the same
+// pointer: informer objects are never modified, an update is a new object)
+// printed as the same kind; an object not printed for unusedFor is
+// forgotten, and with it the object. Objects without a UID (none from the
+// API server) are encoded every time.
+func NewEncodings(ctx context.Context, unusedFor time.Duration) *Encodings {
+	c := &Encodings{byUID: map[encodingKey]*encoding{}}
+	go func() {
+		t := time.NewTicker(max(unusedFor/4, time.Second))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				c.forget(time.Now().Add(time.Hour))
+				return
+			case now := <-t.C:
+				c.forget(now.Add(-unusedFor))
+			}
+		}
+	}()
+	return c
+}
+
+// Kept reports how many objects' encodings are kept and their bytes.
+func (c *Encodings) Kept() (objects int, bytes int64) {
+	if c == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byUID), c.bytes
+}
+
 // compactJSON appends json.Marshal's bytes of obj printed as gvk to scratch
-// and returns them, or the kept encoding of obj.
-func compactJSON(scratch *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind) ([]byte, error) {
-	c := encodings.Load()
+// and returns them, or c's kept encoding of obj.
+func compactJSON(scratch *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, c *Encodings) ([]byte, error) {
 	var key encodingKey
 	if c != nil {
 		key = keyOfEncoding(obj, gvk)
@@ -116,7 +114,7 @@ func keyOfEncoding(obj runtime.Object, gvk schema.GroupVersionKind) encodingKey 
 	return encodingKey{uid: m.GetUID(), gvk: gvk}
 }
 
-func (c *encodingCache) get(key encodingKey, obj runtime.Object) []byte {
+func (c *Encodings) get(key encodingKey, obj runtime.Object) []byte {
 	c.mu.Lock()
 	e := c.byUID[key]
 	c.mu.Unlock()
@@ -127,7 +125,7 @@ func (c *encodingCache) get(key encodingKey, obj runtime.Object) []byte {
 	return e.compact
 }
 
-func (c *encodingCache) put(key encodingKey, obj runtime.Object, compact []byte) {
+func (c *Encodings) put(key encodingKey, obj runtime.Object, compact []byte) {
 	e := &encoding{obj: obj, compact: bytes.Clone(compact)}
 	e.used.Store(time.Now().UnixNano())
 	c.mu.Lock()
@@ -140,7 +138,7 @@ func (c *encodingCache) put(key encodingKey, obj runtime.Object, compact []byte)
 }
 
 // forget drops the encodings not used since before.
-func (c *encodingCache) forget(before time.Time) {
+func (c *Encodings) forget(before time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, e := range c.byUID {

@@ -24,14 +24,15 @@ func keptPod(name, image string) *corev1.Pod {
 	}
 }
 
-func jsonList(t *testing.T, objs ...runtime.Object) string {
+// jsonList writes objs as -o json does, with enc's encodings (nil: none).
+func jsonList(t *testing.T, enc *Encodings, objs ...runtime.Object) string {
 	t.Helper()
 	gvks := map[runtime.Object]schema.GroupVersionKind{}
 	for _, o := range objs {
 		gvks[o] = podGVK
 	}
 	var b bytes.Buffer
-	if err := WriteJSONList(&b, objs, gvks); err != nil {
+	if err := writeJSONListFields(&b, objs, gvks, nil, true, enc); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -46,16 +47,15 @@ func TestKeptEncodings(t *testing.T) {
 	a, b := keptPod("a", "nginx:1"), keptPod("b", "nginx:1")
 	anon := keptPod("anon", "nginx:1")
 	anon.UID = ""
-	want := jsonList(t, a, b, anon)
+	want := jsonList(t, nil, a, b, anon)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	KeepEncodings(ctx, time.Hour)
-	c := encodings.Load()
-	if got := jsonList(t, a, b, anon); got != want {
+	c := NewEncodings(ctx, time.Hour)
+	if got := jsonList(t, c, a, b, anon); got != want {
 		t.Fatalf("with encodings kept:\n%s\nwant\n%s", got, want)
 	}
-	if n, size := EncodingsKept(); n != 2 || size == 0 {
+	if n, size := c.Kept(); n != 2 || size == 0 {
 		t.Fatalf("kept %d encodings of %d bytes, want a's and b's", n, size)
 	}
 	// The kept bytes are what is printed: mark a's, and the next answer
@@ -64,25 +64,28 @@ func TestKeptEncodings(t *testing.T) {
 	kept := c.byUID[key]
 	original := kept.compact
 	kept.compact = bytes.Replace(original, []byte(`"nginx:1"`), []byte(`"marked"`), 1)
-	if got := jsonList(t, a); !bytes.Contains([]byte(got), []byte(`"marked"`)) {
+	if got := jsonList(t, c, a); !bytes.Contains([]byte(got), []byte(`"marked"`)) {
 		t.Fatalf("the second answer encoded a again:\n%s", got)
+	}
+	if got := jsonList(t, nil, a); bytes.Contains([]byte(got), []byte(`"marked"`)) {
+		t.Fatalf("an answer without encodings used one kept:\n%s", got)
 	}
 	kept.compact = original
 
 	// An update is a new object: encoded afresh, replacing the old one.
 	a2 := keptPod("a", "nginx:2")
 	a2.ResourceVersion = "2"
-	if got, fresh := jsonList(t, a2, b), jsonListUnkept(t, a2, b); got != fresh {
+	if got, fresh := jsonList(t, c, a2, b), jsonList(t, nil, a2, b); got != fresh {
 		t.Fatalf("after an update:\n%s\nwant\n%s", got, fresh)
 	}
-	if n, _ := EncodingsKept(); n != 2 || c.byUID[key].obj != runtime.Object(a2) {
+	if n, _ := c.Kept(); n != 2 || c.byUID[key].obj != runtime.Object(a2) {
 		t.Fatalf("after an update: %d kept, a's is of %v", n, c.byUID[key].obj)
 	}
 
 	// The same object printed as another kind is another encoding.
 	other := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Pod"}
 	var buf bytes.Buffer
-	if err := WriteJSONList(&buf, []runtime.Object{b}, map[runtime.Object]schema.GroupVersionKind{b: other}); err != nil {
+	if err := writeJSONListFields(&buf, []runtime.Object{b}, map[runtime.Object]schema.GroupVersionKind{b: other}, nil, true, c); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(buf.Bytes(), []byte(`"apiVersion": "example.com/v1"`)) {
@@ -91,24 +94,19 @@ func TestKeptEncodings(t *testing.T) {
 
 	// Not used since: forgotten, with their objects.
 	c.forget(time.Now().Add(time.Minute))
-	if n, size := EncodingsKept(); n != 0 || size != 0 {
+	if n, size := c.Kept(); n != 0 || size != 0 {
 		t.Fatalf("after forgetting: %d kept, %d bytes", n, size)
 	}
+	jsonList(t, c, a, b)
 	cancel()
-	for deadline := time.Now().Add(5 * time.Second); encodings.Load() != nil; {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if n, _ := c.Kept(); n == 0 {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("encodings still kept after the context ended")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// jsonListUnkept is jsonList with no encodings kept.
-func jsonListUnkept(t *testing.T, objs ...runtime.Object) string {
-	t.Helper()
-	c := encodings.Swap(nil)
-	defer encodings.Store(c)
-	return jsonList(t, objs...)
 }
 
 // BenchmarkKeptEncodings writes 2,000 realistic pods as -o json with their
@@ -123,17 +121,17 @@ func BenchmarkKeptEncodings(b *testing.B) {
 		b.Run(fmt.Sprintf("kept=%v", keep), func(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			var enc *Encodings
 			if keep {
-				KeepEncodings(ctx, time.Hour)
-				defer encodings.Store(nil)
-				if err := WriteJSONList(&bytes.Buffer{}, objs, gvks); err != nil {
+				enc = NewEncodings(ctx, time.Hour)
+				if err := writeJSONListFields(&bytes.Buffer{}, objs, gvks, nil, true, enc); err != nil {
 					b.Fatal(err)
 				}
 			}
 			var out bytes.Buffer
 			for b.Loop() {
 				out.Reset()
-				if err := WriteJSONList(&out, objs, gvks); err != nil {
+				if err := writeJSONListFields(&out, objs, gvks, nil, true, enc); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,8 +1,10 @@
 package printers
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -21,6 +23,10 @@ type EventsWatchOptions struct {
 	NoHeaders bool
 	// AllNamespaces adds a NAMESPACE column, as kubectl events -A does.
 	AllNamespaces bool
+	// Contexts marks a feed over several kubeconfig contexts: the table
+	// starts with a CONTEXT column, every other format names the event's
+	// context as EventPrinter does.
+	Contexts bool
 	// Source is the feed's one resource, the core Event kind.
 	Source WatchSource
 }
@@ -39,6 +45,8 @@ type EventsWatchPrinter struct {
 	// tw is kubectl's tab writer over out, flushed with each batch.
 	tw  flushWriter
 	out io.Writer
+	// headed is set once the table's first line, its header, is written.
+	headed bool
 }
 
 // flushWriter is a writer that holds output until Flush, as a tab writer does.
@@ -55,7 +63,7 @@ func NewEventsWatchPrinter(opts EventsWatchOptions, delegate printers.ResourcePr
 		p.table = events.NewEventPrinter(opts.NoHeaders, opts.AllNamespaces)
 		return p
 	}
-	p.feed = NewEventPrinter(EventPrinterOptions{Format: opts.Format, NoHeaders: opts.NoHeaders, Sources: []WatchSource{opts.Source}}, delegate)
+	p.feed = NewEventPrinter(EventPrinterOptions{Format: opts.Format, NoHeaders: opts.NoHeaders, Sources: []WatchSource{opts.Source}, Contexts: opts.Contexts}, delegate)
 	return p
 }
 
@@ -76,7 +84,29 @@ func (p *EventsWatchPrinter) Print(w io.Writer, ev *feed.Event) error {
 	}
 	// kubectl's printer reads the event by value; the cache's copy stays as it
 	// is.
-	return p.table.PrintObj(e, p.tw)
+	if !p.opts.Contexts {
+		return p.table.PrintObj(e, p.tw)
+	}
+	// Over several contexts each line after its context's name, the header's
+	// after CONTEXT, as PrintEventTable prints them.
+	var buf bytes.Buffer
+	if err := p.table.PrintObj(e, &buf); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		cell := ev.Context
+		if !p.headed && !p.opts.NoHeaders {
+			cell = "CONTEXT"
+		}
+		p.headed = true
+		if _, err := io.WriteString(p.tw, cell+"\t"+line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Flush writes what Print held.

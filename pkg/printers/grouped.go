@@ -44,7 +44,7 @@ func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate 
 	case opts.Format == "name":
 		return printGroupedNames(w, doc)
 	case opts.Format == "json":
-		return WriteGroupListJSON(w, doc)
+		return WriteGroupListJSON(w, doc, opts.Encodings)
 	}
 	// An API object, printed as kubectl prints any.
 	return delegate.PrintObj(doc, w)
@@ -54,13 +54,13 @@ func PrintGrouped(w io.Writer, doc *v1alpha1.GroupList, tables Tables, delegate 
 // (GroupList.MarshalJSON, indented by four spaces), the objects of every
 // group encoded on every core as they are written: a large answer is never
 // held twice in memory.
-func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList) error {
-	bw := &jsonDoc{}
+func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList, enc *Encodings) error {
+	bw := &jsonDoc{enc: enc}
 	head, err := json.MarshalIndent(struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		GroupBy    string `json:"groupBy"`
-		Expression string `json:"expression,omitempty"`
+		APIVersion string             `json:"apiVersion"`
+		Kind       string             `json:"kind"`
+		GroupBy    v1alpha1.GroupMode `json:"groupBy"`
+		Expression string             `json:"expression,omitempty"`
 	}{doc.APIVersion, doc.Kind, doc.GroupBy, doc.Expression}, "", "    ")
 	if err != nil {
 		return err

@@ -432,10 +432,10 @@ func TestPrintGroupedNames(t *testing.T) {
 
 // jsonGroupList is the README's GroupList shape, decoded.
 type jsonGroupList struct {
-	APIVersion string  `json:"apiVersion"`
-	Kind       string  `json:"kind"`
-	GroupBy    string  `json:"groupBy"`
-	Expression *string `json:"expression"`
+	APIVersion string             `json:"apiVersion"`
+	Kind       string             `json:"kind"`
+	GroupBy    v1alpha1.GroupMode `json:"groupBy"`
+	Expression *string            `json:"expression"`
 	Groups     []struct {
 		Name    string           `json:"name"`
 		Key     map[string]any   `json:"key"`

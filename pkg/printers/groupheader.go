@@ -12,11 +12,11 @@ import (
 
 // GroupHeader renders the header line of a group of mode (the GroupList's
 // groupBy) for human output: the group, its owner or node state, and counts.
-func GroupHeader(mode string) func(g *v1alpha1.Group) string {
+func GroupHeader(mode v1alpha1.GroupMode) func(g *v1alpha1.Group) string {
 	return func(g *v1alpha1.Group) string {
 		var parts []string
 		name := g.Name
-		if mode == "owner" && !g.Key.None && g.Key.Namespace != "" {
+		if mode == v1alpha1.GroupByOwner && !g.Key.None && g.Key.Namespace != "" {
 			name += " -n " + g.Key.Namespace
 		}
 		if g.Key.Context != "" {

@@ -127,7 +127,7 @@ func TestGroupHeader(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		if got := printers.GroupHeader(tc.mode)(&tc.g); got != tc.want {
+		if got := printers.GroupHeader(v1alpha1.GroupMode(tc.mode))(&tc.g); got != tc.want {
 			t.Errorf("header of %s:\n%q\nwant\n%q", tc.g.Name, got, tc.want)
 		}
 	}

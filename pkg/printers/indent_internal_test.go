@@ -123,7 +123,7 @@ func BenchmarkWriteGroupListJSON(b *testing.B) {
 	}
 	var n countingWriter
 	for b.Loop() {
-		if err := WriteGroupListJSON(&n, doc); err != nil {
+		if err := WriteGroupListJSON(&n, doc, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -89,8 +89,9 @@ func PrintListing(w io.Writer, answers []query.Answer[*query.Listing], delegate 
 	}
 	if header != nil {
 		if several {
-			doc = query.MergeGroupLists(answers)
-			doc.Warnings = opts.Warnings
+			if doc = opts.Groups; doc != nil {
+				doc.Warnings = opts.Warnings
+			}
 		}
 		if doc == nil {
 			return 0, nil

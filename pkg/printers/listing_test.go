@@ -44,7 +44,7 @@ func TestWriteGroupListJSONIsThePrintersJSON(t *testing.T) {
 		"label": labelDoc(), "node": nodeDoc(), "owner": ownerDoc(), "empty": v1alpha1.NewGroupList("namespace"), "merged": merged, "many": many,
 	} {
 		var streamed, printed bytes.Buffer
-		if err := printers.WriteGroupListJSON(&streamed, doc); err != nil {
+		if err := printers.WriteGroupListJSON(&streamed, doc, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := (&cliprinters.JSONPrinter{}).PrintObj(doc, &printed); err != nil {
@@ -56,8 +56,9 @@ func TestWriteGroupListJSONIsThePrintersJSON(t *testing.T) {
 	}
 }
 
-// TestPrintListingGroups: a grouping over several contexts is merged and
-// printed with the report's warnings; one context's prints its own.
+// TestPrintListingGroups: a grouping over several contexts, merged by the
+// engine, is printed with the report's warnings; one context's prints its
+// own.
 func TestPrintListingGroups(t *testing.T) {
 	header := printers.GroupHeader("label")
 	one := []query.Answer[*query.Listing]{{Value: &query.Listing{Groups: ownerDoc()}}}
@@ -82,7 +83,7 @@ func TestPrintListingGroups(t *testing.T) {
 	two := append(groupings(labelDoc(), labelDoc()), query.Answer[*query.Listing]{Context: "down", Err: errors.New("refused")})
 	warnings := []string{`context "down": refused`}
 	out.Reset()
-	if _, err := printers.PrintListing(&out, two, outPrinter(t, "json", ""), printers.Options{Format: "json", Warnings: warnings}, header); err != nil {
+	if _, err := printers.PrintListing(&out, two, outPrinter(t, "json", ""), printers.Options{Format: "json", Warnings: warnings, Groups: query.MergeGroupLists(two)}, header); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
@@ -93,7 +94,7 @@ func TestPrintListingGroups(t *testing.T) {
 	}
 
 	out.Reset()
-	if _, err := printers.PrintListing(&out, two, outPrinter(t, "name", ""), printers.Options{Format: "name"}, header); err != nil {
+	if _, err := printers.PrintListing(&out, two, outPrinter(t, "name", ""), printers.Options{Format: "name", Groups: query.MergeGroupLists(two)}, header); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "app=web a/pod/web-0\napp=web a/pod/web-1\napp=web a/service/web\napp=web b/pod/web-0\n") {

@@ -25,6 +25,12 @@ import (
 type Options struct {
 	// Format is the -o value: "" and "wide" are human tables.
 	Format string
+	// Encodings, when set, keeps the objects' JSON encodings for the next
+	// answer that prints them: the cache process's.
+	Encodings *Encodings
+	// Groups is a grouping over several contexts, their answers' groupings
+	// merged by the engine (query.MergeGroupLists), for PrintListing.
+	Groups *v1alpha1.GroupList
 	// Human table options, as kubectl's HumanPrintFlags name them.
 	NoHeaders     bool
 	ShowLabels    bool
@@ -127,7 +133,7 @@ func printMembers(w io.Writer, members []v1alpha1.Members, tables Tables, delega
 	}
 	switch opts.Format {
 	case "json":
-		return len(objs), writeJSONListFields(w, objs, gvks, listFields(opts.Warnings, opts.AsOf), true)
+		return len(objs), writeJSONListFields(w, objs, gvks, listFields(opts.Warnings, opts.AsOf), true, opts.Encodings)
 	case "yaml":
 		return len(objs), writeYAMLListFields(w, objs, gvks, listFields(opts.Warnings, opts.AsOf))
 	}
@@ -279,7 +285,7 @@ func writeJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]s
 	if len(warnings) > 0 {
 		fields = append(fields, listField{"warnings", warnings})
 	}
-	return writeJSONListFields(w, objs, gvks, fields, true)
+	return writeJSONListFields(w, objs, gvks, fields, true, nil)
 }
 
 // listField is a top-level field a List carries after kubectl's own:
@@ -291,12 +297,12 @@ type listField struct {
 
 // writeJSONListFields writes a v1 List with fields after kubectl's, ending
 // with a newline when newline is set.
-func writeJSONListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField, newline bool) error {
+func writeJSONListFields(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, fields []listField, newline bool, enc *Encodings) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if _, err := bw.WriteString(jsonListHead); err != nil {
 		return err
 	}
-	err := writeJSONItems(bw, len(objs), 0, "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
+	err := writeJSONItems(bw, len(objs), 0, "        ", enc, func(i int) (runtime.Object, schema.GroupVersionKind) {
 		return objs[i], gvks[objs[i]]
 	})
 	if err != nil {
@@ -342,7 +348,7 @@ func writeJSONListTail(bw *bufio.Writer, items bool, fields []listField, newline
 // indented by four spaces as kubectl's JSON printer does, after the array's
 // opening bracket and the first items already written of it. Items are
 // encoded on every core and written in order.
-func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
+func writeJSONItems(w io.Writer, n, written int, prefix string, enc *Encodings, item func(i int) (runtime.Object, schema.GroupVersionKind)) error {
 	return encodeOrdered(n, func(i int, buf *bytes.Buffer) error {
 		if written+i > 0 {
 			buf.WriteByte(',')
@@ -350,7 +356,7 @@ func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int)
 		buf.WriteByte('\n')
 		buf.WriteString(prefix)
 		obj, gvk := item(i)
-		return appendObject(buf, obj, gvk, prefix)
+		return appendObject(buf, obj, gvk, prefix, enc)
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err
@@ -359,10 +365,10 @@ func writeJSONItems(w io.Writer, n, written int, prefix string, item func(i int)
 
 // appendObject appends obj to buf as -o json writes it: json.Marshal's
 // bytes indented by four spaces, its lines after the first at prefix.
-func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, prefix string) error {
+func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, prefix string, enc *Encodings) error {
 	scratch := getScratch()
 	defer putScratch(scratch)
-	compact, err := compactJSON(scratch, obj, gvk)
+	compact, err := compactJSON(scratch, obj, gvk, enc)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,9 @@
 package printers
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +16,8 @@ import (
 // object itself, which the TablePrinter reads for NAMESPACE, --show-labels and
 // -L. An object the server's list did not have (created or deleted in
 // between) gets its name and the other cells empty. server's rows must carry
-// their metadata (includeObject=Metadata or Object).
+// their objects, as the engine's tables do (query.TableFetch matches each
+// row to its object): the printer only puts them in the order it prints.
 func TableFromServer(server *metav1.Table, objs []runtime.Object) (*metav1.Table, error) {
 	if sameObjects(server, objs) {
 		table := &metav1.Table{ColumnDefinitions: server.ColumnDefinitions, Rows: make([]metav1.TableRow, len(objs))}
@@ -83,9 +84,12 @@ func keyOf(m metav1.Object) rowKey {
 	return rowKey{namespace: m.GetNamespace(), name: m.GetName()}
 }
 
-// keyOfRow reads the key of the object a server table row describes.
+// keyOfRow reads the key of the object a server table row carries.
 func keyOfRow(row *metav1.TableRow) (rowKey, error) {
-	m, err := informer.RowMeta(row)
+	if row.Object.Object == nil {
+		return rowKey{}, errors.New("the row carries no object")
+	}
+	m, err := meta.Accessor(row.Object.Object)
 	if err != nil {
 		return rowKey{}, err
 	}

@@ -30,6 +30,9 @@ type ListStream struct {
 	n        int
 	// omitEmpty leaves out the List of no object (OmitEmpty).
 	omitEmpty bool
+	// Encodings, when set, keeps the objects' JSON encodings for the next
+	// answer that prints them (the cache process's).
+	Encodings *Encodings
 }
 
 // NewListStream returns a ListStream of objects of kind gvk in format (one
@@ -51,7 +54,7 @@ func (s *ListStream) Write(objs []runtime.Object) error {
 				return err
 			}
 		}
-		err := writeJSONItems(s.w, len(objs), s.n, "        ", func(i int) (runtime.Object, schema.GroupVersionKind) {
+		err := writeJSONItems(s.w, len(objs), s.n, "        ", s.Encodings, func(i int) (runtime.Object, schema.GroupVersionKind) {
 			return objs[i], s.gvk
 		})
 		if err != nil {

@@ -24,13 +24,13 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
-// Grouping modes, as the GroupList's groupBy names them.
+// Grouping modes, as the GroupList's groupBy names them (v1alpha1's).
 const (
-	GroupByOwner     = "owner"
-	GroupByNode      = "node"
-	GroupByLabel     = "label"
-	GroupByNamespace = "namespace"
-	GroupByJSONPath  = "jsonpath"
+	GroupByOwner     = v1alpha1.GroupByOwner
+	GroupByNode      = v1alpha1.GroupByNode
+	GroupByLabel     = v1alpha1.GroupByLabel
+	GroupByNamespace = v1alpha1.GroupByNamespace
+	GroupByJSONPath  = v1alpha1.GroupByJSONPath
 )
 
 // noneGroup is the name of the group of objects without a key.
@@ -39,7 +39,7 @@ const noneGroup = "<none>"
 // GroupBy says how Group groups objects.
 type GroupBy struct {
 	// Mode is one of the GroupBy* modes.
-	Mode string
+	Mode v1alpha1.GroupMode
 	// LabelKey is the label of GroupByLabel.
 	LabelKey string
 	// JSONPath is the expression of GroupByJSONPath.
@@ -153,7 +153,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 	case GroupByNode:
 		err = s.groupByNode(ctx, b, members, by.IncludeCompleted)
 	default:
-		doc.Expression = map[string]string{GroupByLabel: by.LabelKey, GroupByJSONPath: by.JSONPath}[by.Mode]
+		doc.Expression = map[v1alpha1.GroupMode]string{GroupByLabel: by.LabelKey, GroupByJSONPath: by.JSONPath}[by.Mode]
 		err = groupByKey(b, by.Mode, indexName, doc.Expression, members)
 	}
 	if err != nil {
@@ -332,7 +332,7 @@ func addPod(s *v1alpha1.PodSummary, pod *corev1.Pod) {
 }
 
 // groupByKey groups by the values of a plain index: label, namespace, JSONPath.
-func groupByKey(b *groupBuilder, mode, indexName, expr string, members []*member) error {
+func groupByKey(b *groupBuilder, mode v1alpha1.GroupMode, indexName, expr string, members []*member) error {
 	for t, m := range members {
 		groups, err := index.Group(m.indexer, indexName)
 		if err != nil {

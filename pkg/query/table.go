@@ -247,7 +247,7 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	if nameCol < 0 {
 		// Rows with each object's metadata (includeObject=Metadata), matched
 		// by UID.
-		return s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
+		return s.tableByUID(ctx, res, scope, narrow, objs, metas)
 	}
 	// One namespace's names are unique; so are the names of a table of all
 	// namespaces that occur once in it and once in the answer.
@@ -279,7 +279,7 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	}
 	if len(againByNS) > 0 {
 		if min(len(againByNS), len(againByName)) > perNamespaceReads {
-			return s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
+			return s.tableByUID(ctx, res, scope, narrow, objs, metas)
 		}
 		if err := s.readRowsAgain(ctx, res, scope, nameCol, metas, rows, againByNS, againByName); err != nil {
 			return nil, err
@@ -288,6 +288,39 @@ func (s *Session) readTable(ctx context.Context, res informer.Resource, objs []r
 	out := &metav1.Table{ColumnDefinitions: read.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
 	for i, row := range rows {
 		if row != nil {
+			out.Rows = append(out.Rows, rowFor(row, objs[i]))
+		}
+	}
+	return out, nil
+}
+
+// tableByUID reads the server's table of scope with each row's metadata and
+// returns the rows of objs (metas their metadata), in their order, each
+// carrying its object, matched by UID; an object with no row has none.
+func (s *Session) tableByUID(ctx context.Context, res informer.Resource, scope string, narrow []string, objs []runtime.Object, metas []metav1.Object) (*metav1.Table, error) {
+	t, err := s.serverTable(ctx, res, scope, narrow, metav1.IncludeMetadata)
+	if err != nil {
+		return nil, err
+	}
+	// By UID; by namespace and name for an object without one, which only
+	// tests make.
+	key := func(uid types.UID, namespace, name string) string {
+		if uid != "" {
+			return string(uid)
+		}
+		return namespace + "/" + name
+	}
+	byKey := make(map[string]*metav1.TableRow, len(t.Rows))
+	for i := range t.Rows {
+		rm, err := informer.RowMeta(&t.Rows[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading row %d of the server's table of %s: %w", i, res.Name(), err)
+		}
+		byKey[key(rm.UID, rm.Namespace, rm.Name)] = &t.Rows[i]
+	}
+	out := &metav1.Table{ColumnDefinitions: t.ColumnDefinitions, Rows: make([]metav1.TableRow, 0, len(objs))}
+	for i, m := range metas {
+		if row := byKey[key(m.GetUID(), m.GetNamespace(), m.GetName())]; row != nil {
 			out.Rows = append(out.Rows, rowFor(row, objs[i]))
 		}
 	}

@@ -110,19 +110,19 @@ func (cfg Config) For(t Target) Config {
 	return cfg
 }
 
-// FeedFunc runs one target's change feed through s (Session.Watch,
+// feedFunc runs one target's change feed through s (Session.Watch,
 // Session.WatchEvents), handing its events to emit and calling flush when it
-// has caught up. i is the target's index among Follow's targets.
-type FeedFunc func(ctx context.Context, i int, s *Session, emit func(*feed.Event) error, flush func() error) error
+// has caught up. i is the target's index among followFeeds' targets.
+type feedFunc func(ctx context.Context, i int, s *Session, emit func(*feed.Event) error, flush func() error) error
 
-// Follow runs the feed of every target at once and merges them into one
+// followFeeds runs the feed of every target at once and merges them into one
 // stream: emit and flush are called from one goroutine at a time, each event
 // names its target's context (feed.Event.Context), and each target's feed
 // reconnects on its own. A target whose feed cannot start, or fails for good
 // while ctx lives, is handed to ended, from its own goroutine, while the
-// others go on. Follow returns once every feed has ended: nil, or the error
+// others go on. followFeeds returns once every feed has ended: nil, or the error
 // emit or flush returned, which ends every feed.
-func Follow(ctx context.Context, targets []Target, cfg Config, run FeedFunc, emit func(*feed.Event) error, flush func() error, ended func(Answer[struct{}])) error {
+func followFeeds(ctx context.Context, targets []Target, cfg Config, run feedFunc, emit func(*feed.Event) error, flush func() error, ended func(Answer[struct{}])) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex

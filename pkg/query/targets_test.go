@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -177,12 +178,15 @@ func (r *feedRecorder) names() []string {
 	return out
 }
 
-// watchPods is a FeedFunc: the pods of a target, narrowed to what owner
-// owns when it is set.
-func watchPods(owner *query.ObjectRef) query.FeedFunc {
-	return func(ctx context.Context, _ int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
-		return s.Watch(ctx, []query.Request{{Resource: fixtures.Pods}}, query.FeedOptions{Owner: owner}, emit, flush)
-	}
+// followPods follows the pods of targets (narrowed to what owner owns when
+// it is set) into r with emit, until ctx ends.
+func followPods(ctx context.Context, targets []query.Target, owner string, r *feedRecorder, emit func(*feed.Event) error) error {
+	return query.Follow(ctx, targets, query.Config{SyncTimeout: 20 * time.Second}, query.FeedQuery{Args: []string{"pods"}, Owner: owner}, query.FeedOutput{
+		Start: func([]query.FeedPlan, []schema.GroupVersionKind) error { return nil },
+		Emit:  emit,
+		Flush: func() error { return nil },
+		Ended: r.end,
+	})
 }
 
 // TestFollow: the feeds of several targets come as one, every event with its
@@ -198,9 +202,7 @@ func TestFollow(t *testing.T) {
 	defer cancel()
 	r := &feedRecorder{}
 	done := make(chan error, 1)
-	go func() {
-		done <- query.Follow(ctx, targets, query.Config{SyncTimeout: 20 * time.Second}, watchPods(nil), r.emit, func() error { return nil }, r.end)
-	}()
+	go func() { done <- followPods(ctx, targets, "", r, r.emit) }()
 	for deadline := time.Now().Add(20 * time.Second); len(r.names()) < 3; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("events %q, want the three pods", r.names())
@@ -220,27 +222,19 @@ func TestFollow(t *testing.T) {
 	}
 }
 
-// TestFollowFeedFails: a feed that fails for good (its --owner does not
-// exist) is reported with its error; the other's events keep coming.
+// TestFollowFeedFails: a feed that cannot be planned (its --owner does not
+// exist there) is reported with its error; the other's events keep coming.
 func TestFollowFeedFails(t *testing.T) {
-	owner := &query.ObjectRef{Resource: fixtures.Deployments, Name: "gone"}
-	ok := target(t, "ok", fixtures.Pod("shop", "a-0", "web", true))
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gone", UID: "web-uid"}}
+	ok := target(t, "ok", fixtures.Pod("shop", "a-0", "web", true), web)
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	r := &feedRecorder{}
 	done := make(chan error, 1)
-	run := func(ctx context.Context, i int, s *query.Session, emit func(*feed.Event) error, flush func() error) error {
-		if i == 0 {
-			return watchPods(owner)(ctx, i, s, emit, flush)
-		}
-		return watchPods(nil)(ctx, i, s, emit, flush)
-	}
-	go func() {
-		done <- query.Follow(ctx, []query.Target{target(t, "owned"), ok}, query.Config{SyncTimeout: 20 * time.Second}, run, r.emit, func() error { return nil }, r.end)
-	}()
-	for deadline := time.Now().Add(20 * time.Second); len(r.names()) < 1; time.Sleep(10 * time.Millisecond) {
+	go func() { done <- followPods(ctx, []query.Target{target(t, "owned"), ok}, "deployment/gone", r, r.emit) }()
+	for deadline := time.Now().Add(20 * time.Second); len(r.ended) < 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no event of ok; ended %+v", r.ended)
+			t.Fatalf("owned never ended; events %q", r.names())
 		}
 	}
 	cancel()
@@ -256,8 +250,7 @@ func TestFollowPrintError(t *testing.T) {
 	targets := []query.Target{target(t, "a", fixtures.Pod("shop", "a-0", "web", true)), target(t, "b", fixtures.Pod("shop", "b-0", "web", true))}
 	closed := errors.New("write |1: broken pipe")
 	r := &feedRecorder{}
-	err := query.Follow(testContext(t), targets, query.Config{SyncTimeout: 20 * time.Second}, watchPods(nil),
-		func(*feed.Event) error { return closed }, func() error { return nil }, r.end)
+	err := followPods(testContext(t), targets, "", r, func(*feed.Event) error { return closed })
 	if !errors.Is(err, closed) {
 		t.Errorf("Follow = %v, want the printer's %v", err, closed)
 	}

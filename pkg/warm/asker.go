@@ -222,6 +222,23 @@ func Whoami(ctx context.Context, cfg *rest.Config) (*Asker, error) {
 	return a, nil
 }
 
+// IdentityOf asks the API server who cfg's credentials belong to (Whoami)
+// and returns the identity of that user on cfg's server, with the asker: the
+// one way every side of the cache names a server, the client looking for
+// one, a server checking its own credentials and each asker's, and cache
+// status and stop. Its errors are Whoami's.
+func IdentityOf(ctx context.Context, cfg *rest.Config) (Identity, *Asker, error) {
+	a, err := Whoami(ctx, cfg)
+	if err != nil {
+		return Identity{}, nil, err
+	}
+	id, err := NewIdentity(cfg, a.User)
+	if err != nil {
+		return Identity{}, nil, err
+	}
+	return id, a, nil
+}
+
 // seenAuthorization tells seen the Authorization header of every request.
 type seenAuthorization struct {
 	rt   http.RoundTripper

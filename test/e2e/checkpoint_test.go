@@ -4,18 +4,25 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
 
@@ -717,4 +724,221 @@ func eventsText(evs []cpEvent) string {
 		lines = append(lines, ev.String())
 	}
 	return strings.Join(lines, "\n")
+}
+
+// frontDoor forwards TCP connections to one API server or, once switched, to
+// another: the one address a kubeconfig names, behind which a cluster is
+// made anew. TLS goes through it untouched: each server's own certificate
+// for 127.0.0.1 answers.
+type frontDoor struct {
+	ln     net.Listener
+	target atomic.Value // string, host:port
+}
+
+func newFrontDoor(t *testing.T, target string) *frontDoor {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &frontDoor{ln: ln}
+	d.target.Store(target)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go d.forward(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return d
+}
+
+func (d *frontDoor) addr() string { return d.ln.Addr().String() }
+
+func (d *frontDoor) forward(c net.Conn) {
+	defer c.Close()
+	up, err := net.Dial("tcp", d.target.Load().(string))
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	go func() {
+		_, _ = io.Copy(up, c)
+		_ = up.(*net.TCPConn).CloseWrite()
+	}()
+	_, _ = io.Copy(c, up)
+}
+
+// contextNamed writes a kubeconfig at dir/name whose one context, prod, has
+// the cluster and user of kubeconfig from and namespace ns.
+func contextNamed(t *testing.T, dir, name, from, ns string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := testenv.WriteKubeconfig(path, testenv.KubeconfigContext{Name: "prod", From: from, Namespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func kubeSystemUID(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	ns, err := cs.CoreV1().Namespaces().Get(t.Context(), metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ns.UID)
+}
+
+// TestCheckpointOtherCluster: a checkpoint is tied to the cluster it was
+// written for, not to the context's name. Behind the same address and
+// context name, a cluster made anew (another API server and etcd: another
+// kube-system namespace) is refused, naming the file and both UIDs, and the
+// file is left as it was; the same cluster reached under its own address
+// resumes and prints only what is new. A user who may not read kube-system
+// is told nothing of it, and the server decides: the same cluster under
+// another address is refused to them, naming both.
+func TestCheckpointOtherCluster(t *testing.T) {
+	const ns = "cp-cluster"
+	other := startOwnEnv(t, testenv.Options{})
+	ctx := t.Context()
+	for _, cs := range []kubernetes.Interface{env.Clientset, other.Clientset} {
+		createNamespace(ctx, t, cs, ns)
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addrA, err := env.ServerAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrB, err := other.ServerAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := newFrontDoor(t, addrA)
+	viaA, err := env.KubeconfigVia(env.Kubeconfig, front.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaB, err := other.KubeconfigVia(other.Kubeconfig, front.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kcA, kcB := contextNamed(t, dir, "a", viaA, ns), contextNamed(t, dir, "b", viaB, ns)
+	path := filepath.Join(dir, "feed.checkpoint")
+	args := []string{"watch", "configmaps", "-o", "name", "--checkpoint", path}
+
+	first := startFeed(t, env, kcA, args...)
+	first.waitFor(t, "configmap/a", func(lines []string, _ string) bool { return slices.Contains(lines, "configmap/a") })
+	if res := first.signal(t, syscall.SIGTERM); res.Stderr != "" {
+		t.Errorf("stderr of the first run:\n%s", res.Stderr)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The cluster made anew behind the same address.
+	front.target.Store(addrB)
+	res := run(t, testenv.Cmd{Path: binary, Args: args, Env: other.Environ(kcB, ""), Timeout: cmdTimeout})
+	want := "error: checkpoint " + path + " was written for another cluster: the kube-system namespace's UID in context prod was " +
+		kubeSystemUID(t, env.Clientset) + ", is " + kubeSystemUID(t, other.Clientset) + "; resume against the cluster it was written for, or give another file\n"
+	if res.ExitCode != 1 || dropDetectorNotice(res.Stderr) != want || res.Stdout != "" {
+		t.Errorf("resumed against the cluster made anew:\n%s\nwant exit code 1 and stderr %s", res, want)
+	}
+	if now, _ := os.ReadFile(path); string(now) != string(written) {
+		t.Errorf("the refused checkpoint was rewritten:\n%s\nwas\n%s", now, written)
+	}
+
+	// The first cluster under its own address: the same kube-system.
+	direct := startFeed(t, env, contextNamed(t, dir, "direct", env.Kubeconfig, ns), args...)
+	// The feed prints nothing of what it printed before; a ConfigMap created
+	// once it has synced is the first line.
+	time.Sleep(2 * time.Second)
+	if _, err := env.Clientset.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	direct.waitFor(t, "configmap/b", func(lines []string, _ string) bool { return slices.Contains(lines, "configmap/b") })
+	if res := direct.signal(t, syscall.SIGTERM); !slices.Equal(direct.snapshot(), []string{"configmap/b"}) || res.Stderr != "" {
+		t.Errorf("resumed under another address of the same cluster: stdout %q, stderr:\n%s\nwant only configmap/b", direct.snapshot(), res.Stderr)
+	}
+
+	// jane may not get namespace kube-system: nothing said of it, and the
+	// server stands for the cluster.
+	janePath := filepath.Join(dir, "jane.checkpoint")
+	janeArgs := []string{"watch", "pods", "-o", "name", "--checkpoint", janePath}
+	front.target.Store(addrA)
+	jane := startFeed(t, env, contextNamed(t, dir, "jane", narrow.Kubeconfig, fixtures.Shop), janeArgs...)
+	jane.waitFor(t, "the pods of "+fixtures.Shop, func(lines []string, _ string) bool { return len(lines) > 0 })
+	if res := jane.signal(t, syscall.SIGTERM); res.Stderr != "" {
+		t.Errorf("stderr of jane's first run:\n%s", res.Stderr)
+	}
+	if data, _ := os.ReadFile(janePath); strings.Contains(string(data), "kubeSystemUID") || !strings.Contains(string(data), `"server":"https://`+addrA+`"`) {
+		t.Errorf("jane's checkpoint:\n%s", data)
+	}
+	janeVia, err := env.KubeconfigVia(narrow.Kubeconfig, front.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = run(t, testenv.Cmd{Path: binary, Args: janeArgs, Env: env.Environ(contextNamed(t, dir, "jane-via", janeVia, fixtures.Shop), ""), Timeout: cmdTimeout})
+	want = "error: checkpoint " + janePath + " was written for another cluster: the server in context prod was https://" + addrA + ", is https://" + front.addr() +
+		"; resume against the cluster it was written for, or give another file\n"
+	if res.ExitCode != 1 || dropDetectorNotice(res.Stderr) != want || res.Stdout != "" {
+		t.Errorf("jane resumed under another address:\n%s\nwant exit code 1 and stderr %s", res, want)
+	}
+}
+
+// TestCheckpointSymlink: --checkpoint naming a symbolic link is refused with
+// one line, whether the link points to a checkpoint of the same feed or to
+// nothing yet: the link stays a link, its target is neither written nor
+// created, and the feed prints nothing.
+func TestCheckpointSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "feed.checkpoint")
+	args := func(path string) []string {
+		return []string{"watch", "pods", "-n", fixtures.Shop, "-o", "name", "--checkpoint", path}
+	}
+	first := startFeed(t, env, env.Kubeconfig, args(target)...)
+	first.waitFor(t, "the pods of "+fixtures.Shop, func(lines []string, _ string) bool { return len(lines) > 0 })
+	if res := first.signal(t, syscall.SIGTERM); res.Stderr != "" {
+		t.Errorf("stderr of the first run:\n%s", res.Stderr)
+	}
+	written, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, to := range map[string]string{"to the feed's checkpoint": target, "to nothing yet": filepath.Join(dir, "not-yet")} {
+		t.Run(name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "link.checkpoint")
+			if err := os.Symlink(to, link); err != nil {
+				t.Fatal(err)
+			}
+			res := run(t, testenv.Cmd{Path: binary, Args: args(link), Env: env.Environ(env.Kubeconfig, ""), Timeout: 30 * time.Second})
+			want := "error: checkpoint " + link + " is a symbolic link: refusing to write through it\n"
+			if res.ExitCode != 1 || dropDetectorNotice(res.Stderr) != want || res.Stdout != "" {
+				t.Errorf("a feed given a symbolic link:\n%s\nwant exit code 1 and stderr %s", res, want)
+			}
+			if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link is no longer one: %v, %v", st, err)
+			}
+			after, err := os.Stat(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := os.ReadFile(target); string(data) != string(written) || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("the link's target was written (modified %s, was %s):\n%s", after.ModTime(), before.ModTime(), data)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "not-yet")); !os.IsNotExist(err) {
+				t.Errorf("the link's target was created: %v", err)
+			}
+		})
+	}
 }

@@ -1760,6 +1760,50 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 		}
 	})
 
+	t.Run("events", func(t *testing.T) {
+		// A ConfigMap of the same name in each cluster, and an event about it
+		// recorded in each once the feed runs: events -w follows each
+		// context's, every line naming its context.
+		uids := map[string]types.UID{}
+		for name, cs := range clusters {
+			cm, err := cs.CoreV1().ConfigMaps(contextsWatchNamespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe-events"}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			uids[name] = cm.UID
+			t.Cleanup(func() { _ = cs.CoreV1().ConfigMaps(contextsWatchNamespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{}) })
+		}
+		f := contextsFeed{startFeed(t, env, w.kubeconfig, "events", "configmap/probe-events", "-n", contextsWatchNamespace, "-w", "--context", "alpha,beta", "-o", "json")}
+		for name, cs := range clusters {
+			now := metav1.Now()
+			ev := &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: "probe-events." + name, Namespace: contextsWatchNamespace},
+				InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: contextsWatchNamespace, Name: "probe-events", UID: uids[name]},
+				Reason:         "Probed", Message: "recorded in " + name, Type: corev1.EventTypeNormal,
+				FirstTimestamp: now, LastTimestamp: now, Count: 1, Source: corev1.EventSource{Component: "e2e"},
+			}
+			if _, err := cs.CoreV1().Events(contextsWatchNamespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.waitFor(t, "each context's event", func(lines []string, _ string) bool {
+			seen := map[string]bool{}
+			for _, ev := range f.events(t) {
+				seen[ev.Context+"/"+ev.Object.Metadata.Name] = true
+			}
+			return seen["alpha/probe-events.alpha"] && seen["beta/probe-events.beta"]
+		})
+		res := f.stop(t, 0)
+		if res.Stderr != "" {
+			t.Errorf("stderr not empty:\n%s", res.Stderr)
+		}
+		for _, ev := range f.events(t) {
+			if want := "probe-events." + ev.Context; ev.Object.Metadata.Name != want {
+				t.Errorf("event %v of context %q, want only %s", ev, ev.Context, want)
+			}
+		}
+	})
+
 	t.Run("table", func(t *testing.T) {
 		f := contextsFeed{startFeed(t, env, w.kubeconfig, "watch", "pods", "-n", contextsWatchNamespace, "--context", "beta,alpha")}
 		// The namespace is empty: the feed prints nothing before the first event.

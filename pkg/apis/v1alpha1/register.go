@@ -99,7 +99,7 @@ func (l *RelationList) GetObjectKind() schema.ObjectKind { return typeMeta{&l.AP
 func (e *WatchEvent) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 // NewGroupList returns an empty GroupList grouped by groupBy.
-func NewGroupList(groupBy string) *GroupList {
+func NewGroupList(groupBy GroupMode) *GroupList {
 	return &GroupList{APIVersion: SchemeGroupVersion.String(), Kind: GroupListKind, GroupBy: groupBy}
 }
 

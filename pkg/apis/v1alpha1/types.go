@@ -12,12 +12,25 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// GroupMode is what a GroupList groups by.
+type GroupMode string
+
+// The grouping modes: by top-level controller, by node, by a label's value,
+// by namespace, and by a JSONPath expression's values.
+const (
+	GroupByOwner     GroupMode = "owner"
+	GroupByNode      GroupMode = "node"
+	GroupByLabel     GroupMode = "label"
+	GroupByNamespace GroupMode = "namespace"
+	GroupByJSONPath  GroupMode = "jsonpath"
+)
+
 // GroupList is the answer to a group-by query.
 type GroupList struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// GroupBy is owner, node, label, namespace or jsonpath.
-	GroupBy string `json:"groupBy"`
+	GroupBy GroupMode `json:"groupBy"`
 	// Expression is the label key or JSONPath grouped by, if any.
 	Expression string `json:"expression,omitempty"`
 	// Groups in display order; each holds its members.
