@@ -12,6 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
@@ -52,13 +54,11 @@ func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.Changes
 	if len(args) != 1 || strings.Contains(args[0], "/") {
 		return nil, badArgument("resources are types, not objects: narrow to an object and what it owns with owner")
 	}
-	var owner []string
 	if in.Owner != "" {
 		typ, name, ok := strings.Cut(in.Owner, "/")
 		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
 			return nil, badArgument("owner must be TYPE/NAME, e.g. deployment/web, got %q", in.Owner)
 		}
-		owner = []string{typ, name}
 	}
 	timeout := seconds(in.TimeoutSeconds)
 	if timeout < 0 || timeout > maxChangesTimeout {
@@ -87,7 +87,9 @@ func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.Changes
 			return nil, err
 		}
 		defer c.done()
-		if f, err = s.feeds.start(ctx, c, sig, args, owner); err != nil {
+		q := query.FeedQuery{Args: args, Owner: in.Owner, AllNamespaces: in.AllNamespaces, ShowOwner: true,
+			Read: func(query.Request) informer.Mode { return informer.Full }}
+		if f, err = s.feeds.start(ctx, c, q); err != nil {
 			return nil, err
 		}
 	} else {
@@ -200,10 +202,14 @@ type heldFeed struct {
 	// log holds the changes not yet read; base is the number of the first.
 	log  []v1alpha1.ChangeView
 	base int64
-	// resources are each target's types, in the feed's order; positions
+	// sources are the kinds of every target's feed, an event's Source
+	// indexing them; resources are each target's types, in its plan's
+	// order; ownerOf names a target's objects' top-level owners; positions
 	// each type's resourceVersion its changes are in the log up to, and
 	// recorded when that was.
+	sources   []schema.GroupVersionKind
 	resources [][]informer.Resource
+	ownerOf   []func(runtime.Object) string
 	positions []map[int]string
 	recorded  []time.Time
 	// started marks the targets whose current state is in the log;
@@ -211,7 +217,9 @@ type heldFeed struct {
 	started []bool
 	ended   []error
 	// err ends the whole feed: the memory bound, or every context failed.
-	err      error
+	err error
+	// warnings are what every answer of the feed says.
+	warnings []string
 	lastUsed time.Time
 }
 
@@ -222,17 +230,18 @@ func (e errFeedFull) Error() string {
 	return fmt.Sprintf("more than %d changes waited unread: the feed was stopped to bound its memory; call changes without a cursor for the current state", e.max)
 }
 
-// start starts the feed of args (types) in c's scope, narrowed to owner
-// (TYPE, NAME) when given, and waits until each context's current state is
-// in its log.
-func (h *feedHub) start(ctx context.Context, c *call, sig string, args, owner []string) (*heldFeed, error) {
+// start starts the feed q asks in c's scope (query.Follow, kubectl idx
+// watch's engine), and waits until each context's current state is in its
+// log.
+func (h *feedHub) start(ctx context.Context, c *call, q query.FeedQuery) (*heldFeed, error) {
 	idBytes := make([]byte, 16)
 	_, _ = rand.Read(idBytes)
 	fctx, cancel := context.WithCancel(context.Background())
 	n := len(c.targets)
 	f := &heldFeed{
 		s: h.s, id: hex.EncodeToString(idBytes), clusters: h.s.clustersOf(c.targets[0].Context), targets: c.targets, cancel: cancel, done: make(chan struct{}),
-		changed: make(chan struct{}), resources: make([][]informer.Resource, n), positions: make([]map[int]string, n), recorded: make([]time.Time, n),
+		changed: make(chan struct{}), resources: make([][]informer.Resource, n), ownerOf: make([]func(runtime.Object) string, n),
+		positions: make([]map[int]string, n), recorded: make([]time.Time, n),
 		started: make([]bool, n), ended: make([]error, n), lastUsed: time.Now(),
 	}
 	if c.several() {
@@ -261,29 +270,6 @@ func (h *feedHub) start(ctx context.Context, c *call, sig string, args, owner []
 	h.byID[f.id] = f
 	h.mu.Unlock()
 
-	run := func(ctx context.Context, i int, sess *query.Session, emit func(*feed.Event) error, flush func() error) error {
-		reqs, _, err := query.ParseResourceArgs(sess.Config().Mapper, sess.Config().Categories, args)
-		if err != nil {
-			return err
-		}
-		for j := range reqs {
-			reqs[j].Mode = informer.Full
-		}
-		f.mu.Lock()
-		for _, r := range reqs {
-			f.resources[i] = append(f.resources[i], r.Resource)
-		}
-		f.mu.Unlock()
-		opts := query.FeedOptions{Record: func(d *feed.Delta) error { f.record(i, d); return nil }}
-		if owner != nil {
-			obj, err := sess.Object(owner[0], owner[1])
-			if err != nil {
-				return err
-			}
-			opts.Owner = &obj
-		}
-		return sess.Watch(ctx, reqs, opts, emit, flush)
-	}
 	v := &viewer{maxString: h.s.cfg.MaxString, status: h.s.cfg.Query.ObjectStatus, now: c.start}
 	emit := func(ev *feed.Event) error { return f.add(v, ev) }
 	flush := func() error {
@@ -301,9 +287,20 @@ func (h *feedHub) start(ctx context.Context, c *call, sig string, args, owner []
 		f.ended[byContext[a.Context]] = a.Err
 		f.signalLocked()
 	}
+	out := query.FeedOutput{
+		Start: func(plans []query.FeedPlan, sources []schema.GroupVersionKind) error {
+			f.plan(plans, sources, byContext)
+			return nil
+		},
+		Emit: emit, Flush: flush, Ended: ended,
+		Record: func(context string, d *feed.Delta) error {
+			f.record(byContext[context], d)
+			return nil
+		},
+	}
 	go func() {
 		defer close(f.done)
-		err := query.Follow(fctx, c.targets, c.config, run, emit, flush, ended)
+		err := query.Follow(fctx, c.targets, c.config, q, out)
 		f.mu.Lock()
 		if err != nil && f.err == nil {
 			f.err = err
@@ -359,6 +356,30 @@ func (f *heldFeed) signalLocked() {
 	f.changed = make(chan struct{})
 }
 
+// plan keeps what the feed's plans say: the kinds of its events, each
+// target's types as resources (mapped through the target's discovery), and
+// its owner lookup.
+func (f *heldFeed) plan(plans []query.FeedPlan, sources []schema.GroupVersionKind, byContext map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sources = sources
+	for _, p := range plans {
+		i := byContext[p.Context]
+		f.ownerOf[i] = p.OwnerOf
+		for _, gvk := range p.Kinds {
+			m, err := f.targets[i].Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				// Unknown here, it is neither checked nor proved: say so.
+				f.warnings = append(f.warnings, f.prefix(p.Context, fmt.Sprintf("%s cannot be mapped to a resource to check: %v", gvk.Kind, err)))
+				f.resources[i] = append(f.resources[i], informer.Resource{GVK: gvk})
+				continue
+			}
+			f.resources[i] = append(f.resources[i], informer.FromMapping(m))
+		}
+	}
+	f.signalLocked()
+}
+
 // add logs one change, projected; past the memory bound it ends the feed.
 func (f *heldFeed) add(v *viewer, ev *feed.Event) error {
 	cv := v1alpha1.ChangeView{Context: ev.Context, Type: string(ev.Type), Time: ev.Time.UTC().Format(time.RFC3339Nano), DetectedOnRelist: ev.DetectedOnRelist, LeftScope: ev.LeftScope, Gap: ev.Gap}
@@ -370,9 +391,12 @@ func (f *heldFeed) add(v *viewer, ev *feed.Event) error {
 			i = j
 		}
 	}
-	if ev.Source < len(f.resources[i]) {
-		res := f.resources[i][ev.Source]
-		cv.Object = v.view(ev.Context, res.GVK, ev.Object, "")
+	owner := ""
+	if of := f.ownerOf[i]; of != nil {
+		owner = of(ev.Object)
+	}
+	if ev.Source < len(f.sources) {
+		cv.Object = v.view(ev.Context, f.sources[ev.Source], ev.Object, owner)
 	}
 	if a, err := meta.Accessor(ev.Object); err == nil {
 		cv.UID, cv.ResourceVersion = string(a.GetUID()), a.GetResourceVersion()
@@ -458,6 +482,9 @@ func (f *heldFeed) authorize(ctx context.Context) error {
 			continue
 		}
 		for _, res := range resources[i] {
+			if res.GVR.Resource == "" {
+				continue
+			}
 			ns := t.Namespace
 			if !res.Namespaced {
 				ns = ""
@@ -508,6 +535,9 @@ func (f *heldFeed) prove(ctx context.Context) ([]string, error) {
 		resources := f.resources[i]
 		f.mu.Unlock()
 		for j, res := range resources {
+			if res.GVR.Resource == "" {
+				continue
+			}
 			ns := t.Namespace
 			if !res.Namespaced {
 				ns = ""
@@ -642,6 +672,7 @@ func (f *heldFeed) answer(seq int64, limit int, sig string, warnings []string) (
 			answer.Warnings = append(answer.Warnings, f.prefix(t.Context, f.s.errorText(f.ended[i])))
 		}
 	}
+	answer.Warnings = append(answer.Warnings, f.warnings...)
 	f.mu.Unlock()
 	answer.Warnings = append(answer.Warnings, warnings...)
 	answer.Total = len(avail)

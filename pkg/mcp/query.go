@@ -81,7 +81,7 @@ func (s *Server) addTools() {
 func ptrBool(b bool) *bool { return &b }
 
 // groupings are the groupBy values and the engine's modes.
-var groupings = map[string]string{"owner": query.GroupByOwner, "node": query.GroupByNode, "namespace": query.GroupByNamespace}
+var groupings = map[string]v1alpha1.GroupMode{"owner": query.GroupByOwner, "node": query.GroupByNode, "namespace": query.GroupByNamespace}
 
 // parseGroupBy reads groupBy: owner, node, namespace or label:KEY.
 func parseGroupBy(v string) (*query.GroupBy, error) {
