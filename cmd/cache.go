@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
@@ -210,7 +210,7 @@ func (o cacheStop) Run(ctx context.Context) error {
 // newCmdCacheServe returns `kubectl idx cache serve`, the cache server that
 // warm.Connect starts; nobody runs it by hand.
 func newCmdCacheServe(streams genericiooptions.IOStreams) *cobra.Command {
-	idle, dropAfter := warm.DefaultIdleTimeout, informer.DefaultDropAfter
+	idle, dropAfter := warm.DefaultIdleTimeout, pool.DefaultDropAfter
 	cmd := &cobra.Command{
 		Use:    "serve",
 		Short:  "Serve the warm cache of the connection read from stdin",

@@ -32,6 +32,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
@@ -331,7 +332,7 @@ func TestCacheStatusAndStop(t *testing.T) {
 			st := v1alpha1.NewCacheStatus()
 			st.Context, st.Server, st.DropAfter = "test", cfg.Host, "5m0s"
 			st.Requests = &v1alpha1.CacheRequests{DroppedInformers: 2}
-			st.Informers = query.CacheInformers(informer.PoolStatus{Informers: []informer.WarmStatus{{
+			st.Informers = query.CacheInformers(pool.Status{Informers: []pool.WarmStatus{{
 				Resource: fixtures.Pods, Mode: informer.MetadataOnly, Objects: 3, Since: since, LastUsed: since,
 				Synced: true, ResourceVersion: "42", Confirmed: "41", ConfirmedAt: since,
 			}}})

@@ -180,7 +180,8 @@ func NewCursor(res Resource, from *ResumePoint, onGap func(Resource, Gap)) *Curs
 // FeedInformer returns an informer of res in mode for a change feed, never
 // shared, followed by c: register c.Handler with it.
 func (f *Factory) FeedInformer(res Resource, mode Mode, c *Cursor) (cache.SharedIndexInformer, error) {
-	return f.informer(res, mode, nil, nil, c)
+	inf, _, err := f.informer(res, mode, nil, nil, nil, c)
+	return inf, err
 }
 
 func (c *Cursor) setStore(s cache.Store) {

@@ -22,11 +22,12 @@
 //   - Page ahead: the next page of a list is asked for as soon as its continue
 //     token is known, while the page before is still arriving and being
 //     decoded: the server sends a list's ListMeta first, and NewFactory's
-//     clients read the token from the first bytes of each answer. The server
-//     produces a page while the client reads the one before, instead of each
-//     waiting for the other. At most one page is asked for ahead of the one the
-//     reflector (or a PageSink) waits for, so a list never holds more than two
-//     pages besides what it keeps.
+//     clients read the token from the first bytes of each answer
+//     (wire.ListTransport, wire.PageAhead). The server produces a page while
+//     the client reads the one before, instead of each waiting for the other.
+//     At most one page is asked for ahead of the one the reflector (or a
+//     PageSink) waits for, so a list never holds more than two pages besides
+//     what it keeps.
 //   - PageSink: where a StreamInformer's list goes, page by page, in place of
 //     its store: a listing printed as it arrives keeps no object.
 //   - Keep: a filter on the objects of every LIST page (Config.Keep, --where
@@ -40,23 +41,28 @@
 //     a relist, the gap the list fills; it can resume a watch from a
 //     checkpoint's resourceVersion (ResumePoint). See Cursor for the order it
 //     relies on.
-//   - Progress deadline: how the clients of NewFactory apply --request-timeout. A
-//     request fails when its answer has not started within it or then stops for a
-//     whole timeout; every byte received restarts the clock, so a LIST that is still
-//     arriving is never cut off. Watches keep kubectl's overall deadline.
+//   - Progress deadline: how the clients of NewFactory apply --request-timeout
+//     (wire.ProgressDeadline). A request fails when its answer has not started
+//     within it or then stops for a whole timeout; every byte received
+//     restarts the clock, so a LIST that is still arriving is never cut off.
+//     Watches keep kubectl's overall deadline.
 //   - Factory: one per invocation. It de-duplicates informers by resource and mode,
 //     registers indexers before start, installs the managedFields transform, and
 //     owns start, sync and shutdown.
 //   - Source: where a question's factories come from. OneShot, a direct run's,
-//     builds factories of informers of their own (NewFactory). A Pool's
-//     (Pool.Source), the cache server's, lends a question informers the pool
-//     keeps warm across questions, keyed by resource, mode, namespace,
-//     selectors and whether managedFields are kept: Start starts nothing,
-//     WaitForSync also waits until each borrowed store is shown current as of
-//     the question's start (Freshness, fresh.go), and Shutdown hands the
-//     informers back, running. The pool stops an informer no question has held
-//     for PoolOptions.DropAfter, and lists the types it cannot show current
-//     (Events, which the API server does not cache) afresh for each question.
+//     builds factories of informers of their own (NewFactory). The cache
+//     server's is a warm pool's (package pool), whose factories
+//     (NewFactoryWithLender) borrow informers the pool keeps warm across
+//     questions.
+//   - Lender: what lends a Factory informers that outlive it, the whole of
+//     what this package knows of the warm pool. A factory with a lender asks
+//     it for every informer but a feed's; Start starts none of those, and
+//     WaitForSync waits for their sync as for its own, then lets the lender
+//     settle them (a warm pool shows each store current as of the question's
+//     start and has the question's asker authorized to read it) and returns
+//     its error, or its skipped types; Shutdown hands them back, running. The
+//     lender also says when the factory's own informers may list
+//     (Lender.Authorize).
 //   - OwnerResolver: the one owner lookup of every command (group-by, the owner
 //     graph of tree/owners/orphans, the change feed's --owner scope): one
 //     metadata-only informer per owner kind from a factory of its own, started on
@@ -64,7 +70,7 @@
 //     OnOwnerChange handlers. It is safe for concurrent use.
 //
 // Contract: objects read from an informer's store are shared and read-only,
-// and a warm one's are shared with every question that borrows it. Callers
+// and a lent one's are shared with every question that borrows it. Callers
 // must DeepCopyObject before changing anything, including setting TypeMeta for a
 // printer. Informers run in their own goroutines; stores and indexers are safe for
 // concurrent reads. A PageSink is called from one goroutine at a time, in page

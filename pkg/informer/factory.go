@@ -14,6 +14,7 @@ import (
 	"reflect"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
+	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,6 +53,7 @@ const (
 	Summary
 )
 
+// String names the mode in messages ("the pods informer in metadata mode").
 func (m Mode) String() string {
 	switch m {
 	case MetadataOnly:
@@ -69,8 +71,11 @@ func (m Mode) String() string {
 // Resource identifies one API resource to inform on. It is usually built from a
 // meta.RESTMapping.
 type Resource struct {
-	GVR        schema.GroupVersionResource
-	GVK        schema.GroupVersionKind
+	// GVR is what requests name; GVK what the objects say they are.
+	GVR schema.GroupVersionResource
+	GVK schema.GroupVersionKind
+	// Namespaced says the resource lives in namespaces: only then does
+	// Config.Namespace narrow it.
 	Namespaced bool
 }
 
@@ -109,6 +114,11 @@ type Config struct {
 	// for every type on the server set it so dozens of types do not all hit the
 	// server, or the client's rate limiter, at the same instant.
 	MaxConcurrentLists int
+	// ListLimit, when set, bounds the LIST requests in flight together with
+	// every factory given the same one, in place of MaxConcurrentLists: a
+	// warm pool runs each informer in a factory of its own, and bounds its
+	// first lists across all of them.
+	ListLimit *ListLimit
 	// OnWatchLost, when non-nil, is called once per outage of a synced
 	// informer's watch that lasts more than a second, with its first error.
 	// OnWatchRestored, when non-nil, is called when such an informer is caught
@@ -147,14 +157,28 @@ type Clients struct {
 	// whose client types have always-encoded fields some servers lack (see
 	// newerFields); nil means the server is as new as the types.
 	ServerMinor func() (int, error)
+	// RequestTimeout is --request-timeout, which NewFactory's clients apply
+	// as a progress deadline (wire.ProgressDeadline), for the words of a
+	// list that kept failing (ListError); zero when there is none or the
+	// clients are not NewFactory's. Factories that share the clients share
+	// it.
+	RequestTimeout time.Duration
 }
+
+// ListLimit bounds the LIST requests in flight across the factories that
+// share it (Config.ListLimit).
+type ListLimit struct{ slots chan struct{} }
+
+// NewListLimit returns a ListLimit of n LIST requests at once; n must be
+// positive.
+func NewListLimit(n int) *ListLimit { return &ListLimit{slots: make(chan struct{}, n)} }
 
 // DefaultPageSize is the LIST page size. client-go's reflector and kubectl ask
 // for 500, but every page is a round trip the server answers with a fresh
 // snapshot: on 10,000 realistic pods, 5,000 per page took a metadata-only
 // owner query from 2.3 s to 0.9 s against 500 (most of it client-go's rate
 // limiter, since lifted, see query.NewSession). A page is decoded whole, and
-// the next one is decoded while it is taken (see pageAhead), so its size is
+// the next one is decoded while it is taken (see wire.PageAhead), so its size is
 // also the memory a list needs besides what it keeps: on 20,000 pods, pages of
 // 2,000 took the table from 300 MB to 216 MB and --by-owner -o name from
 // 315 MB to 212 MB against 5,000, in the same time. With pages asked for
@@ -169,9 +193,6 @@ const DefaultPageSize = 2000
 type Factory struct {
 	cfg     Config
 	clients Clients
-	// requestTimeout is --request-timeout, which the clients apply as a
-	// progress deadline; zero when there is none or the clients are not ours.
-	requestTimeout time.Duration
 
 	mu        sync.Mutex
 	informers map[informerKey]*entry
@@ -181,22 +202,15 @@ type Factory struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	// listSlots bounds concurrent LISTs when Config.MaxConcurrentLists is set.
+	// listSlots bounds concurrent LISTs when Config.MaxConcurrentLists or
+	// Config.ListLimit is set.
 	listSlots chan struct{}
 	// failed is signalled (without blocking) whenever an informer that has not
 	// synced records its failure; WaitForSync then looks at every entry.
 	failed chan struct{}
-	// borrow, when set, lends the factory a Pool's warm informers (see
-	// PoolSource) in place of informers of its own.
-	borrow *borrower
-	// asker, when set, authorizes every informer of the factory for the one
-	// who asks the question (a PoolSource's, in the cache server): checks
-	// are its checks, by what they check, run under checkCtx, which Shutdown
-	// cancels. Guarded by mu.
-	asker       Asker
-	checks      map[checkKey]*check
-	checkCtx    context.Context
-	checkCancel context.CancelFunc
+	// lender, when set, lends the factory informers in place of informers
+	// of its own, and authorizes those it runs itself (Lender).
+	lender Lender
 }
 
 type informerKey struct {
@@ -228,13 +242,12 @@ type entry struct {
 	// cursor, when set, follows the informer's position (FeedInformer).
 	cursor *Cursor
 	// tee, when set, is also handed the list's pages, which the store keeps
-	// (teePage): the first question of a warm informer prints them as they
-	// arrive.
-	tee atomic.Pointer[teeSink]
-	// check, when set, is the asker's authorization of this informer
-	// (Asker): it starts listing once the check has passed, and fails as its
-	// list would have when it does not.
-	check *check
+	// (TeeInformer): the first question of a warm informer prints them as
+	// they arrive.
+	tee atomic.Pointer[Tee]
+	// authorized, when set, is what the informer waits for before it lists
+	// (Lender.Authorize): it fails as its list would have when that fails.
+	authorized func(context.Context) error
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -253,7 +266,7 @@ func (e *entry) failed() error {
 // NewFactory returns a Factory talking to the server described by restConfig.
 //
 // restConfig.Timeout (--request-timeout) bounds each request by its progress
-// rather than overall, see progressDeadline: the clients are built without an
+// rather than overall, see wire.ProgressDeadline: the clients are built without an
 // overall deadline, so no timeout= parameter goes to the server either (which
 // then applies its own default to a LIST, 60s unless configured otherwise), and
 // a LIST answer may take as long as it keeps arriving.
@@ -262,12 +275,12 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	timeout := restConfig.Timeout
 	if timeout > 0 {
 		restConfig.Timeout = 0
-		restConfig.Wrap(progressDeadline(timeout))
+		restConfig.Wrap(wire.ProgressDeadline(timeout))
 	}
 	// Each LIST page's continue token is read from the first bytes of the
 	// answer, so that the next page is asked for while this one arrives, and
 	// managedFields are taken out of protobuf pages before they are decoded.
-	restConfig.Wrap(listTransport)
+	restConfig.Wrap(wire.ListTransport)
 	dyn, err := dynamic.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
@@ -276,15 +289,14 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
-	f := NewFactoryWithClients(Clients{
-		Typed:       CachedClients(restConfig, runtime.ContentTypeProtobuf),
-		TypedJSON:   CachedClients(restConfig, runtime.ContentTypeJSON),
-		Dynamic:     dyn,
-		Metadata:    md,
-		ServerMinor: serverMinor(restConfig),
-	}, cfg)
-	f.requestTimeout = timeout
-	return f, nil
+	return NewFactoryWithClients(Clients{
+		Typed:          CachedClients(restConfig, runtime.ContentTypeProtobuf),
+		TypedJSON:      CachedClients(restConfig, runtime.ContentTypeJSON),
+		Dynamic:        dyn,
+		Metadata:       md,
+		ServerMinor:    serverMinor(restConfig),
+		RequestTimeout: timeout,
+	}, cfg), nil
 }
 
 // serverJSON reports whether full objects of gk are read as the server's JSON
@@ -335,11 +347,21 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 		clients:   clients,
 		informers: map[informerKey]*entry{},
 		failed:    make(chan struct{}, 1),
-		checks:    map[checkKey]*check{},
 	}
-	if cfg.MaxConcurrentLists > 0 {
+	switch {
+	case cfg.ListLimit != nil:
+		f.listSlots = cfg.ListLimit.slots
+	case cfg.MaxConcurrentLists > 0:
 		f.listSlots = make(chan struct{}, cfg.MaxConcurrentLists)
 	}
+	return f
+}
+
+// NewFactoryWithLender returns a Factory using the given clients whose
+// informers lender lends, but a feed's (FeedInformer): see Lender.
+func NewFactoryWithLender(clients Clients, cfg Config, lender Lender) *Factory {
+	f := NewFactoryWithClients(clients, cfg)
+	f.lender = lender
 	return f
 }
 
@@ -347,41 +369,67 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 // indexers are added to it; adding an index name twice with a different function
 // is an error. An informer requested after Start starts at once.
 func (f *Factory) Informer(res Resource, mode Mode, indexers cache.Indexers) (cache.SharedIndexInformer, error) {
-	return f.informer(res, mode, indexers, nil, nil)
+	inf, _, err := f.informer(res, mode, indexers, nil, nil, nil)
+	return inf, err
 }
 
-// informer is Informer, with the list going to sink when it is set, and
-// followed by cursor when it is set: the informer is then never shared.
-func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink, cursor *Cursor) (cache.SharedIndexInformer, error) {
+// TeeInformer returns a new informer for res in mode whose first list is
+// also handed to sink page by page, as it arrives, while the store keeps it:
+// a warm pool's first question prints the list its informer syncs with. The
+// returned Tee stops the pages going to sink and tells why sink stopped
+// taking them. res must not have another informer in mode.
+func (f *Factory) TeeInformer(res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, *Tee, error) {
+	return f.informer(res, mode, indexers, nil, sink, nil)
+}
+
+// informer is Informer, with the list going to sink when it is set, its
+// first list also to tee when it is set, and followed by cursor when it is
+// set: the informer is then never shared. The Tee is returned when tee is
+// set.
+func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sink, tee PageSink, cursor *Cursor) (cache.SharedIndexInformer, *Tee, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.borrow != nil && cursor == nil {
-		return f.borrow.informer(f, res, mode, indexers, sink)
+	if f.lender != nil && cursor == nil {
+		if tee != nil {
+			return nil, nil, fmt.Errorf("the %s informer in %s mode is lent: its lender tees its list", res.Name(), mode)
+		}
+		inf, err := f.borrowLocked(res, mode, indexers, sink)
+		return inf, nil, err
 	}
-	// A feed's informer (cursor) is its own even in a factory of a Pool's:
-	// its positions and gaps are the feed's, which it may resume from.
+	// A feed's informer (cursor) is its own even in a factory whose lender
+	// is a warm pool: its positions and gaps are the feed's, which it may
+	// resume from.
 	key := informerKey{gvr: res.GVR, mode: mode}
 	if e, ok := f.informers[key]; ok {
-		if sink != nil || e.sink != nil || cursor != nil || e.cursor != nil {
-			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
+		if sink != nil || e.sink != nil || tee != nil || cursor != nil || e.cursor != nil {
+			return nil, nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
 		}
-		if err := addMissingIndexers(e.informer, indexers); err != nil {
-			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+		if err := AddMissingIndexers(e.informer, indexers); err != nil {
+			return nil, nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
-		return e.informer, nil
+		return e.informer, nil, nil
 	}
 	e := &entry{res: res, mode: mode, sink: sink, cursor: cursor}
+	var t *Tee
+	if tee != nil {
+		t = &Tee{e: e, sink: tee}
+		e.tee.Store(t)
+	}
 	ns := ""
 	if res.Namespaced {
 		ns = f.cfg.Namespace
 	}
-	e.check = f.startCheck(res, ns, f.cfg.LabelSelector, f.cfg.FieldSelector)
+	if f.lender != nil {
+		// Nothing of a type the lender's asker may not read is listed for
+		// them, by an informer of the factory's own either.
+		e.authorized = f.lender.Authorize(res, ns, f.cfg.LabelSelector, f.cfg.FieldSelector)
+	}
 	if f.cfg.OnWatchLost != nil || f.cfg.OnWatchRestored != nil {
 		e.conn = newConnTracker(res, f.cfg.OnWatchLost, f.cfg.OnWatchRestored)
 	}
 	lw, example, err := f.listWatch(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	transform := f.transform(mode)
 	if cursor != nil {
@@ -393,11 +441,11 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 	})
 	if transform != nil {
 		if err := inf.SetTransform(transform); err != nil {
-			return nil, fmt.Errorf("setting transform on the %s informer: %w", res.Name(), err)
+			return nil, nil, fmt.Errorf("setting transform on the %s informer: %w", res.Name(), err)
 		}
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(f.watchErrorHandler(e)); err != nil {
-		return nil, fmt.Errorf("setting error handler on the %s informer: %w", res.Name(), err)
+		return nil, nil, fmt.Errorf("setting error handler on the %s informer: %w", res.Name(), err)
 	}
 	e.informer = inf
 	if cursor != nil {
@@ -411,10 +459,14 @@ func (f *Factory) informer(res Resource, mode Mode, indexers cache.Indexers, sin
 		// the next WaitForSync wait for them.
 		f.run(f.ctx, e)
 	}
-	return inf, nil
+	return inf, t, nil
 }
 
-func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) error {
+// AddMissingIndexers adds to inf those of indexers it lacks; an index name
+// it has with a different function is an error. Informers shared by several
+// questions (a Factory's, a warm pool's) get the indexers each question asks
+// for this way.
+func AddMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) error {
 	existing := inf.GetIndexer().GetIndexers()
 	missing := cache.Indexers{}
 	for name, fn := range indexers {
@@ -440,7 +492,7 @@ func addMissingIndexers(inf cache.SharedIndexInformer, indexers cache.Indexers) 
 // metadata (nine tenths of a realistic pod's) and no output needs it unless
 // --show-managed-fields; dropping it before the object enters the store is the
 // single biggest memory saving we have. The LIST pages NewFactory's clients
-// read in protobuf lose it before they are decoded (stripManagedFields); the
+// read in protobuf lose it before they are decoded (wire.ListTransport); the
 // transform covers JSON pages, watch events and other clients.
 func (f *Factory) transform(mode Mode) cache.TransformFunc {
 	switch {
@@ -507,7 +559,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			return nil, nil, fmt.Errorf("creating %s: %w", e.res.GVK, err)
 		}
 		newClient := f.clients.Typed
-		if f.clients.TypedJSON != nil && embedsTypeMeta(reflect.TypeOf(obj)) {
+		if f.clients.TypedJSON != nil && wire.EmbedsTypeMeta(reflect.TypeOf(obj)) {
 			newClient = f.clients.TypedJSON
 		}
 		client, err := newClient(e.res.GVK.GroupVersion())
@@ -553,7 +605,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		// One page is one request, however many times the REST client
 		// tries it; its bytes count as the list's progress.
-		obj, err := list(withRequest(ctx, &e.bodyBytes), o)
+		obj, err := list(wire.WithRequest(ctx, &e.bodyBytes), o)
 		if err != nil {
 			return nil, err
 		}
@@ -578,7 +630,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		e.received.Add(int64(meta.LenList(obj)))
 		return obj, nil
 	}
-	pages := &pageAhead{fetch: fetch, dropManagedFields: !f.cfg.KeepManagedFields}
+	pages := &wire.PageAhead{Fetch: fetch, DropManagedFields: !f.cfg.KeepManagedFields}
 	return pagedListWatch{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
@@ -593,7 +645,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			if o.Limit > 0 {
 				o.Limit = f.cfg.PageSize
 			}
-			obj, err := pages.get(ctx, o)
+			obj, err := pages.Get(ctx, o)
 			if err != nil {
 				return nil, err
 			}
@@ -618,7 +670,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 // paged LIST requests, never a streaming watch-list (client-go's
 // WatchListClient, on by default since v0.35): the pages are what the progress
 // line counts, what the factory's concurrent-LIST bound holds back and what
-// pageAhead overlaps. On 20,000 realistic pods the watch-list took --by-owner
+// wire.PageAhead overlaps. On 20,000 realistic pods the watch-list took --by-owner
 // -o name 1.21 s and 1.04 s of CPU, against 0.78 s and 0.76 s in pages of
 // 2,000 asked for ahead.
 type pagedListWatch struct{ *cache.ListWatch }
@@ -675,8 +727,8 @@ func (f *Factory) Start(ctx context.Context) {
 	f.started = true
 	f.ctx, f.cancel = context.WithCancel(ctx)
 	for _, e := range f.order {
-		if f.borrow != nil && f.informers[informerKey{gvr: e.res.GVR, mode: e.mode}] != e {
-			// A Pool runs the informers it lends.
+		if f.lender != nil && f.informers[informerKey{gvr: e.res.GVR, mode: e.mode}] != e {
+			// The lender runs the informers it lends.
 			continue
 		}
 		f.run(f.ctx, e)
@@ -688,9 +740,8 @@ func (f *Factory) run(ctx context.Context, e *entry) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		if e.check != nil {
-			// Nothing of a type the asker may not read is listed for them.
-			if err := e.check.wait(ctx); err != nil {
+		if e.authorized != nil {
+			if err := e.authorized(ctx); err != nil {
 				if ctx.Err() == nil {
 					f.giveUp(e, err)
 				}
@@ -701,20 +752,20 @@ func (f *Factory) run(ctx context.Context, e *entry) {
 	}()
 }
 
-// Shutdown stops every informer and waits for their goroutines to end; a
-// factory of a Pool's hands its informers back instead, running.
+// Shutdown stops every informer of the factory's own and waits for their
+// goroutines to end; those a Lender lent are handed back, running.
 func (f *Factory) Shutdown() {
-	if f.borrow != nil {
-		f.borrow.release(f)
-	}
 	f.mu.Lock()
-	cancel, checkCancel := f.cancel, f.checkCancel
+	cancel := f.cancel
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-	if checkCancel != nil {
-		checkCancel()
+	if f.lender != nil {
+		// After the factory's own informers are told to stop: one waiting
+		// for its authorization then takes the end of the lender's checks
+		// for the end of the factory, not for a refusal.
+		f.lender.Release()
 	}
 	f.wg.Wait()
 }

@@ -19,6 +19,7 @@ import (
 
 // Reconnect describes an outage of a synced informer's watch that has ended.
 type Reconnect struct {
+	// Resource is the informer's.
 	Resource Resource
 	// Down is how long the informer could not see changes: from the end of its
 	// last good watch (or its first error) until it was caught up again.
@@ -33,10 +34,11 @@ type Reconnect struct {
 	Cause error
 }
 
-// lostReportDelay is how long an outage must last before OnWatchLost hears of
+// LostReportDelay is how long an outage must last before OnWatchLost hears of
 // it. A watch that expired (410 Gone) is usually relisted within milliseconds and
-// deserves one line when it is back, not two.
-const lostReportDelay = time.Second
+// deserves one line when it is back, not two. An outage OnWatchLost hears of
+// began that long before.
+const LostReportDelay = time.Second
 
 // settleDelay: a watch request that succeeds can still end at once with an
 // ERROR event, as after an API server restart when the new server does not have
@@ -300,7 +302,7 @@ func (t *connTracker) goDownLocked(cause error) {
 	t.relisted = false
 	if t.onLost != nil {
 		outage := t.outage
-		t.lost = t.afterFunc(lostReportDelay, func() {
+		t.lost = t.afterFunc(LostReportDelay, func() {
 			t.mu.Lock()
 			report := t.down && t.outage == outage
 			cause := t.cause

@@ -175,7 +175,7 @@ func TestConnTracker(t *testing.T) {
 				h.advance(50 * time.Millisecond)
 				h.t.listDone(true, nil)
 				// The lost report was due after a second, but the outage is over.
-				h.timers.fire(lostReportDelay)
+				h.timers.fire(LostReportDelay)
 			},
 			want: []string{"restored pods after 850ms relisted=true cause=too old resource version: 10 (20)"},
 		},
@@ -187,7 +187,7 @@ func TestConnTracker(t *testing.T) {
 				h.advance(100 * time.Millisecond)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(time.Second)
-				h.timers.fire(lostReportDelay)
+				h.timers.fire(LostReportDelay)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(2 * time.Second)
 				// Back, with the resource version still known: no error, events flow.
@@ -274,7 +274,7 @@ func TestConnTracker(t *testing.T) {
 				h.t.watchEnded(w, false)
 				h.t.dialing()
 				h.advance(time.Second)
-				h.timers.fire(lostReportDelay)
+				h.timers.fire(LostReportDelay)
 				h.t.watchStarted(nil, errRefused)
 				h.advance(time.Second)
 				h.t.dialing()
@@ -296,7 +296,7 @@ func TestConnTracker(t *testing.T) {
 				h.t.dialing()
 				h.t.watchStarted(nil, errRefused)
 				h.advance(time.Second)
-				h.timers.fire(lostReportDelay)
+				h.timers.fire(LostReportDelay)
 				h.t.listStarted()
 				h.t.gotConn(h2B)
 				h.t.listDone(true, nil)

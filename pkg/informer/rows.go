@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
 )
 
 // TableAccept asks the API server for its table of a list or watch, as
@@ -115,7 +117,7 @@ func (lw *rowsListWatch) List(ctx context.Context, o metav1.ListOptions) (runtim
 	if err != nil {
 		return nil, err
 	}
-	table, err := DecodeTable(data)
+	table, err := wire.DecodeTable(data)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +189,7 @@ func (d *rowDecoder) Decode() (watch.EventType, runtime.Object, error) {
 		}
 		return ev.Type, status, nil
 	}
-	table, err := DecodeTable(ev.Object)
+	table, err := wire.DecodeTable(ev.Object)
 	if err != nil {
 		return "", nil, err
 	}

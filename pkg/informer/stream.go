@@ -26,7 +26,8 @@ type PageSink interface {
 // informer of the factory does, with the same retries, request timeouts and
 // errors. res must not have another informer in mode.
 func (f *Factory) StreamInformer(res Resource, mode Mode, sink PageSink) (cache.SharedIndexInformer, error) {
-	return f.informer(res, mode, nil, sink, nil)
+	inf, _, err := f.informer(res, mode, nil, sink, nil, nil)
+	return inf, err
 }
 
 // toSink hands a list page's objects to sink and leaves the page empty, so
@@ -46,9 +47,11 @@ func toSink(ctx context.Context, sink PageSink, page runtime.Object, first bool)
 	return meta.SetList(page, nil)
 }
 
-// teeSink is a PageSink that gets a warm informer's first list as it
-// arrives, for the question that started the informer.
-type teeSink struct {
+// Tee hands an informer's first list to a PageSink as it arrives, while the
+// store keeps it (TeeInformer): the question that starts a warm informer
+// prints the list the informer syncs with, and the informer stays.
+type Tee struct {
+	e    *entry
 	sink PageSink
 
 	mu sync.Mutex
@@ -57,8 +60,17 @@ type teeSink struct {
 	err error
 }
 
-// failure returns why the sink stopped taking pages, if it did.
-func (t *teeSink) failure() error {
+// Stop stops handing pages to the sink, if the list has not ended or the
+// sink failed already: a question that no longer wants them (it ended, or
+// it may not read them) leaves the list to the store.
+func (t *Tee) Stop() { t.e.tee.CompareAndSwap(t, nil) }
+
+// Stopped reports whether pages no longer go to the sink: the first list
+// has been handed over, or the sink failed, or Stop was called.
+func (t *Tee) Stopped() bool { return t.e.tee.Load() != t }
+
+// Err returns why the sink stopped taking pages, if it did.
+func (t *Tee) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
@@ -73,7 +85,7 @@ func (t *teeSink) failure() error {
 // alone. A sink that fails (its question went away, or the list came out of
 // order) is dropped, its error kept for the question; the list goes on for
 // the store.
-func teePage(ctx context.Context, e *entry, t *teeSink, page runtime.Object, first bool) {
+func teePage(ctx context.Context, e *entry, t *Tee, page runtime.Object, first bool) {
 	items, err := meta.ExtractList(page)
 	var list metav1.ListInterface
 	if err == nil {

@@ -34,6 +34,7 @@ const syncPollInterval = 10 * time.Millisecond
 // server answered with are returned as they are instead: they name the resource
 // in kubectl's words already.
 type ListError struct {
+	// Resource is the resource listed.
 	Resource Resource
 	// Tries is how many tries failed when the query gave up.
 	Tries int
@@ -129,7 +130,7 @@ func (f *Factory) watchErrorHandler(e *entry) cache.WatchErrorHandlerWithContext
 		if e.informer.HasSynced() || r.LastSyncResourceVersion() != "" {
 			return
 		}
-		if !retriable(err) {
+		if !Retriable(err) {
 			f.giveUp(e, err)
 			return
 		}
@@ -213,7 +214,7 @@ const previousAttempt = " - error from a previous attempt: "
 // NewFactory took from the config: the clients apply it in their transport, and
 // their own overall timeout is zero.
 func (f *Factory) clientSettings() (server string, timeout time.Duration) {
-	timeout = f.requestTimeout
+	timeout = f.clients.RequestTimeout
 	if f.clients.Typed == nil {
 		return "", timeout
 	}
@@ -238,8 +239,11 @@ func CredentialsFailed(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "getting credentials: ")
 }
 
-// retriable reports whether err may go away by itself.
-func retriable(err error) bool {
+// Retriable reports whether err may go away by itself: a timeout, a 5xx or
+// 429, an expired resourceVersion, a connection refused, reset or lost. A
+// failure to get credentials from an exec plugin is not: it carries a login
+// to do (CredentialsFailed).
+func Retriable(err error) bool {
 	if CredentialsFailed(err) {
 		return false
 	}
@@ -279,6 +283,7 @@ func (f *Factory) WaitForSync(ctx context.Context) error {
 
 // Skipped is a resource whose informer could not sync and was stopped.
 type Skipped struct {
+	// Resource and Mode are the informer's.
 	Resource Resource
 	Mode     Mode
 	// Err is the error as WaitForSync would return it.
@@ -333,10 +338,11 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 				e.cancel()
 				skipped = append(skipped, Skipped{Resource: e.res, Mode: e.mode, Err: listError(e, e.failed())})
 			}
-			if f.borrow != nil {
-				// Warm stores are current once they have caught up with the
-				// server (fresh.go), and read once the asker may read them.
-				denied, err := f.borrow.settle(ctx, f, partial)
+			if f.lender != nil {
+				// Lent stores are read once the lender has made them fit
+				// for the question: a warm pool's, once they have caught up
+				// with the server and the asker may read them.
+				denied, err := f.lender.Settle(ctx, partial)
 				if err != nil {
 					return nil, err
 				}

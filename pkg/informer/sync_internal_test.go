@@ -14,6 +14,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
+// podsResource is pods, as the tests inside the package ask for them.
+var podsResource = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+
 // TestWaitForSyncSeesAFailureBetweenItsLooks: a list that fails for good just
 // after WaitForSync has looked at what has not synced (a failed informer is
 // not one of those) is WaitForSync's error, not a sync over an empty store.

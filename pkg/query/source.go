@@ -6,6 +6,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 )
 
 // source is where the session's informers come from: the target's Source,
@@ -18,9 +19,9 @@ func (s *Session) source() informer.Source {
 }
 
 // asOfSource is a Source that knows what the types it lent are current as of
-// (informer.PoolSource).
+// (pool.Source).
 type asOfSource interface {
-	AsOf() []informer.AsOf
+	AsOf() []pool.AsOf
 }
 
 // AsOf says what the types the session has read so far are current as of,
@@ -43,18 +44,18 @@ func (s *Session) AsOf() []v1alpha1.AsOf {
 // clients get the rate a Session gives a question over every type, 50
 // requests a second in bursts of 300, since the pool serves such questions,
 // and drop the server's deprecation notices, which no command could print.
-func NewPool(cfg *rest.Config, opts informer.PoolOptions) (*informer.Pool, error) {
+func NewPool(cfg *rest.Config, opts pool.Options) (*pool.Pool, error) {
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 && cfg.RateLimiter == nil {
 		cfg.QPS, cfg.Burst = 50, 300
 	}
 	cfg.WarningHandler = rest.NoWarnings{}
-	return informer.NewPool(cfg, opts)
+	return pool.New(cfg, opts)
 }
 
 // CacheInformers describes a pool's informers for `cache status`: counts,
 // times and resourceVersions.
-func CacheInformers(st informer.PoolStatus) []v1alpha1.CachedInformer {
+func CacheInformers(st pool.Status) []v1alpha1.CachedInformer {
 	out := make([]v1alpha1.CachedInformer, 0, len(st.Informers))
 	for _, w := range st.Informers {
 		c := v1alpha1.CachedInformer{

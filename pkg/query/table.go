@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
 )
 
 // serverTable reads res's table in namespace with the session's selectors,
@@ -35,7 +36,7 @@ func (s *Session) serverTable(ctx context.Context, res informer.Resource, namesp
 	if err != nil {
 		return nil, fmt.Errorf("reading the server's table of %s: %w", res.Name(), err)
 	}
-	table, err := informer.DecodeTable(data)
+	table, err := wire.DecodeTable(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading the server's table of %s: %w", res.Name(), err)
 	}

@@ -16,7 +16,7 @@
 // never changes, only whether it is still accepted), and Run.Bind lends the
 // command the pool's informers through a Source whose every informer is
 // authorized for the asker, with that credential, during the question
-// (pkg/informer's Asker), --max-staleness or not. Another user is declined
+// (pkg/pool's Asker), --max-staleness or not. Another user is declined
 // (ErrDecline): the command is answered directly, by that user's own
 // process.
 //
@@ -32,7 +32,7 @@
 //
 // # What is kept
 //
-// The pool's informers (pkg/informer's Pool, by its rules of freshness and
+// The pool's informers (pkg/pool's Pool, by its rules of freshness and
 // dropping), the JSON encodings -o json answers printed
 // (printers.Encodings), and the identities of the credentials verified, by a
 // hash of each: all in memory, none written anywhere. A Run's credential

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
@@ -29,7 +29,7 @@ type Run struct {
 	start time.Time
 	// source lends the run's informers, once its targets are bound, as
 	// fresh as maxStaleness (--max-staleness) lets them be.
-	source       *informer.PoolSource
+	source       *pool.Source
 	maxStaleness time.Duration
 }
 
@@ -59,19 +59,19 @@ func (r *Run) Verify(ctx context.Context, cfg *rest.Config) error {
 
 // Bind gives targets the server's warm informers: one context, whose asker
 // Verify has verified, each informer the run reads authorized for the asker
-// by the API server (informer.Asker) with the asker's credential, and as
+// by the API server (pool.Asker) with the asker's credential, and as
 // fresh as maxStaleness lets it be. Anything else is ErrDecline.
 func (r *Run) Bind(targets []query.Target, maxStaleness time.Duration) ([]query.Target, error) {
 	if len(targets) != 1 || targets[0].Context != "" || targets[0].Err != nil {
 		return nil, ErrDecline
 	}
 	t := targets[0]
-	asker, err := informer.NewAsker(t.RESTConfig)
+	asker, err := pool.NewAsker(t.RESTConfig)
 	if err != nil {
 		return nil, err
 	}
 	r.maxStaleness = maxStaleness
-	r.source = r.server.pool.Source(informer.Freshness{Start: r.start, MaxStaleness: maxStaleness}, strings.Join(r.req.Args, "\x00"), asker)
+	r.source = r.server.pool.Source(pool.Freshness{Start: r.start, MaxStaleness: maxStaleness}, strings.Join(r.req.Args, "\x00"), asker)
 	t.Source = r.source
 	return []query.Target{t}, nil
 }

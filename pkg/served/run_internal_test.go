@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
@@ -21,14 +22,14 @@ import (
 // asker's checks.
 func TestRunBinds(t *testing.T) {
 	s := fakeapi.New(nil)
-	pool, err := informer.NewPoolWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, informer.PoolOptions{})
+	warmPool, err := pool.NewWithClients(informer.Clients{Typed: s.Typed, Dynamic: s.Dynamic, Metadata: s.Metadata}, pool.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer warmPool.Close()
 	cfg := &rest.Config{Host: "https://cluster.invalid:6443", BearerToken: "token"}
 	srv := New(Options{})
-	srv.pool = pool
+	srv.pool = warmPool
 	run := srv.Run(&warm.RunRequest{Args: []string{"pods"}})
 	target := query.Target{RESTConfig: cfg}
 	a, b := target, target
@@ -104,7 +105,7 @@ func TestWarnStale(t *testing.T) {
 	pods := informer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}}
 	rs := informer.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}}
 	var b strings.Builder
-	warnStale(&b, []informer.AsOf{
+	warnStale(&b, []pool.AsOf{
 		{Resource: pods, Namespace: "a", Time: start.Add(-3 * time.Second)},
 		{Resource: pods, Namespace: "b", Time: start.Add(-12500 * time.Millisecond)},
 		{Resource: rs, Time: start.Add(time.Second)},
@@ -113,7 +114,7 @@ func TestWarnStale(t *testing.T) {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 	b.Reset()
-	warnStale(&b, []informer.AsOf{{Resource: rs, Time: start}}, start, time.Minute)
+	warnStale(&b, []pool.AsOf{{Resource: rs, Time: start}}, start, time.Minute)
 	if b.String() != "" {
 		t.Errorf("a fresh answer warned %q", b.String())
 	}

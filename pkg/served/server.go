@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
@@ -52,7 +52,7 @@ type Options struct {
 type Server struct {
 	opts Options
 	host string
-	pool *informer.Pool
+	pool *pool.Pool
 	srv  *warm.Server
 	// encodings keeps the JSON encodings of the objects -o json answers
 	// print, for the next answer.
@@ -136,7 +136,7 @@ func (s *Server) start(ctx context.Context, cfg *rest.Config) error {
 		return errors.New("the credentials the cache server was started with are not its starter's user's")
 	}
 	own := s.watch401(cfg)
-	if s.pool, err = query.NewPool(own, informer.PoolOptions{DropAfter: s.opts.DropAfter}); err != nil {
+	if s.pool, err = query.NewPool(own, pool.Options{DropAfter: s.opts.DropAfter}); err != nil {
 		return err
 	}
 	go s.recheck(s.srv.Done(), own, recheckEvery)
@@ -255,7 +255,7 @@ func (w terminalWriter) IsTerminal() bool { return w.terminal }
 // warnStale says on stderr when an answer under --max-staleness holds types
 // that were not shown current as of the command's start, and how old the
 // oldest of them is: the answer may miss the changes of that stretch.
-func warnStale(errOut io.Writer, asOf []informer.AsOf, start time.Time, maxStaleness time.Duration) {
+func warnStale(errOut io.Writer, asOf []pool.AsOf, start time.Time, maxStaleness time.Duration) {
 	var names []string
 	var oldest time.Time
 	for _, a := range asOf {

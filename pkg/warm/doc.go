@@ -3,7 +3,9 @@
 // listens on, who may talk to it, and how it starts, answers and ends. What it
 // keeps warm and how a question is answered belong to the caller: this package
 // moves a command's arguments to the process and its output back, and never
-// looks at either.
+// looks at either. The informers the caller keeps warm, how they are shown
+// current for each question and authorized for its asker, are package pool's
+// (pkg/pool), which this package does not import.
 //
 // # Security model
 //
@@ -54,7 +56,7 @@
 // client-go resolved them, exec plugin included), and the caller answers with
 // it: the server asks the API server once per credential whether it is the
 // server's user, and every informer a question reads is authorized for the
-// asker with that credential during the question (informer.Asker), before
+// asker with that credential during the question (pool.Asker), before
 // anything is printed, --max-staleness or not. The credential travels on the
 // socket only, to a process of the same uid, which keeps it for the request's
 // life.

@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // settleParallelism bounds the freshness proofs a question runs at once. A
@@ -23,11 +25,11 @@ import (
 // waits: for a bookmark, about a second.
 const settleParallelism = 64
 
-// PoolSource is a Pool as the Source of one question (one served run): its
-// factories borrow the pool's informers, and their WaitForSync waits until
-// the stores are as current as Freshness asks. It records what each type of
-// the answer is current as of (AsOf).
-type PoolSource struct {
+// Source is a Pool as the informer.Source of one question (one served run):
+// its factories borrow the pool's informers, and their WaitForSync waits
+// until the stores are as current as Freshness asks and the asker may read
+// them. It records what each type of the answer is current as of (AsOf).
+type Source struct {
 	pool      *Pool
 	fresh     Freshness
 	signature string
@@ -40,7 +42,8 @@ type PoolSource struct {
 	borrowed map[poolKey]bool
 }
 
-// Source returns the pool as the Source of a question that wants fresh.
+// Source returns the pool as the informer.Source of a question that wants
+// fresh.
 // signature names the question (its arguments, say): the informers the
 // last question of that name borrowed are shown current for this one at
 // once, in the background, so that a question that finds its types in
@@ -48,8 +51,8 @@ type PoolSource struct {
 // for one freshness proof, not one per stage. Done records this question's.
 // asker authorizes every informer the question reads for the one who asks
 // it (Asker), before anything of it is read.
-func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *PoolSource {
-	s := &PoolSource{pool: p, fresh: fresh, signature: signature, asker: asker, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
+func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *Source {
+	s := &Source{pool: p, fresh: fresh, signature: signature, asker: asker, asOf: map[asOfKey]AsOf{}, borrowed: map[poolKey]bool{}}
 	if signature != "" {
 		p.prefetch(signature, fresh)
 	}
@@ -58,7 +61,7 @@ func (p *Pool) Source(fresh Freshness, signature string, asker Asker) *PoolSourc
 
 // Done says the question has its answer: the informers it borrowed are those
 // its signature's next question will want.
-func (s *PoolSource) Done() {
+func (s *Source) Done() {
 	if s.signature == "" {
 		return
 	}
@@ -68,28 +71,27 @@ func (s *PoolSource) Done() {
 	s.pool.remember(s.signature, keys)
 }
 
-// NewFactory returns a factory whose informers are borrowed from the pool.
-// restConfig is ignored: the pool's clients are the connection's.
-func (s *PoolSource) NewFactory(_ *rest.Config, cfg Config) (*Factory, error) {
-	f := NewFactoryWithClients(s.pool.clients, cfg)
-	f.requestTimeout = s.pool.requestTimeout
-	f.asker = s.asker
-	b := &borrower{src: s, byKey: map[poolKey]*loan{}}
+// NewFactory returns a factory whose informers are borrowed from the pool:
+// its informer.Lender is the pool's side of it (borrower). restConfig is
+// ignored: the pool's clients are the connection's.
+func (s *Source) NewFactory(_ *rest.Config, cfg informer.Config) (*informer.Factory, error) {
+	b := &borrower{src: s, cfg: cfg, byKey: map[poolKey]*loan{}, checks: map[checkKey]*check{}}
 	if cfg.OnWatchLost != nil || cfg.OnWatchRestored != nil {
 		b.listener = &outageListener{lost: cfg.OnWatchLost, restored: cfg.OnWatchRestored}
 	}
-	f.borrow = b
-	return f, nil
+	return informer.NewFactoryWithLender(s.pool.clients, cfg, b), nil
 }
 
 // AsOf is what the objects of one type in an answer from the warm cache are
 // current as of: the server's state of them at ResourceVersion, which holds
 // every write the API server acknowledged before Time.
 type AsOf struct {
-	Resource Resource
+	// Resource is the type.
+	Resource informer.Resource
 	// Namespace is the informer's namespace, "" for every namespace or a
 	// cluster-scoped type.
-	Namespace       string
+	Namespace string
+	// ResourceVersion and Time are what its objects are current as of.
 	ResourceVersion string
 	Time            time.Time
 }
@@ -102,7 +104,7 @@ type asOfKey struct {
 // AsOf returns what the types read so far are current as of, by resource
 // name then namespace; of several informers of one type and namespace, the
 // least current.
-func (s *PoolSource) AsOf() []AsOf {
+func (s *Source) AsOf() []AsOf {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Collect(maps.Values(s.asOf))
@@ -115,7 +117,7 @@ func (s *PoolSource) AsOf() []AsOf {
 	return out
 }
 
-func (s *PoolSource) record(w *warm, c confirmation) {
+func (s *Source) record(w *warm, c confirmation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := asOfKey{w.res.Name(), w.key.namespace}
@@ -125,30 +127,46 @@ func (s *PoolSource) record(w *warm, c confirmation) {
 	s.asOf[k] = AsOf{Resource: w.res, Namespace: w.key.namespace, ResourceVersion: c.rvText, Time: c.at}
 }
 
-// borrower is the pool's side of one borrowing Factory (Factory.borrow).
-// Its fields are guarded by the factory's mutex.
+// borrower is the pool's side of one borrowing informer.Factory: its
+// informer.Lender. It lends the factory the pool's warm informers, settles
+// them for the question (the freshness proof, and the asker's check) and
+// hands them back. It is also where the question's asker is asked (Asker):
+// every informer the factory reads, lent or its own, waits for the check of
+// what it holds.
 type borrower struct {
-	src      *PoolSource
+	src *Source
+	// cfg is the factory's: what its question narrows by, and its sync
+	// timeout.
+	cfg      informer.Config
 	listener *outageListener
+
+	mu       sync.Mutex
 	loans    []*loan
 	byKey    map[poolKey]*loan
 	released bool
+	// checks are the asker's checks, by what they check, run under
+	// checkCtx, which Release cancels.
+	checks      map[checkKey]*check
+	checkCtx    context.Context
+	checkCancel context.CancelFunc
 }
+
+var _ informer.Lender = (*borrower)(nil)
 
 // loan is one informer a question borrows.
 type loan struct {
 	w    *warm
 	key  poolKey
 	inf  *borrowedInformer
-	sink PageSink
+	sink informer.PageSink
 	// indexers are those the question asked for, for a private list.
 	indexers cache.Indexers
 	// teed, when set, says the informer was started for this question, its
 	// first list handed to sink as it arrived through teed.
-	teed *teeSink
+	teed *informer.Tee
 	// private is a list of the question's own, when the warm store could
 	// not be shown current (errNeedsList).
-	private *Factory
+	private *informer.Factory
 	// settled is set once the store is shown current; asOf is as of what.
 	settled bool
 	asOf    confirmation
@@ -160,26 +178,30 @@ type loan struct {
 	denied error
 }
 
-// informer is Factory.informer for a borrowing factory; f.mu is held.
-func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.Indexers, sink PageSink) (cache.SharedIndexInformer, error) {
+// Borrow lends the factory the pool's informer of res in mode under its
+// Config, starting it if the pool has none, and starts the asker's check of
+// what it holds (Lender.Borrow).
+func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers cache.Indexers, sink informer.PageSink) (informer.Loan, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.released {
-		return nil, errors.New("informer asked of a factory that was shut down")
+		return informer.Loan{}, errors.New("informer asked of a factory that was shut down")
 	}
-	key := keyFor(f.cfg, res, mode)
+	key := keyFor(b.cfg, res, mode)
 	if l, ok := b.byKey[key]; ok {
 		if sink != nil || l.sink != nil {
-			return nil, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
+			return informer.Loan{}, fmt.Errorf("the %s informer in %s mode streams its list and cannot be shared", res.Name(), mode)
 		}
 		l.w.indexMu.Lock()
-		err := addMissingIndexers(l.inf, indexers)
+		err := informer.AddMissingIndexers(l.inf, indexers)
 		l.w.indexMu.Unlock()
 		if err != nil {
-			return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+			return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		maps.Copy(l.indexers, indexers)
-		return l.inf, nil
+		return informer.Loan{Informer: l.inf, Runner: l.w.factory}, nil
 	}
-	c := f.startCheck(res, key.namespace, key.labelSelector, key.fieldSelector)
+	c := b.startCheckLocked(res, key.namespace, key.labelSelector, key.fieldSelector)
 	if c != nil && sink != nil {
 		// A warm informer started for this question prints its first list
 		// as it arrives, before WaitForSync: not before the check.
@@ -187,14 +209,14 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 	}
 	w, teed, err := b.src.pool.acquire(key, res, sink)
 	if err != nil {
-		return nil, err
+		return informer.Loan{}, err
 	}
 	w.indexMu.Lock()
-	err = addMissingIndexers(w.e.informer, indexers)
+	err = informer.AddMissingIndexers(w.inf, indexers)
 	w.indexMu.Unlock()
 	if err != nil {
 		b.src.pool.release(w)
-		return nil, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
+		return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 	}
 	b.src.mu.Lock()
 	b.src.borrowed[key] = true
@@ -203,22 +225,32 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 	if l.indexers == nil {
 		l.indexers = cache.Indexers{}
 	}
-	l.inf = &borrowedInformer{SharedIndexInformer: w.e.informer, f: f, l: l}
+	l.inf = &borrowedInformer{SharedIndexInformer: w.inf, b: b, l: l}
 	if b.listener != nil {
 		w.listen(b.listener)
 	}
 	b.loans = append(b.loans, l)
 	b.byKey[key] = l
-	// The factory's waits, failures and progress line follow the pool's
-	// entry as they would one of its own.
-	f.order = append(f.order, w.e)
-	return l.inf, nil
+	// The factory's waits, failures and progress line follow the warm
+	// informer, which its own factory runs.
+	return informer.Loan{Informer: l.inf, Runner: w.factory}, nil
 }
 
-// settle shows every borrowed store that synced current as of the question's
+// Authorize starts the asker's check of what an informer the factory runs
+// itself (a feed's) holds, and returns its wait (Lender.Authorize).
+func (b *borrower) Authorize(res informer.Resource, namespace, labelSelector, fieldSelector string) func(context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if c := b.startCheckLocked(res, namespace, labelSelector, fieldSelector); c != nil {
+		return c.wait
+	}
+	return nil
+}
+
+// Settle shows every borrowed store that synced current as of the question's
 // freshness, then hands streamed lists their objects and registers the event
-// handlers the question added meanwhile. It is called by WaitForSync once
-// every informer has synced or failed, within its timeout.
+// handlers the question added meanwhile (Lender.Settle). WaitForSync calls it
+// once every informer has synced or failed, within its timeout.
 //
 // Before any of that reaches the question, the asker's check of each loan
 // (Asker) must have passed; it runs beside the freshness proof. A loan the
@@ -226,15 +258,15 @@ func (b *borrower) informer(f *Factory, res Resource, mode Mode, indexers cache.
 // direct run's LIST would, or with partial (WaitForSyncPartial) is returned
 // among the skipped and reads as an empty informer. --max-staleness skips the
 // proof, never the check.
-func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skipped, error) {
-	f.mu.Lock()
+func (b *borrower) Settle(ctx context.Context, partial bool) ([]informer.Skipped, error) {
+	b.mu.Lock()
 	var todo []*loan
 	for _, l := range b.loans {
-		if !l.settled && l.denied == nil && l.w.e.failed() == nil {
+		if !l.settled && l.denied == nil && l.w.failed() == nil {
 			todo = append(todo, l)
 		}
 	}
-	f.mu.Unlock()
+	b.mu.Unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(settleParallelism)
 	var mu sync.Mutex
@@ -249,7 +281,7 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 			}
 			proved := make(chan proof, 1)
 			go func() {
-				c, err := b.prove(pctx, f, l)
+				c, err := b.prove(pctx, l)
 				proved <- proof{c, err}
 			}()
 			if l.check != nil {
@@ -259,16 +291,16 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 					if gctx.Err() != nil {
 						// The question ended, or another loan failed it.
 						if ctx.Err() != nil {
-							return b.stale(ctx, f, l, ctx.Err())
+							return b.stale(ctx, l, ctx.Err())
 						}
 						return gctx.Err()
 					}
 					mu.Lock()
 					denied = append(denied, l)
 					mu.Unlock()
-					f.mu.Lock()
+					b.mu.Lock()
 					l.denied = err
-					f.mu.Unlock()
+					b.mu.Unlock()
 					if partial {
 						return nil
 					}
@@ -287,21 +319,21 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var skipped []Skipped
+	var skipped []informer.Skipped
 	for _, l := range b.loans {
 		if l.denied == nil || !slices.Contains(denied, l) {
 			continue
 		}
 		if l.teed != nil {
-			l.w.e.tee.CompareAndSwap(l.teed, nil)
+			l.teed.Stop()
 		}
-		f.mu.Lock()
+		b.mu.Lock()
 		// Nothing of it is read: the question sees an informer that holds
 		// nothing, and its event handlers are never registered.
 		l.inf.SharedIndexInformer = deniedInformer(l.w.res, l.indexers)
 		l.settled = true
-		f.mu.Unlock()
-		skipped = append(skipped, Skipped{Resource: l.w.res, Mode: l.key.mode, Err: l.denied})
+		b.mu.Unlock()
+		skipped = append(skipped, informer.Skipped{Resource: l.w.res, Mode: l.key.mode, Err: l.denied})
 	}
 	for _, l := range todo {
 		if l.denied != nil {
@@ -312,8 +344,8 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 			// The sink has had the first list, which the store holds: later
 			// lists are the store's alone. A sink that stopped part way
 			// fails the question, as it fails a direct run's list.
-			l.w.e.tee.CompareAndSwap(l.teed, nil)
-			if err := l.teed.failure(); err != nil {
+			l.teed.Stop()
+			if err := l.teed.Err(); err != nil {
 				return nil, fmt.Errorf("listing %s: %w", l.w.res.Name(), err)
 			}
 		case l.sink != nil:
@@ -321,10 +353,10 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 				return nil, err
 			}
 		}
-		f.mu.Lock()
+		b.mu.Lock()
 		l.settled = true
 		regs := slices.Clone(l.regs)
-		f.mu.Unlock()
+		b.mu.Unlock()
 		for _, r := range regs {
 			if err := r.register(l.inf.SharedIndexInformer); err != nil {
 				return nil, fmt.Errorf("watching %s: %w", l.w.res.Name(), err)
@@ -336,28 +368,28 @@ func (b *borrower) settle(ctx context.Context, f *Factory, partial bool) ([]Skip
 
 // prove shows l's store current as of the question's freshness, or lists
 // its objects afresh for the question when it cannot be (errNeedsList).
-func (b *borrower) prove(ctx context.Context, f *Factory, l *loan) (confirmation, error) {
+func (b *borrower) prove(ctx context.Context, l *loan) (confirmation, error) {
 	c, err := l.w.fresh(ctx, b.src.fresh)
 	var needsList *errNeedsList
 	if errors.As(err, &needsList) {
 		if needsList.always {
 			b.src.pool.markUnprovable(l.key, needsList.why)
 		}
-		c, err = b.relist(ctx, f, l)
+		c, err = b.relist(ctx, l)
 	}
 	if err != nil {
-		return confirmation{}, b.stale(ctx, f, l, err)
+		return confirmation{}, b.stale(ctx, l, err)
 	}
 	return c, nil
 }
 
 // stale words why l's store could not be shown current.
-func (b *borrower) stale(ctx context.Context, f *Factory, l *loan, err error) error {
+func (b *borrower) stale(ctx context.Context, l *loan, err error) error {
 	if ctx.Err() == nil {
 		return fmt.Errorf("checking that the cache of %s is current: %w", l.w.res.Name(), err)
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && f.cfg.SyncTimeout > 0 {
-		return fmt.Errorf("%w after %s: %s (raise --sync-timeout to wait longer)", ErrSyncTimeout, f.cfg.SyncTimeout, l.w.lag())
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && b.cfg.SyncTimeout > 0 {
+		return fmt.Errorf("%w after %s: %s (raise --sync-timeout to wait longer)", informer.ErrSyncTimeout, b.cfg.SyncTimeout, l.w.lag())
 	}
 	return fmt.Errorf("waiting for %s: %w", l.w.lag(), ctx.Err())
 }
@@ -366,17 +398,16 @@ func (b *borrower) stale(ctx context.Context, f *Factory, l *loan, err error) er
 // store cannot be shown current (errNeedsList): a list asked for now holds
 // every write acknowledged before. The question reads it in place of the
 // warm store from then on; Shutdown stops it.
-func (b *borrower) relist(ctx context.Context, f *Factory, l *loan) (confirmation, error) {
+func (b *borrower) relist(ctx context.Context, l *loan) (confirmation, error) {
 	p := b.src.pool
 	at := p.now()
-	pf := NewFactoryWithClients(p.clients, Config{
+	pf := informer.NewFactoryWithClients(p.clients, informer.Config{
 		Namespace: l.key.namespace, LabelSelector: l.key.labelSelector, FieldSelector: l.key.fieldSelector,
-		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: f.cfg.SyncTimeout,
+		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: b.cfg.SyncTimeout,
 	})
-	pf.requestTimeout = p.requestTimeout
-	f.mu.Lock()
+	b.mu.Lock()
 	indexers := maps.Clone(l.indexers)
-	f.mu.Unlock()
+	b.mu.Unlock()
 	inf, err := pf.Informer(l.w.res, l.key.mode, indexers)
 	if err != nil {
 		return confirmation{}, err
@@ -388,11 +419,11 @@ func (b *borrower) relist(ctx context.Context, f *Factory, l *loan) (confirmatio
 	}
 	rv := inf.GetIndexer().LastStoreSyncResourceVersion()
 	n, _ := strconv.ParseUint(rv, 10, 64)
-	f.mu.Lock()
+	b.mu.Lock()
 	l.private = pf
 	// Nothing reads the informer before WaitForSync returns.
 	l.inf.SharedIndexInformer = inf
-	f.mu.Unlock()
+	b.mu.Unlock()
 	return confirmation{rv: n, rvText: rv, at: at}, nil
 }
 
@@ -422,21 +453,22 @@ func toSinkWhole(ctx context.Context, l *loan) error {
 	return l.sink.Page(ctx, objs, true, l.asOf.rvText)
 }
 
-// release hands every borrowed informer back, running, after removing the
-// question's event handlers and stopping its private lists.
-func (b *borrower) release(f *Factory) {
-	f.mu.Lock()
+// Release hands every borrowed informer back, running, after removing the
+// question's event handlers and stopping its private lists, then ends the
+// asker's checks (Lender.Release).
+func (b *borrower) Release() {
+	b.mu.Lock()
 	if b.released {
-		f.mu.Unlock()
+		b.mu.Unlock()
 		return
 	}
 	b.released = true
-	loans := b.loans
-	f.mu.Unlock()
+	loans, checkCancel := b.loans, b.checkCancel
+	b.mu.Unlock()
 	for _, l := range loans {
 		if l.teed != nil {
 			// A question that ended before its first list did.
-			l.w.e.tee.CompareAndSwap(l.teed, nil)
+			l.teed.Stop()
 		}
 		for _, r := range l.regs {
 			r.remove()
@@ -449,6 +481,9 @@ func (b *borrower) release(f *Factory) {
 		}
 		b.src.pool.release(l.w)
 	}
+	if checkCancel != nil {
+		checkCancel()
+	}
 }
 
 // borrowedInformer is a warm informer as a question sees it: its event
@@ -457,7 +492,7 @@ func (b *borrower) release(f *Factory) {
 // question hands it back. A question cannot run, stop or reconfigure it.
 type borrowedInformer struct {
 	cache.SharedIndexInformer
-	f *Factory
+	b *borrower
 	l *loan
 }
 
@@ -475,10 +510,10 @@ func (i *borrowedInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandl
 
 func (i *borrowedInformer) add(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
 	r := &borrowedRegistration{handler: h, opts: opts, synced: make(chan struct{}), gone: make(chan struct{})}
-	i.f.mu.Lock()
+	i.b.mu.Lock()
 	settled := i.l.settled
 	i.l.regs = append(i.l.regs, r)
-	i.f.mu.Unlock()
+	i.b.mu.Unlock()
 	if settled {
 		if err := r.register(i.SharedIndexInformer); err != nil {
 			return nil, err

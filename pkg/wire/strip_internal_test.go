@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -288,7 +288,7 @@ func TestListTransport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := listTransport(tc.answer).RoundTrip(req)
+			resp, err := ListTransport(tc.answer).RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}

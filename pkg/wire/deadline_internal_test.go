@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"bytes"
@@ -310,7 +310,7 @@ func TestProgressDeadlineTrickle(t *testing.T) {
 		s, client := deadlineServer(t, h2, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
 		var received atomic.Int64
 		start := c.now()
-		resp, err := deadlineGet(t, withRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
+		resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ func TestProgressDeadlineStalledBody(t *testing.T) {
 		tr := newTrickle(size, count, true)
 		s, client := deadlineServer(t, h2, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
 		var received atomic.Int64
-		resp, err := deadlineGet(t, withRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
+		resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +446,7 @@ func TestProgressDeadlineSharedByTries(t *testing.T) {
 		requests.Add(1)
 		return nil
 	})
-	ctx := withRequest(context.Background(), nil)
+	ctx := WithRequest(context.Background(), nil)
 	done := asyncGet(t, ctx, client, s, "/api/v1/pods", true)
 	waitFor(t, "the first try to reach the server", func() bool { return requests.Load() == 1 })
 	c.advance(deadlineTimeout)
@@ -459,7 +459,7 @@ func TestProgressDeadlineSharedByTries(t *testing.T) {
 		t.Errorf("the server saw %d requests, want 1", n)
 	}
 	// Another request has its own time.
-	done = asyncGet(t, withRequest(context.Background(), nil), client, s, "/api/v1/pods", true)
+	done = asyncGet(t, WithRequest(context.Background(), nil), client, s, "/api/v1/pods", true)
 	waitFor(t, "a new request to reach the server", func() bool { return requests.Load() == 2 })
 	c.advance(deadlineTimeout)
 	if err := <-done; err == nil {
@@ -481,7 +481,7 @@ func TestProgressDeadlineWatch(t *testing.T) {
 			tr := newTrickle(size, 1000, false)
 			s, client := deadlineServer(t, true, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
 			var received atomic.Int64
-			resp, err := deadlineGet(t, withRequest(context.Background(), &received), client, s, "/api/v1/pods?"+query, true)
+			resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods?"+query, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // How a warm store is shown current: the freshness proof.
@@ -162,10 +164,10 @@ func (e *errNeedsList) Error() string { return e.why }
 func (w *warm) fresh(ctx context.Context, want Freshness) (confirmation, error) {
 	for {
 		w.mu.Lock()
-		if w.confirmed.at.IsZero() && w.e.informer.HasSynced() {
+		if w.confirmed.at.IsZero() && w.inf.HasSynced() {
 			// The first list was asked for after w.started: a consistent list
 			// at the server's latest version then.
-			rv := w.e.informer.GetIndexer().LastStoreSyncResourceVersion()
+			rv := w.inf.GetIndexer().LastStoreSyncResourceVersion()
 			n, _ := strconv.ParseUint(rv, 10, 64)
 			w.confirmed = confirmation{rv: n, rvText: rv, at: w.started}
 		}
@@ -243,7 +245,7 @@ func (w *warm) leave(r *round) {
 
 // appliedRV returns the resourceVersion w's store has applied.
 func (w *warm) appliedRV() (uint64, string, error) {
-	text := w.e.informer.GetIndexer().LastStoreSyncResourceVersion()
+	text := w.inf.GetIndexer().LastStoreSyncResourceVersion()
 	n, err := strconv.ParseUint(text, 10, 64)
 	if err != nil {
 		return 0, text, notNumbers(w, text)
@@ -285,7 +287,7 @@ func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 		// (nothing was written anywhere since).
 		return c, nil
 	}
-	if n := w.pool.compareUpTo; n > 0 && len(w.e.informer.GetStore().ListKeys()) <= n {
+	if n := w.pool.compareUpTo; n > 0 && len(w.inf.GetStore().ListKeys()) <= n {
 		// A small store is compared with a LIST of its objects, asked for
 		// after the target was: when it holds them, it holds the server's
 		// state at the LIST's resourceVersion, at or past the target,
@@ -339,7 +341,7 @@ func (w *warm) retrying(ctx context.Context, ask func() error) error {
 			w.setProbeErr(nil)
 			return nil
 		}
-		if ctx.Err() != nil || !retriable(err) {
+		if ctx.Err() != nil || !informer.Retriable(err) {
 			return err
 		}
 		w.setProbeErr(err)
@@ -355,7 +357,7 @@ func (w *warm) retrying(ctx context.Context, ask func() error) error {
 // holds reports whether w's store holds exactly the objects listed: the same
 // keys, each with the same UID and resourceVersion, and no other.
 func (w *warm) holds(listed []metav1.PartialObjectMetadata) bool {
-	store := w.e.informer.GetIndexer()
+	store := w.inf.GetIndexer()
 	if len(store.ListKeys()) != len(listed) {
 		return false
 	}
@@ -416,7 +418,7 @@ func (w *warm) bound(ctx context.Context, target uint64) (last uint64, done bool
 				return 0, false, &errNeedsList{why: fmt.Sprintf("the server no longer has the changes of %s after resourceVersion %d", w.res.Name(), from)}
 			case whole && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)):
 				return 0, false, &errNeedsList{why: fmt.Sprintf("a watch of %s in every namespace is not allowed: %v", w.res.Name(), err)}
-			case ctx.Err() != nil || !retriable(err):
+			case ctx.Err() != nil || !informer.Retriable(err):
 				return 0, false, err
 			}
 			w.setProbeErr(err)

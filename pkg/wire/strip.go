@@ -1,9 +1,10 @@
-package informer
+package wire
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // managedFields is about nine tenths of a pod's metadata as the server sends
@@ -22,15 +23,16 @@ import (
 // runtime.Unknown, the envelope of every protobuf answer, has the object's
 // bytes as field 2.
 const (
-	unknownRawField     = 2
-	listItemsField      = 2
-	objectMetadataField = 1
-	managedFieldsField  = 17
+	unknownRawField     protowire.Number = 2
+	listItemsField      protowire.Number = 2
+	objectMetadataField protowire.Number = 1
+	managedFieldsField  protowire.Number = 17
 )
 
-// pbWireBytes is protobuf's wire type of length-delimited fields (messages,
-// strings, bytes).
-const pbWireBytes = 2
+// maxFieldNumber is the largest field number a tag may carry here. Larger
+// ones are refused as not the API server's; protowire's own bound is wider
+// (it reads up to 2^31-1).
+const maxFieldNumber = 1 << 29
 
 // errProtobufShape is returned for bytes that are not a protobuf list answer of
 // the shape stripManagedFields expects.
@@ -70,7 +72,7 @@ const (
 // descend returns the level below level that field num of a message at level
 // holds, or -1 when the field is copied as it is. drop reports a field left
 // out.
-func descend(level, num int) (below int, drop bool) {
+func descend(level int, num protowire.Number) (below int, drop bool) {
 	switch {
 	case level == levelEnvelope && num == unknownRawField:
 		return levelList, false
@@ -86,51 +88,43 @@ func descend(level, num int) (below int, drop bool) {
 
 // pbField is one field of a protobuf message.
 type pbField struct {
-	num, wire int
+	num  protowire.Number
+	wire protowire.Type
 	// all is the whole field, tag included; content is the value of a
 	// length-delimited field, without its length.
 	all, content []byte
-	// tag is the field's tag bytes.
+	// tag is the field's tag bytes, copied as they are: a tag written in
+	// more bytes than it needs stays so.
 	tag []byte
 }
 
 // nextField reads the field at the start of b and returns it and the rest of b.
 func nextField(b []byte) (pbField, []byte, error) {
-	tag, n := binary.Uvarint(b)
-	if n <= 0 || tag>>3 == 0 || tag>>3 > 1<<29 {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 || num > maxFieldNumber {
 		return pbField{}, nil, errProtobufShape
 	}
-	f := pbField{num: int(tag >> 3), wire: int(tag & 7), tag: b[:n]}
-	end := n
-	switch f.wire {
-	case 0: // varint
-		_, m := binary.Uvarint(b[n:])
-		if m <= 0 {
-			return pbField{}, nil, errProtobufShape
-		}
-		end += m
-	case 1: // fixed64
-		end += 8
-	case pbWireBytes:
-		l, m := binary.Uvarint(b[n:])
-		if m <= 0 || l > uint64(len(b)) {
-			return pbField{}, nil, errProtobufShape
-		}
-		end += m + int(l)
-		if end > len(b) {
-			return pbField{}, nil, errProtobufShape
-		}
-		f.content = b[n+m : end]
-	case 5: // fixed32
-		end += 4
-	default: // groups are not used by the Kubernetes API
+	f := pbField{num: num, wire: typ, tag: b[:n]}
+	var m int
+	switch typ {
+	case protowire.VarintType:
+		_, m = protowire.ConsumeVarint(b[n:])
+	case protowire.Fixed64Type:
+		_, m = protowire.ConsumeFixed64(b[n:])
+	case protowire.BytesType:
+		f.content, m = protowire.ConsumeBytes(b[n:])
+	case protowire.Fixed32Type:
+		_, m = protowire.ConsumeFixed32(b[n:])
+	default:
+		// Groups are not used by the Kubernetes API; protowire would read
+		// through one (ConsumeFieldValue), which no answer holds.
 		return pbField{}, nil, errProtobufShape
 	}
-	if end > len(b) {
+	if m < 0 {
 		return pbField{}, nil, errProtobufShape
 	}
-	f.all = b[:end]
-	return f, b[end:], nil
+	f.all = b[:n+m]
+	return f, b[n+m:], nil
 }
 
 // strippedSize returns the size of message b, at level, once stripped.
@@ -145,12 +139,12 @@ func strippedSize(b []byte, level int) (int, error) {
 		below, drop := descend(level, f.num)
 		switch {
 		case drop:
-		case below >= 0 && f.wire == pbWireBytes:
+		case below >= 0 && f.wire == protowire.BytesType:
 			n, err := strippedSize(f.content, below)
 			if err != nil {
 				return 0, err
 			}
-			size += len(f.tag) + uvarintLen(uint64(n)) + n
+			size += len(f.tag) + protowire.SizeVarint(uint64(n)) + n
 		case below >= 0:
 			return 0, errProtobufShape
 		default:
@@ -163,7 +157,8 @@ func strippedSize(b []byte, level int) (int, error) {
 // writeStripped appends message b, at level, stripped, to out. out may share
 // b's memory as long as it ends at or before b's start: every field is written
 // at or before the place it is read from (a length only shrinks, and so does
-// its varint), and append copies as memmove does.
+// its varint, which protowire writes in as few bytes as it needs), and append
+// copies as memmove does.
 func writeStripped(out, b []byte, level int) ([]byte, error) {
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
@@ -180,7 +175,7 @@ func writeStripped(out, b []byte, level int) ([]byte, error) {
 				return nil, err
 			}
 			out = append(out, f.tag...)
-			out = binary.AppendUvarint(out, uint64(n))
+			out = protowire.AppendVarint(out, uint64(n))
 			if out, err = writeStripped(out, f.content, below); err != nil {
 				return nil, err
 			}
@@ -189,14 +184,4 @@ func writeStripped(out, b []byte, level int) ([]byte, error) {
 		}
 	}
 	return out, nil
-}
-
-// uvarintLen is the length of x as a protobuf varint.
-func uvarintLen(x uint64) int {
-	n := 1
-	for x >= 0x80 {
-		x >>= 7
-		n++
-	}
-	return n
 }

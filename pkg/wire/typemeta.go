@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"reflect"
@@ -12,13 +12,13 @@ var (
 	embedsCache  sync.Map // reflect.Type -> bool
 )
 
-// embedsTypeMeta reports whether the object type t (a pointer to a top-level API
+// EmbedsTypeMeta reports whether the object type t (a pointer to a top-level API
 // struct) holds, below its own TypeMeta, another struct that embeds TypeMeta.
 // Protobuf has no field for TypeMeta, so such an embedded object's apiVersion and
 // kind do not survive a protobuf round trip, while JSON keeps them. Deciding by
 // reflection keeps the rule right for every type client-go knows, with no list to
 // maintain.
-func embedsTypeMeta(t reflect.Type) bool {
+func EmbedsTypeMeta(t reflect.Type) bool {
 	if v, ok := embedsCache.Load(t); ok {
 		return v.(bool)
 	}

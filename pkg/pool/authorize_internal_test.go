@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // fakeAsker is an Asker whose API server allows the namespaces in allowed
@@ -30,7 +32,7 @@ func newFakeAsker(allowed ...string) *fakeAsker {
 	return a
 }
 
-func (a *fakeAsker) Check(ctx context.Context, res Resource, namespace, labelSelector, fieldSelector string) error {
+func (a *fakeAsker) Check(ctx context.Context, res informer.Resource, namespace, labelSelector, fieldSelector string) error {
 	a.mu.Lock()
 	a.checks = append(a.checks, res.Name()+" in "+namespace)
 	release, ok := a.release, a.allowed[namespace]
@@ -61,16 +63,16 @@ func (a *fakeAsker) count() int {
 }
 
 // askedQuestion is question with an asker.
-func askedQuestion(t *testing.T, p *Pool, fresh Freshness, asker Asker, partial bool) (*Factory, []Skipped, error) {
+func askedQuestion(t *testing.T, p *Pool, fresh Freshness, asker Asker, partial bool) (*informer.Factory, []informer.Skipped, error) {
 	t.Helper()
 	if fresh.Start.IsZero() {
 		fresh.Start = time.Now()
 	}
-	f, err := p.Source(fresh, "", asker).NewFactory(nil, Config{Namespace: "shop"})
+	f, err := p.Source(fresh, "", asker).NewFactory(nil, informer.Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Informer(podsResource, MetadataOnly, nil); err != nil {
+	if _, err := f.Informer(podsResource, informer.MetadataOnly, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -91,7 +93,7 @@ func askedQuestion(t *testing.T, p *Pool, fresh Freshness, asker Asker, partial 
 func TestPoolAsksTheAskerEveryQuestion(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	asker := newFakeAsker("shop")
 	for i := range 2 {
 		f, _, err := askedQuestion(t, p, Freshness{}, asker, false)
@@ -122,19 +124,19 @@ func TestPoolAsksTheAskerEveryQuestion(t *testing.T) {
 func TestPoolDeniedTypeReadsEmpty(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	f, _, err := askedQuestion(t, p, Freshness{}, newFakeAsker("shop"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Shutdown()
 
-	f, err = p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, Config{Namespace: "shop"})
+	f, err = p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, informer.Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Shutdown()
-	inf, err := f.Informer(podsResource, MetadataOnly, nil)
+	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestPoolDeniedTypeReadsEmpty(t *testing.T) {
 	if keys := inf.GetStore().ListKeys(); len(keys) != 0 {
 		t.Errorf("a denied question reads %v", keys)
 	}
-	if got := names(p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e.informer); !slices.Equal(got, []string{"shop/web-1"}) {
+	if got := names(p.warm[keyFor(informer.Config{Namespace: "shop"}, podsResource, informer.MetadataOnly)].inf); !slices.Equal(got, []string{"shop/web-1"}) {
 		t.Errorf("the warm informer holds %v after a denied question, want it untouched", got)
 	}
 }
@@ -164,18 +166,18 @@ func TestPoolStreamWaitsForTheAsker(t *testing.T) {
 	for _, allowed := range []bool{true, false} {
 		c := newFakeCluster(t)
 		c.write("web-1")
-		p := newTestPool(t, c, PoolOptions{})
+		p := newTestPool(t, c, Options{})
 		asker := newFakeAsker()
 		if allowed {
 			asker.allowed["shop"] = true
 		}
 		asker.release = make(chan struct{})
-		f, err := p.Source(Freshness{Start: time.Now()}, "", asker).NewFactory(nil, Config{Namespace: "shop"})
+		f, err := p.Source(Freshness{Start: time.Now()}, "", asker).NewFactory(nil, informer.Config{Namespace: "shop"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := &pageRecorder{}
-		if _, err := f.StreamInformer(podsResource, MetadataOnly, rec); err != nil {
+		if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, rec); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -213,14 +215,18 @@ func TestPoolStreamWaitsForTheAsker(t *testing.T) {
 }
 
 // TestFactoryOwnInformerWaitsForTheAsker: an informer a factory of the cache
-// server runs for a question alone (a feed's) does not list before its
-// asker is allowed to, and fails as its list would when denied.
+// server runs for a question alone (a feed's, which the pool does not lend)
+// does not list before its asker is allowed to, and fails as its list would
+// when denied.
 func TestFactoryOwnInformerWaitsForTheAsker(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	f := NewFactoryWithClients(Clients{Metadata: c.client}, Config{Namespace: "shop"})
-	f.asker = newFakeAsker()
-	if _, err := f.Informer(podsResource, MetadataOnly, nil); err != nil {
+	p := newTestPool(t, c, Options{})
+	f, err := p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, informer.Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.FeedInformer(podsResource, informer.MetadataOnly, informer.NewCursor(podsResource, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

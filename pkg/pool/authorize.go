@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // Asker authorizes one question of the warm cache for the one who asks it.
@@ -27,7 +29,7 @@ type Asker interface {
 	// Check returns nil when the asker may list res in namespace ("" for
 	// every namespace, or a cluster-scoped type) with those selectors, and
 	// the API server's error, or the transport's, otherwise.
-	Check(ctx context.Context, res Resource, namespace, labelSelector, fieldSelector string) error
+	Check(ctx context.Context, res informer.Resource, namespace, labelSelector, fieldSelector string) error
 }
 
 // NewAsker returns an Asker that asks with cfg, the asker's connection: one
@@ -54,17 +56,19 @@ func metadataConfig(cfg *rest.Config) *rest.Config {
 // MetadataAsker is an Asker over a metadata client made with the asker's
 // credential; tests pass a fake.
 type MetadataAsker struct {
+	// Client lists with the asker's credential.
 	Client metadata.Interface
 	// Server (host:port) and RequestTimeout word a transport's failure as a
-	// direct run's list words it (ListError).
+	// direct run's list words it (informer.ListError).
 	Server         string
 	RequestTimeout time.Duration
 }
 
 // Check lists at most one object's metadata, the way the question's informer
 // would list all of them. The API server's refusal is returned as it is
-// (kubectl words it); a transport's failure as a *ListError naming the type.
-func (a MetadataAsker) Check(ctx context.Context, res Resource, namespace, labelSelector, fieldSelector string) error {
+// (kubectl words it); a transport's failure as an *informer.ListError naming
+// the type.
+func (a MetadataAsker) Check(ctx context.Context, res informer.Resource, namespace, labelSelector, fieldSelector string) error {
 	r := a.Client.Resource(res.GVR)
 	var lister metadata.ResourceInterface = r
 	if namespace != "" {
@@ -78,7 +82,7 @@ func (a MetadataAsker) Check(ctx context.Context, res Resource, namespace, label
 	if errors.As(err, &status) || ctx.Err() != nil {
 		return err
 	}
-	return &ListError{Resource: res, Tries: 1, Server: a.Server, RequestTimeout: a.RequestTimeout, Err: err}
+	return &informer.ListError{Resource: res, Tries: 1, Server: a.Server, RequestTimeout: a.RequestTimeout, Err: err}
 }
 
 // hostOf returns the host:port of a server URL, or the URL as it is.
@@ -89,8 +93,9 @@ func hostOf(server string) string {
 	return server
 }
 
-// check is one Check of a factory's, run in the background from the moment
-// its informer is asked for, so that it overlaps the informer's sync.
+// check is one Check of a question's factory, run in the background from
+// the moment its informer is asked for, so that it overlaps the informer's
+// sync.
 type check struct {
 	done chan struct{}
 	err  error
@@ -106,39 +111,40 @@ func (c *check) wait(ctx context.Context) error {
 	}
 }
 
-// startCheck checks, in the background, that the asker may list res in
-// namespace with the selectors, unless the factory has no asker (a direct
-// run, whose own LISTs are the check) or has checked that already; f.mu is
-// held. The check lives as long as the factory.
-func (f *Factory) startCheck(res Resource, namespace, labelSelector, fieldSelector string) *check {
-	if f.asker == nil {
+// startCheckLocked checks, in the background, that the asker may list res
+// in namespace with the selectors, unless the question has no asker (tests
+// of the pool's own workings) or its factory has checked that already; b.mu
+// is held. The check lives until the factory's Shutdown (Release).
+func (b *borrower) startCheckLocked(res informer.Resource, namespace, labelSelector, fieldSelector string) *check {
+	asker := b.src.asker
+	if asker == nil {
 		return nil
 	}
 	key := checkKey{gvr: res.GVR.String(), namespace: namespace, labelSelector: labelSelector, fieldSelector: fieldSelector}
-	if c, ok := f.checks[key]; ok {
+	if c, ok := b.checks[key]; ok {
 		return c
 	}
-	if f.checkCtx == nil {
-		f.checkCtx, f.checkCancel = context.WithCancel(context.Background())
+	if b.checkCtx == nil {
+		b.checkCtx, b.checkCancel = context.WithCancel(context.Background())
 	}
 	c := &check{done: make(chan struct{})}
-	f.checks[key] = c
-	ctx := f.checkCtx
+	b.checks[key] = c
+	ctx := b.checkCtx
 	go func() {
 		defer close(c.done)
-		c.err = f.asker.Check(ctx, res, namespace, labelSelector, fieldSelector)
+		c.err = asker.Check(ctx, res, namespace, labelSelector, fieldSelector)
 	}()
 	return c
 }
 
-// checkKey names one check of a factory's.
+// checkKey names one check of a question's factory.
 type checkKey struct {
 	gvr, namespace, labelSelector, fieldSelector string
 }
 
 // deniedInformer stands for a warm informer in a question whose asker may
 // not read it: it holds nothing, and never runs.
-func deniedInformer(res Resource, indexers cache.Indexers) cache.SharedIndexInformer {
+func deniedInformer(res informer.Resource, indexers cache.Indexers) cache.SharedIndexInformer {
 	return cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{}, nil, cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: res.Name()})
 }
 
@@ -147,7 +153,7 @@ func deniedInformer(res Resource, indexers cache.Indexers) cache.SharedIndexInfo
 // arrives (the tee), which is before WaitForSync.
 type checkedSink struct {
 	check *check
-	sink  PageSink
+	sink  informer.PageSink
 }
 
 func (s *checkedSink) Page(ctx context.Context, items []runtime.Object, first bool, resourceVersion string) error {

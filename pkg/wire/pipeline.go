@@ -1,9 +1,8 @@
-package informer
+package wire
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,25 +22,28 @@ import (
 // page of 2,000 metadata-only pods is about 12 MB the server encodes and
 // compresses as it sends it. Asked one after the other, the server waits while
 // the client reads and decodes a page, and the client waits while the server
-// produces the next. pageAhead asks for the next page as soon as the token is
+// produces the next. PageAhead asks for the next page as soon as the token is
 // known, which is long before the page has arrived: the server sends a list's
-// ListMeta first, and listTransport reads the token from the first bytes of the
+// ListMeta first, and ListTransport reads the token from the first bytes of the
 // answer. The server then produces a page while the client still reads and
 // decodes the one before, each on a core of its own.
 
-// pageAhead keeps at most one page of a paged list in flight beyond the one its
+// PageAhead keeps at most one page of a paged list in flight beyond the one its
 // caller waits for: the page after it, asked for once its continue token is
 // known. At most two pages are in memory besides the caller's, whatever the
 // length of the list and however slowly the caller takes them (a printer
-// writing to a slow pipe).
-type pageAhead struct {
-	// fetch asks for one page and returns it decoded and transformed. It runs
-	// in a goroutine of its own, with a context that carries a listHook for
-	// listTransport.
-	fetch func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error)
-	// dropManagedFields asks listTransport to take managedFields out of
+// writing to a slow pipe). One PageAhead serves one list (one informer's
+// ListWatch), from Get's callers in turn, as a reflector asks for pages.
+type PageAhead struct {
+	// Fetch asks for one page and returns it decoded and transformed. It runs
+	// in a goroutine of its own, with a context that tells ListTransport what
+	// to do with the answer: a client whose transport ListTransport wraps
+	// learns the continue token from the first bytes of the answer, so that
+	// the next page is asked for while this one still arrives.
+	Fetch func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error)
+	// DropManagedFields asks ListTransport to take managedFields out of
 	// protobuf pages before they are decoded.
-	dropManagedFields bool
+	DropManagedFields bool
 
 	mu sync.Mutex
 	// next is the page asked for ahead of the caller, if any.
@@ -66,10 +69,10 @@ type pageFetch struct {
 	onToken func(token string)
 }
 
-// get returns the page o asks for: the one asked for ahead when o is the
+// Get returns the page o asks for: the one asked for ahead when o is the
 // options it was asked with, or a new request. The page after it is asked for
 // as soon as its continue token is known.
-func (p *pageAhead) get(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+func (p *PageAhead) Get(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	f := p.take(o)
 	if f == nil {
 		f = p.launch(ctx, o)
@@ -92,7 +95,7 @@ func (p *pageAhead) get(ctx context.Context, o metav1.ListOptions) (runtime.Obje
 // forgets it either way: a list that started again (after an error, or in full
 // after its continue token expired) cancels a page asked for ahead of the list
 // it left.
-func (p *pageAhead) take(o metav1.ListOptions) *pageFetch {
+func (p *PageAhead) take(o metav1.ListOptions) *pageFetch {
 	p.mu.Lock()
 	f := p.next
 	p.next = nil
@@ -108,7 +111,7 @@ func (p *pageAhead) take(o metav1.ListOptions) *pageFetch {
 }
 
 // ahead asks for the page o asks for ahead of the caller.
-func (p *pageAhead) ahead(ctx context.Context, o metav1.ListOptions) {
+func (p *PageAhead) ahead(ctx context.Context, o metav1.ListOptions) {
 	f := p.launch(ctx, o)
 	p.mu.Lock()
 	old := p.next
@@ -120,12 +123,12 @@ func (p *pageAhead) ahead(ctx context.Context, o metav1.ListOptions) {
 }
 
 // launch starts asking for the page o asks for.
-func (p *pageAhead) launch(ctx context.Context, o metav1.ListOptions) *pageFetch {
+func (p *PageAhead) launch(ctx context.Context, o metav1.ListOptions) *pageFetch {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &pageFetch{opts: o, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
-		f.obj, f.err = p.fetch(withListHook(ctx, listHook{onContinue: f.setToken, dropManagedFields: p.dropManagedFields}), o)
+		f.obj, f.err = p.Fetch(withListHook(ctx, listHook{onContinue: f.setToken, dropManagedFields: p.DropManagedFields}), o)
 		// The decoded page has the token when the answer's first bytes did
 		// not tell it (a client that is not ours, a fake); a page that failed
 		// has no next page.
@@ -193,7 +196,7 @@ func equalPtr[T comparable](a, b *T) bool {
 	return a == b || (a != nil && b != nil && *a == *b)
 }
 
-// listHook is what a LIST page request asks of listTransport, carried in its
+// listHook is what a LIST page request asks of ListTransport, carried in its
 // context (withListHook).
 type listHook struct {
 	// onContinue is called once with the page's continue token, as soon as
@@ -206,14 +209,14 @@ type listHook struct {
 
 type listHookKey struct{}
 
-// withListHook returns ctx for a LIST page request that listTransport serves
+// withListHook returns ctx for a LIST page request that ListTransport serves
 // as hook asks.
 func withListHook(ctx context.Context, hook listHook) context.Context {
 	return context.WithValue(ctx, listHookKey{}, hook)
 }
 
-// listTransport is a transport wrapper (for rest.Config.Wrap) for the LIST
-// page requests of pageAhead, whose context carries a listHook; other requests
+// ListTransport is a transport wrapper (for rest.Config.Wrap) for the LIST
+// page requests of PageAhead, whose context carries a listHook; other requests
 // pass untouched. It reads the continue token of an answer from its first
 // bytes, protobuf or JSON, and gives it to the hook while the rest of the
 // answer is still arriving; an answer it cannot read passes untouched, and the
@@ -221,11 +224,11 @@ func withListHook(ctx context.Context, hook listHook) context.Context {
 // protobuf answer whole, as the REST client would, into a buffer the size of
 // the last page, and hands the REST client the answer without its items'
 // managedFields (stripManagedFields).
-func listTransport(rt http.RoundTripper) http.RoundTripper {
+func ListTransport(rt http.RoundTripper) http.RoundTripper {
 	return &listRoundTripper{next: rt}
 }
 
-// listRoundTripper is the RoundTripper listTransport installs.
+// listRoundTripper is the RoundTripper ListTransport installs.
 type listRoundTripper struct {
 	next http.RoundTripper
 	// sizes holds, per URL path, the size of the last protobuf answer read
@@ -320,7 +323,7 @@ func protobufContinue(data []byte) (string, error) {
 	}
 	data = data[len(protobufMagic):]
 	// The type: skipped.
-	field, n, err := protobufField(data, 0x0a)
+	field, n, err := protobufField(data, 1)
 	if err != nil {
 		return "", err
 	}
@@ -329,11 +332,11 @@ func protobufContinue(data []byte) (string, error) {
 	}
 	data = data[n+field:]
 	// The list, of which only the start is wanted.
-	if _, n, err = protobufField(data, 0x12); err != nil {
+	if _, n, err = protobufField(data, 2); err != nil {
 		return "", err
 	}
 	data = data[n:]
-	field, n, err = protobufField(data, 0x0a)
+	field, n, err = protobufField(data, 1)
 	if err != nil {
 		return "", err
 	}
@@ -348,18 +351,19 @@ func protobufContinue(data []byte) (string, error) {
 }
 
 // protobufField reads the tag and length of a length-delimited field at the
-// start of data, which must be tag, and returns the length and the bytes they
-// took.
-func protobufField(data []byte, tag byte) (length, n int, err error) {
+// start of data, which must be field num, and returns the length and the
+// bytes they took. The tag must be the one byte the API server writes for
+// num (num < 16); a prefix that ends in the length asks for more.
+func protobufField(data []byte, num protowire.Number) (length, n int, err error) {
 	if len(data) == 0 {
 		return 0, 0, errNeedMore
 	}
-	if data[0] != tag {
+	if data[0] != byte(protowire.EncodeTag(num, protowire.BytesType)) {
 		return 0, 0, errors.New("unexpected protobuf field")
 	}
-	l, m := binary.Uvarint(data[1:])
+	l, m := protowire.ConsumeVarint(data[1:])
 	switch {
-	case m == 0:
+	case m < 0 && errors.Is(protowire.ParseError(m), io.ErrUnexpectedEOF):
 		return 0, 0, errNeedMore
 	case m < 0 || l > 1<<31:
 		return 0, 0, errors.New("bad protobuf length")

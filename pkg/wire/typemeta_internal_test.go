@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"reflect"
@@ -19,7 +19,7 @@ func TestEmbedsTypeMeta(t *testing.T) {
 		if gvk.Version == "__internal" || strings.HasSuffix(gvk.Kind, "List") {
 			continue
 		}
-		if embedsTypeMeta(reflect.PointerTo(typ)) {
+		if EmbedsTypeMeta(reflect.PointerTo(typ)) {
 			jsonKinds = append(jsonKinds, gvk.GroupKind().String())
 		}
 	}

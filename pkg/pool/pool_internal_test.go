@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -22,6 +22,8 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // fakeCluster serves one resource, pods in namespace "shop", metadata only,
@@ -58,7 +60,7 @@ type fakeStream struct {
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
-var podsResource = Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
+var podsResource = informer.Resource{GVR: podsGVR, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespaced: true}
 
 func newFakeCluster(t *testing.T) *fakeCluster {
 	c := &fakeCluster{t: t, rv: 100, objs: map[string]*metav1.PartialObjectMetadata{}, bookmarkAfter: 20 * time.Millisecond}
@@ -242,9 +244,9 @@ func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool)
 // Its stores are shown current by the server's resourceVersion and probe
 // watches only, never by a LIST of their objects (compareUpTo), which the
 // tests of comparing turn on.
-func newTestPool(t *testing.T, c *fakeCluster, opts PoolOptions) *Pool {
+func newTestPool(t *testing.T, c *fakeCluster, opts Options) *Pool {
 	t.Helper()
-	p, err := newPool(Clients{Metadata: c.client}, 0, c, opts)
+	p, err := newPool(informer.Clients{Metadata: c.client}, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +257,7 @@ func newTestPool(t *testing.T, c *fakeCluster, opts PoolOptions) *Pool {
 
 // question borrows pods from p as one question started now, waits for them
 // and returns the factory, the store and the source.
-func question(t *testing.T, p *Pool, fresh Freshness, cfg Config) (*Factory, cache.SharedIndexInformer, *PoolSource, error) {
+func question(t *testing.T, p *Pool, fresh Freshness, cfg informer.Config) (*informer.Factory, cache.SharedIndexInformer, *Source, error) {
 	t.Helper()
 	if fresh.Start.IsZero() {
 		fresh.Start = time.Now()
@@ -268,7 +270,7 @@ func question(t *testing.T, p *Pool, fresh Freshness, cfg Config) (*Factory, cac
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := f.Informer(podsResource, MetadataOnly, nil)
+	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,13 +287,13 @@ func names(inf cache.SharedIndexInformer) []string {
 func TestPoolReusesInformers(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
-	f1, inf1, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f1, inf1, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f1.Shutdown()
-	f2, inf2, _, err := question(t, p, Freshness{}, Config{})
+	f2, inf2, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +308,7 @@ func TestPoolReusesInformers(t *testing.T) {
 		t.Error("two questions got two stores")
 	}
 	// Another key (a selector) is another informer.
-	f3, _, _, err := question(t, p, Freshness{}, Config{LabelSelector: "app=web"})
+	f3, _, _, err := question(t, p, Freshness{}, informer.Config{LabelSelector: "app=web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +320,8 @@ func TestPoolReusesInformers(t *testing.T) {
 
 func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, inf, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 		w = x
 	}
 	p.mu.Unlock()
-	if w == nil || w.e.informer.IsStopped() {
+	if w == nil || w.inf.IsStopped() {
 		t.Fatal("a question's Shutdown stopped the warm informer")
 	}
 	c.write("web-2")
@@ -349,12 +351,12 @@ func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 
 func TestPoolDropsIdleInformers(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{DropAfter: 50 * time.Millisecond})
-	held, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{DropAfter: 50 * time.Millisecond})
+	held, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idle, _, _, err := question(t, p, Freshness{}, Config{Namespace: "other"})
+	idle, _, _, err := question(t, p, Freshness{}, informer.Config{Namespace: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,8 +376,8 @@ func TestPoolDropsIdleInformers(t *testing.T) {
 
 func TestPoolReadYourWrites(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +389,7 @@ func TestPoolReadYourWrites(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		c.hold(false)
 	}()
-	f, inf, src, err := question(t, p, Freshness{}, Config{})
+	f, inf, src, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +406,8 @@ func TestPoolReadYourWrites(t *testing.T) {
 func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +417,7 @@ func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
 	c.otherWrite()
 	want = c.otherWrite()
 	start := time.Now()
-	f, _, src, err := question(t, p, Freshness{}, Config{})
+	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,22 +432,22 @@ func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
 
 func TestPoolWatchDownFailsNamingTheType(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Shutdown()
 	c.hold(true)
 	c.write("web-lost")
-	_, _, _, err = question(t, p, Freshness{}, Config{SyncTimeout: 300 * time.Millisecond})
-	if !errors.Is(err, ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (resourceVersion 101; its store has applied 100)") {
+	_, _, _, err = question(t, p, Freshness{}, informer.Config{SyncTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, informer.ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (resourceVersion 101; its store has applied 100)") {
 		t.Fatalf("err = %v; want a sync timeout naming pods and the versions", err)
 	}
 	// Once the watch delivers again, the next question is answered, with
 	// the write.
 	c.hold(false)
-	f, inf, _, err := question(t, p, Freshness{}, Config{SyncTimeout: 5 * time.Second})
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{SyncTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,8 +459,8 @@ func TestPoolWatchDownFailsNamingTheType(t *testing.T) {
 
 func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,8 +468,8 @@ func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
 	c.mu.Lock()
 	c.probeErr = &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/shop/pods?limit=1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 	c.mu.Unlock()
-	_, _, _, err = question(t, p, Freshness{}, Config{SyncTimeout: 500 * time.Millisecond})
-	if !errors.Is(err, ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (asking for its resourceVersion: ") || !strings.Contains(err.Error(), "connection refused") {
+	_, _, _, err = question(t, p, Freshness{}, informer.Config{SyncTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, informer.ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (asking for its resourceVersion: ") || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, probes, _ := c.counts(); probes < 3 {
@@ -477,15 +479,15 @@ func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
 
 func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Shutdown()
 	c.otherWrite()
 	_, before, _ := c.counts()
-	f, _, src, err := question(t, p, Freshness{MaxStaleness: time.Hour}, Config{})
+	f, _, src, err := question(t, p, Freshness{MaxStaleness: time.Hour}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +499,7 @@ func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
 		t.Errorf("AsOf resourceVersion %s, want the one confirmed, 100", got)
 	}
 	// Without it, the server is asked.
-	f, _, _, err = question(t, p, Freshness{}, Config{})
+	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,8 +511,8 @@ func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
 
 func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
 	c := newFakeCluster(t)
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +525,7 @@ func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 5 {
 		wg.Go(func() {
-			f, _, _, err := question(t, p, Freshness{Start: start}, Config{})
+			f, _, _, err := question(t, p, Freshness{Start: start}, informer.Config{})
 			if err != nil {
 				t.Error(err)
 				return
@@ -540,8 +542,8 @@ func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
 func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,11 +556,11 @@ func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 	}()
 
 	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err = src.NewFactory(nil, Config{Namespace: "shop"})
+	f, err = src.NewFactory(nil, informer.Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := f.Informer(podsResource, MetadataOnly, nil)
+	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,16 +602,16 @@ func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 func TestPoolRelistsWhenTheServerForgot(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	p.probe = expiredProber{c}
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Shutdown()
 	c.hold(true)
 	c.write("web-2")
-	f, inf, src, err := question(t, p, Freshness{}, Config{})
+	f, inf, src, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,8 +662,8 @@ func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
 	t.Cleanup(func() { bookmarkDue = old })
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	p := newTestPool(t, c, Options{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +671,7 @@ func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
 	// The last write anywhere is a pod of another namespace: a watch of the
 	// shop's pods is moved past it and gets no bookmark.
 	want := c.writeIn("other", "db-0")
-	f, _, src, err := question(t, p, Freshness{}, Config{})
+	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,8 +690,8 @@ func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
 func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
-	events := Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: podsResource.GVK, Namespaced: true}
+	p := newTestPool(t, c, Options{})
+	events := informer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, GVK: podsResource.GVK, Namespaced: true}
 	// The fake serves its pods under any name; call them what the API
 	// server does not cache.
 	events.GVR.Resource = "events"
@@ -702,11 +704,11 @@ func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
 	})
 	for range 2 {
 		src := p.Source(Freshness{Start: time.Now()}, "", nil)
-		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Informer(events, MetadataOnly, nil); err != nil {
+		if _, err := f.Informer(events, informer.MetadataOnly, nil); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -757,15 +759,15 @@ func TestPoolStreamsTheFirstList(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-2")
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	for i, want := range [][][]string{{{"web-1", "web-2"}}, {{"web-1", "web-2"}}} {
 		src := p.Source(Freshness{Start: time.Now()}, "", nil)
-		f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+		f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := &pageRecorder{}
-		if _, err := f.StreamInformer(podsResource, MetadataOnly, rec); err != nil {
+		if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, rec); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -779,7 +781,7 @@ func TestPoolStreamsTheFirstList(t *testing.T) {
 		if diff := cmp.Diff(want, rec.pages); diff != "" {
 			t.Errorf("question %d: pages (-want +got):\n%s", i, diff)
 		}
-		if e := p.warm[keyFor(Config{Namespace: "shop"}, podsResource, MetadataOnly)].e; e.tee.Load() != nil {
+		if tee := p.warm[keyFor(informer.Config{Namespace: "shop"}, podsResource, informer.MetadataOnly)].tee; tee != nil && !tee.Stopped() {
 			t.Errorf("question %d: the warm informer still hands its lists to the question's sink", i)
 		}
 	}
@@ -805,13 +807,13 @@ func (failingSink) Page(context.Context, []runtime.Object, bool, string) error {
 func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err := src.NewFactory(nil, Config{Namespace: "shop"})
+	f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.StreamInformer(podsResource, MetadataOnly, failingSink{}); err != nil {
+	if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, failingSink{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -822,7 +824,7 @@ func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "listed out of order") {
 		t.Fatalf("WaitForSync: %v, want the sink's error", err)
 	}
-	f2, inf, _, err := question(t, p, Freshness{}, Config{})
+	f2, inf, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -845,9 +847,9 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	c.write("web-1")
 	c.write("web-2")
 	c.writeIn("other", "db-0")
-	p := newTestPool(t, c, PoolOptions{})
+	p := newTestPool(t, c, Options{})
 	p.compareUpTo = 2
-	f, _, _, err := question(t, p, Freshness{}, Config{})
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -856,7 +858,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	// Other types are written: the store is shown current by one LIST.
 	c.otherWrite()
 	want := c.otherWrite()
-	f, _, src, err := question(t, p, Freshness{}, Config{})
+	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,7 +885,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 		}
 		return false
 	})
-	f, _, _, err = question(t, p, Freshness{}, Config{})
+	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -904,7 +906,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		c.hold(false)
 	}()
-	f, inf, _, err := question(t, p, Freshness{}, Config{})
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -934,7 +936,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		c.hold(false)
 	}()
-	f, inf, _, err = question(t, p, Freshness{}, Config{})
+	f, inf, _, err = question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -946,7 +948,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	// A store bigger than compareUpTo is not compared.
 	c.write("web-3")
 	c.write("web-4")
-	f, _, _, err = question(t, p, Freshness{}, Config{})
+	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -955,7 +957,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	before := c.compareLists
 	c.mu.Unlock()
 	c.otherWrite()
-	f, _, _, err = question(t, p, Freshness{}, Config{})
+	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"context"
@@ -19,12 +19,12 @@ import (
 // pods, it never gets through.
 //
 // NewFactory builds the informers' clients without that deadline and wraps their
-// transport in progressDeadline instead, which bounds every request by the timeout
+// transport in ProgressDeadline instead, which bounds every request by the timeout
 // the way a user means it: an answer must start within the timeout, and then never
 // stop for a whole timeout. Watches keep kubectl's overall deadline: their streams
 // are quiet for minutes by nature, and the reflector watches again when one ends.
 
-// progressDeadline returns a transport wrapper (for rest.Config.Wrap) that fails a
+// ProgressDeadline returns a transport wrapper (for rest.Config.Wrap) that fails a
 // request whose response headers have not arrived within timeout, or whose body
 // then delivers no byte for a whole timeout. Every read that returns data restarts
 // the timer. Watch requests (watch=true) end after timeout, whatever they receive.
@@ -34,11 +34,11 @@ import (
 // of an overall deadline, from RoundTrip or from a read of the body. Each request
 // costs a timer and a context, released by the body's Close or by the error; there
 // is no goroutine per request.
-func progressDeadline(timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
+func ProgressDeadline(timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
 	return progressDeadlineOn(realClock{}, timeout)
 }
 
-// progressDeadlineOn is progressDeadline on clock c: tests drive a fake clock,
+// progressDeadlineOn is ProgressDeadline on clock c: tests drive a fake clock,
 // so that what they assert about time holds however busy the machine is.
 func progressDeadlineOn(c clock, timeout time.Duration) func(http.RoundTripper) http.RoundTripper {
 	return func(rt http.RoundTripper) http.RoundTripper {
@@ -46,7 +46,7 @@ func progressDeadlineOn(c clock, timeout time.Duration) func(http.RoundTripper) 
 	}
 }
 
-// deadlineTransport is the RoundTripper progressDeadline installs.
+// deadlineTransport is the RoundTripper ProgressDeadline installs.
 type deadlineTransport struct {
 	next    http.RoundTripper
 	timeout time.Duration
@@ -263,7 +263,7 @@ func (realClock) now() int64 { return max(1, int64(time.Since(clockBase))) }
 func (realClock) afterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 
 // request is what the tries of one request share, carried in its context
-// (withRequest).
+// (WithRequest).
 type request struct {
 	// start is when the first try started, on the clock's scale; zero
 	// before it.
@@ -281,14 +281,15 @@ func (r *request) left(now int64, timeout time.Duration) time.Duration {
 
 type requestKey struct{}
 
-// withRequest returns ctx for one request: its tries share the time until an
-// answer starts, and add the bytes of body they receive to received unless it
-// is nil.
-func withRequest(ctx context.Context, received *atomic.Int64) context.Context {
+// WithRequest returns ctx for one request of a client whose transport
+// ProgressDeadline wraps: its tries share the time until an answer starts,
+// and add the bytes of body they receive to received unless it is nil (a
+// list's progress, which a retry window looks at).
+func WithRequest(ctx context.Context, received *atomic.Int64) context.Context {
 	return context.WithValue(ctx, requestKey{}, &request{received: received})
 }
 
-// requestFrom returns the request withRequest put in ctx, or nil.
+// requestFrom returns the request WithRequest put in ctx, or nil.
 func requestFrom(ctx context.Context) *request {
 	r, _ := ctx.Value(requestKey{}).(*request)
 	return r

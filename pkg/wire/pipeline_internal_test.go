@@ -1,4 +1,4 @@
-package informer
+package wire
 
 import (
 	"context"
@@ -115,14 +115,14 @@ func TestContinueFromPrefix(t *testing.T) {
 	}
 }
 
-// fakePages serves a paged list of pages pages to pageAhead: page i is named by
+// fakePages serves a paged list of pages pages to PageAhead: page i is named by
 // the continue token "p<i>" (the first by none) and continues to the next. Each
 // request waits for its release before it answers, so a test sees which pages
 // are asked for while it holds others.
 type fakePages struct {
 	pages int
 	// early makes each request tell its token before it answers, as
-	// listTransport does for our clients; otherwise the token comes with the
+	// ListTransport does for our clients; otherwise the token comes with the
 	// page.
 	early bool
 
@@ -212,10 +212,10 @@ func waitAsked(t *testing.T, p *fakePages, n int) {
 }
 
 // getAsync asks pa for the page of o in a goroutine.
-func getAsync(ctx context.Context, pa *pageAhead, o metav1.ListOptions) <-chan error {
+func getAsync(ctx context.Context, pa *PageAhead, o metav1.ListOptions) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := pa.get(ctx, o)
+		_, err := pa.Get(ctx, o)
 		done <- err
 	}()
 	return done
@@ -231,7 +231,7 @@ func TestPageAhead(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			fp := newFakePages(4, early)
-			pa := &pageAhead{fetch: fp.fetch}
+			pa := &PageAhead{Fetch: fp.fetch}
 			first := metav1.ListOptions{Limit: 2, ResourceVersion: "", LabelSelector: "app=web"}
 
 			done := getAsync(ctx, pa, first)
@@ -298,16 +298,16 @@ func TestPageAheadLastPageAndErrors(t *testing.T) {
 	fp.fail["p1"] = boom
 	fp.letGo("")
 	fp.letGo("p1")
-	pa := &pageAhead{fetch: fp.fetch}
+	pa := &PageAhead{Fetch: fp.fetch}
 	first := metav1.ListOptions{Limit: 2}
-	obj, err := pa.get(ctx, first)
+	obj, err := pa.Get(ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l := obj.(*metav1.PartialObjectMetadataList); l.Continue != "p1" {
 		t.Fatalf("first page continues to %q, want p1", l.Continue)
 	}
-	if _, err := pa.get(ctx, nextPage(first, "p1")); !errors.Is(err, boom) {
+	if _, err := pa.Get(ctx, nextPage(first, "p1")); !errors.Is(err, boom) {
 		t.Fatalf("second page: %v, want %v", err, boom)
 	}
 	time.Sleep(20 * time.Millisecond)

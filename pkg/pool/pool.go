@@ -1,4 +1,4 @@
-package informer
+package pool
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	clientgofeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // DefaultDropAfter is how long a Pool keeps an informer no question has used:
@@ -24,8 +26,8 @@ const DefaultDropAfter = 5 * time.Minute
 // a question over every type bounds its own (query's relationMaxLists).
 const defaultPoolLists = 16
 
-// PoolOptions configure a Pool.
-type PoolOptions struct {
+// Options configure a Pool.
+type Options struct {
 	// DropAfter is how long an informer no question uses stays warm;
 	// DefaultDropAfter when zero.
 	DropAfter time.Duration
@@ -35,38 +37,41 @@ type PoolOptions struct {
 }
 
 // Pool keeps informers warm across questions, for the cache server: the
-// second Source, beside OneShot. An informer is keyed by what decides what it
-// holds: the resource, the Mode, the namespace (none for a cluster-scoped
-// type), the label and field selectors, and whether managedFields are kept
-// (the transform). A question borrows the informers it asks for through a
-// Factory from Source: the first question to ask for a key starts its
-// informer, later ones share it, and a question's Shutdown hands it back
-// without stopping it. An informer no question has held for DropAfter is
-// stopped and forgotten, and so is one whose list failed for good, so that
-// the next question tries again.
+// second informer.Source, beside informer.OneShot. An informer is keyed by
+// what decides what it holds: the resource, the informer.Mode, the namespace
+// (none for a cluster-scoped type), the label and field selectors, and
+// whether managedFields are kept (the transform). A question borrows the
+// informers it asks for through an informer.Factory from Source: the first
+// question to ask for a key starts its informer, later ones share it, and a
+// question's Shutdown hands it back without stopping it. An informer no
+// question has held for DropAfter is stopped and forgotten, and so is one
+// whose list failed for good, so that the next question tries again.
 //
-// Before a question reads a borrowed store, WaitForSync makes sure the store
-// holds every write the API server acknowledged before the question started
-// (see fresh.go): one LIST of at most one object for the server's current
-// resourceVersion R (then, for a small store that has not applied R, a LIST
-// of its objects, which may show it current at once), then proof, from the informer's own
-// resourceVersion and a short watch of the same objects, that the store has
-// applied every change up to R. A store whose watch is down cannot show it, and the question waits
-// for the informer to resync or fails when its sync timeout expires, naming
-// the type.
+// Before a question reads a borrowed store, its factory's WaitForSync makes
+// sure the store holds every write the API server acknowledged before the
+// question started (see fresh.go): one LIST of at most one object for the
+// server's current resourceVersion R (then, for a small store that has not
+// applied R, a LIST of its objects, which may show it current at once), then
+// proof, from the informer's own resourceVersion and a short watch of the
+// same objects, that the store has applied every change up to R. A store
+// whose watch is down cannot show it, and the question waits for the
+// informer to resync or fails when its sync timeout expires, naming the
+// type. Meanwhile the question's asker is asked whether they may read it
+// (Asker).
 //
 // A Pool is safe for concurrent use: questions borrow, wait for and read the
 // same informers at once.
 type Pool struct {
-	clients        Clients
-	requestTimeout time.Duration
-	probe          prober
+	clients informer.Clients
+	probe   prober
 	// compareUpTo is the size up to which a store is shown current by
 	// comparing it with a LIST of its objects (fresh.go); 0 never does.
 	compareUpTo int
 	dropAfter   time.Duration
-	listSlots   chan struct{}
-	now         func() time.Time
+	// lists bounds the first LISTs of the pool's informers, each in a
+	// factory of its own.
+	lists *informer.ListLimit
+	now   func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -81,7 +86,7 @@ type Pool struct {
 	// of their own, started for them.
 	unprovable map[poolKey]string
 	// recent are the keys the last question of each signature borrowed
-	// (PoolSource.Done), at most maxSignatures of them.
+	// (Source.Done), at most maxSignatures of them.
 	recent map[string][]poolKey
 }
 
@@ -95,7 +100,7 @@ const prefetchTimeout = time.Minute
 // it holds and what is kept of each.
 type poolKey struct {
 	gvr                          schema.GroupVersionResource
-	mode                         Mode
+	mode                         informer.Mode
 	namespace                    string
 	labelSelector, fieldSelector string
 	keepManagedFields            bool
@@ -106,24 +111,24 @@ type poolKey struct {
 // which is what tells a warm store current from a stale one.
 var errAtomicFIFO = errors.New("the warm cache needs client-go's AtomicFIFO feature, which KUBE_FEATURE_AtomicFIFO turns off: its stores say which resourceVersion they have applied")
 
-// NewPool returns a Pool whose informers list and watch with the clients
-// NewFactory builds from restConfig, shared by every informer. Close stops
-// it.
-func NewPool(restConfig *rest.Config, opts PoolOptions) (*Pool, error) {
-	f, err := NewFactory(restConfig, Config{})
+// New returns a Pool whose informers list and watch with the clients
+// informer.NewFactory builds from restConfig, shared by every informer.
+// Close stops it.
+func New(restConfig *rest.Config, opts Options) (*Pool, error) {
+	f, err := informer.NewFactory(restConfig, informer.Config{})
 	if err != nil {
 		return nil, err
 	}
-	return newPool(f.clients, f.requestTimeout, nil, opts)
+	return newPool(f.Clients(), nil, opts)
 }
 
-// NewPoolWithClients returns a Pool over the given clients, which need a
+// NewWithClients returns a Pool over the given clients, which need a
 // Metadata client for its freshness probes; tests pass fakes.
-func NewPoolWithClients(clients Clients, opts PoolOptions) (*Pool, error) {
-	return newPool(clients, 0, nil, opts)
+func NewWithClients(clients informer.Clients, opts Options) (*Pool, error) {
+	return newPool(clients, nil, opts)
 }
 
-func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts PoolOptions) (*Pool, error) {
+func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error) {
 	if !clientgofeatures.FeatureGates().Enabled(clientgofeatures.AtomicFIFO) {
 		return nil, errAtomicFIFO
 	}
@@ -141,18 +146,17 @@ func newPool(clients Clients, requestTimeout time.Duration, probe prober, opts P
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{
-		clients:        clients,
-		requestTimeout: requestTimeout,
-		probe:          probe,
-		compareUpTo:    defaultCompareUpTo,
-		dropAfter:      opts.DropAfter,
-		listSlots:      make(chan struct{}, opts.MaxConcurrentLists),
-		now:            time.Now,
-		ctx:            ctx,
-		cancel:         cancel,
-		warm:           map[poolKey]*warm{},
-		unprovable:     map[poolKey]string{},
-		recent:         map[string][]poolKey{},
+		clients:     clients,
+		probe:       probe,
+		compareUpTo: defaultCompareUpTo,
+		dropAfter:   opts.DropAfter,
+		lists:       informer.NewListLimit(opts.MaxConcurrentLists),
+		now:         time.Now,
+		ctx:         ctx,
+		cancel:      cancel,
+		warm:        map[poolKey]*warm{},
+		unprovable:  map[poolKey]string{},
+		recent:      map[string][]poolKey{},
 	}
 	p.wg.Add(1)
 	go p.janitor()
@@ -179,11 +183,14 @@ func (p *Pool) Close() {
 
 // warm is one informer of the pool.
 type warm struct {
-	pool    *Pool
-	key     poolKey
-	res     Resource
-	factory *Factory
-	e       *entry
+	pool *Pool
+	key  poolKey
+	res  informer.Resource
+	// factory runs inf, and nothing else.
+	factory *informer.Factory
+	inf     cache.SharedIndexInformer
+	// tee, when set, hands its first list to the question that started it.
+	tee *informer.Tee
 	// started is when its informer started: its first list was asked for
 	// after, so the store it synced holds every write acknowledged before.
 	started time.Time
@@ -224,12 +231,12 @@ type outage struct {
 // outageListener is a question's OnWatchLost and OnWatchRestored, for the
 // informers it borrows.
 type outageListener struct {
-	lost     func(Resource, error)
-	restored func(Reconnect)
+	lost     func(informer.Resource, error)
+	restored func(informer.Reconnect)
 }
 
 // keyFor returns the key of res in mode under cfg.
-func keyFor(cfg Config, res Resource, mode Mode) poolKey {
+func keyFor(cfg informer.Config, res informer.Resource, mode informer.Mode) poolKey {
 	k := poolKey{gvr: res.GVR, mode: mode, labelSelector: cfg.LabelSelector, fieldSelector: cfg.FieldSelector, keepManagedFields: cfg.KeepManagedFields}
 	if res.Namespaced {
 		k.namespace = cfg.Namespace
@@ -244,7 +251,7 @@ var errPoolClosed = errors.New("the warm cache is shutting down")
 // if the one there failed, and counts the caller among its holders. An
 // informer started for the caller hands its first list to sink, when set, as
 // it arrives: teed is then the tee it goes through.
-func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed *teeSink, err error) {
+func (p *Pool) acquire(key poolKey, res informer.Resource, sink informer.PageSink) (w *warm, teed *informer.Tee, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -258,10 +265,10 @@ func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed 
 		}
 		w.cold = true
 		w.refs = 1
-		return w, w.e.tee.Load(), nil
+		return w, w.tee, nil
 	}
 	w = p.warm[key]
-	if w != nil && w.e.failed() != nil {
+	if w != nil && w.failed() != nil {
 		// Its list failed for good and it stopped: a new question tries
 		// again, as a direct run would.
 		delete(p.warm, key)
@@ -272,7 +279,7 @@ func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed 
 			return nil, nil, err
 		}
 		p.warm[key] = w
-		teed = w.e.tee.Load()
+		teed = w.tee
 	}
 	w.refs++
 	w.lastUsed = p.now()
@@ -282,27 +289,29 @@ func (p *Pool) acquire(key poolKey, res Resource, sink PageSink) (w *warm, teed 
 // startLocked starts the informer of key in a factory of its own, in the
 // pool's context, sharing the pool's clients and its bound on LISTs; its first
 // list goes to sink too, when set.
-func (p *Pool) startLocked(key poolKey, res Resource, sink PageSink) (*warm, error) {
+func (p *Pool) startLocked(key poolKey, res informer.Resource, sink informer.PageSink) (*warm, error) {
 	w := &warm{pool: p, key: key, res: res, listeners: map[*outageListener]bool{}}
-	f := NewFactoryWithClients(p.clients, Config{
+	f := informer.NewFactoryWithClients(p.clients, informer.Config{
 		Namespace:         key.namespace,
 		LabelSelector:     key.labelSelector,
 		FieldSelector:     key.fieldSelector,
 		KeepManagedFields: key.keepManagedFields,
 		OnWatchLost:       w.lost,
 		OnWatchRestored:   w.restored,
+		ListLimit:         p.lists,
 	})
-	f.requestTimeout = p.requestTimeout
-	f.listSlots = p.listSlots
 	// A store made without indexers cannot take any later (client-go's
 	// storeIndex keeps a nil map): questions add theirs as they come.
-	if _, err := f.Informer(res, key.mode, cache.Indexers{}); err != nil {
+	var err error
+	if sink != nil {
+		w.inf, w.tee, err = f.TeeInformer(res, key.mode, cache.Indexers{}, sink)
+	} else {
+		w.inf, err = f.Informer(res, key.mode, cache.Indexers{})
+	}
+	if err != nil {
 		return nil, err
 	}
-	w.factory, w.e = f, f.order[0]
-	if sink != nil {
-		w.e.tee.Store(&teeSink{sink: sink})
-	}
+	w.factory = f
 	w.started = p.now()
 	// The reflectors' own log lines are for -v=2, as a direct run's are: a
 	// cache server writes no log anyway.
@@ -343,7 +352,7 @@ func (p *Pool) prefetch(signature string, fresh Freshness) {
 	p.mu.Lock()
 	var ws []*warm
 	for _, k := range p.recent[signature] {
-		if w := p.warm[k]; w != nil && w.e.failed() == nil {
+		if w := p.warm[k]; w != nil && w.failed() == nil {
 			w.refs++
 			ws = append(ws, w)
 		}
@@ -354,7 +363,7 @@ func (p *Pool) prefetch(signature string, fresh Freshness) {
 			defer p.release(w)
 			ctx, cancel := context.WithTimeout(p.ctx, prefetchTimeout)
 			defer cancel()
-			if w.e.informer.HasSynced() {
+			if w.inf.HasSynced() {
 				_, _ = w.fresh(ctx, fresh)
 			}
 		}()
@@ -378,7 +387,7 @@ func (p *Pool) markUnprovable(key poolKey, why string) {
 // uncached reports whether the API server does not cache res by default, so
 // that a watch of it gets no bookmarks: Events (kube-apiserver's
 // --watch-cache-sizes gives them none). Others are found out by their probes.
-func uncached(res Resource) bool {
+func uncached(res informer.Resource) bool {
 	return res.GVR.Resource == "events" && (res.GVR.Group == "" || res.GVR.Group == "events.k8s.io")
 }
 
@@ -419,9 +428,9 @@ func (p *Pool) dropIdle() {
 // lost and restored hear of the watch outages of w's informer (its factory's
 // OnWatchLost and OnWatchRestored), keep them for status and freshness
 // errors, and tell the questions that borrow it.
-func (w *warm) lost(res Resource, err error) {
+func (w *warm) lost(res informer.Resource, err error) {
 	w.mu.Lock()
-	w.down = &outage{since: w.pool.now().Add(-lostReportDelay), cause: err}
+	w.down = &outage{since: w.pool.now().Add(-informer.LostReportDelay), cause: err}
 	var tell []*outageListener
 	for l := range w.listeners {
 		w.listeners[l] = true
@@ -435,7 +444,7 @@ func (w *warm) lost(res Resource, err error) {
 	}
 }
 
-func (w *warm) restored(r Reconnect) {
+func (w *warm) restored(r informer.Reconnect) {
 	w.mu.Lock()
 	w.down = nil
 	var tell []*outageListener
@@ -455,6 +464,10 @@ func (w *warm) restored(r Reconnect) {
 	}
 }
 
+// failed returns why w's list failed for good, after which its informer
+// stopped; nil while it has not.
+func (w *warm) failed() error { return w.factory.ListFailed(w.res, w.key.mode) }
+
 func (w *warm) listen(l *outageListener) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -470,8 +483,10 @@ func (w *warm) unlisten(l *outageListener) {
 // WarmStatus is one informer of a Pool, as status reports it: counts, times
 // and resourceVersions, never an object.
 type WarmStatus struct {
-	Resource          Resource
-	Mode              Mode
+	// Resource, Mode, Namespace, LabelSelector, FieldSelector and
+	// KeepManagedFields are its key: what decides what it holds.
+	Resource          informer.Resource
+	Mode              informer.Mode
 	Namespace         string
 	LabelSelector     string
 	FieldSelector     string
@@ -499,8 +514,10 @@ type WarmStatus struct {
 	Failed string
 }
 
-// PoolStatus is what a Pool holds.
-type PoolStatus struct {
+// Status is what a Pool holds.
+type Status struct {
+	// Informers are the pool's informers, sorted by resource, namespace
+	// and mode.
 	Informers []WarmStatus
 	// Dropped counts the informers dropped for being unused.
 	Dropped int
@@ -510,9 +527,9 @@ type PoolStatus struct {
 
 // Status reports the pool's informers, sorted by resource, namespace and
 // mode.
-func (p *Pool) Status() PoolStatus {
+func (p *Pool) Status() Status {
 	p.mu.Lock()
-	out := PoolStatus{Dropped: p.dropped, DropAfter: p.dropAfter}
+	out := Status{Dropped: p.dropped, DropAfter: p.dropAfter}
 	type held struct {
 		w        *warm
 		refs     int
@@ -528,10 +545,10 @@ func (p *Pool) Status() PoolStatus {
 		s := WarmStatus{
 			Resource: w.res, Mode: w.key.mode, Namespace: w.key.namespace,
 			LabelSelector: w.key.labelSelector, FieldSelector: w.key.fieldSelector, KeepManagedFields: w.key.keepManagedFields,
-			Objects: len(w.e.informer.GetStore().ListKeys()), Since: w.started, LastUsed: h.lastUsed, InUse: h.refs,
-			Synced: w.e.informer.HasSynced(), ResourceVersion: w.e.informer.GetIndexer().LastStoreSyncResourceVersion(),
+			Objects: len(w.inf.GetStore().ListKeys()), Since: w.started, LastUsed: h.lastUsed, InUse: h.refs,
+			Synced: w.inf.HasSynced(), ResourceVersion: w.inf.GetIndexer().LastStoreSyncResourceVersion(),
 		}
-		if err := w.e.failed(); err != nil {
+		if err := w.failed(); err != nil {
 			s.Failed = err.Error()
 		}
 		w.mu.Lock()
