@@ -18,6 +18,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -509,7 +510,7 @@ func (f *heldFeed) clusterOf(context string) *Cluster {
 	return nil
 }
 
-func (f *heldFeed) askerOf(context string) informer.Asker {
+func (f *heldFeed) askerOf(context string) pool.Asker {
 	if c := f.clusterOf(context); c != nil {
 		return c.Asker
 	}

@@ -21,9 +21,9 @@
 //
 // # Freshness
 //
-// The process is long-lived: its informers stay warm in one informer.Pool
+// The process is long-lived: its informers stay warm in one pool.Pool
 // per context, as the cache server's do, and every call borrows them through
-// Pool.Source with informer.Freshness{Start: the call's start}: the answer
+// Pool.Source with pool.Freshness{Start: the call's start}: the answer
 // holds every write the API server acknowledged before the call, unless the
 // call passes maxStalenessSeconds. A feed of the changes tool runs between
 // calls; a call with a cursor first shows the feed current as of the call
@@ -35,7 +35,7 @@
 //     stdout. It listens on nothing.
 //   - With whose rights: the kubeconfig's user's, the same credentials
 //     kubectl would use. Every informer a call reads is authorized for that
-//     call, by the API server, with an informer.Asker built from the
+//     call, by the API server, with an pool.Asker built from the
 //     process's own rest.Config (a metadata LIST of at most one object per
 //     type, namespace and selectors): access revoked since the informers were
 //     listed is refused with the API server's own Forbidden, as an error.

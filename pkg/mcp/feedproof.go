@@ -17,7 +17,7 @@ import (
 )
 
 // FeedProof shows a held feed current as of a call, the way the warm pool
-// shows a store current (informer's fresh.go): resourceVersions are etcd
+// shows a store current (pkg/pool's fresh.go): resourceVersions are etcd
 // revisions, one sequence for every type, so a feed of a type nobody writes
 // never sees the server's latest one, and "the feed has reached R" cannot be
 // waited for as such. What can be shown is which change of the feed's
@@ -66,7 +66,7 @@ func (p metadataProof) Latest(ctx context.Context, res informer.Resource, namesp
 
 // probeTimeout is the timeoutSeconds of a proof's watch: the shortest that
 // earns a bookmark from the API server, which sends none to a watch due to
-// end within 2 s (informer's probeWatchTimeout).
+// end within 2 s (pkg/pool's probeWatchTimeout).
 const probeTimeout = int64(3)
 
 // errNoBookmark says a proof's watch ended without reaching its target: the

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -51,11 +51,11 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 				checks.QPS = -1
 			}
 			var err error
-			if cl.Pool, err = query.NewPool(checks, informer.PoolOptions{}); err != nil {
+			if cl.Pool, err = query.NewPool(checks, pool.Options{}); err != nil {
 				return err
 			}
 			defer cl.Pool.Close()
-			if cl.Asker, err = informer.NewAsker(checks); err != nil {
+			if cl.Asker, err = pool.NewAsker(checks); err != nil {
 				return err
 			}
 			if cl.Proof, err = NewFeedProof(checks); err != nil {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
@@ -47,10 +47,10 @@ type Cluster struct {
 	Target query.Target
 	// Pool keeps the context's informers warm across calls; nil lists afresh
 	// for every call (tests over fakes).
-	Pool *informer.Pool
+	Pool *pool.Pool
 	// Asker authorizes every informer a call reads, with the process's own
 	// credentials; nil checks nothing (tests over fakes).
-	Asker informer.Asker
+	Asker pool.Asker
 	// Proof shows a feed current as of a call; nil takes it as current
 	// (tests over fakes).
 	Proof FeedProof
@@ -150,7 +150,7 @@ type call struct {
 	s       *Server
 	start   time.Time
 	targets []query.Target
-	sources []*informer.PoolSource
+	sources []*pool.Source
 	config  query.Config
 }
 
@@ -194,7 +194,7 @@ func (s *Server) newCall(sc scope) (*call, error) {
 			t.Namespace = t.DefaultNamespace
 		}
 		if cl.Pool != nil && t.Err == nil {
-			src := cl.Pool.Source(informer.Freshness{Start: c.start, MaxStaleness: sc.MaxStaleness}, sc.signature, cl.Asker)
+			src := cl.Pool.Source(pool.Freshness{Start: c.start, MaxStaleness: sc.MaxStaleness}, sc.signature, cl.Asker)
 			t.Source = src
 			c.sources = append(c.sources, src)
 		}
@@ -212,7 +212,7 @@ func (s *Server) newCall(sc scope) (*call, error) {
 // API server's words, where the engine would only find the object missing.
 func (c *call) authorize(ctx context.Context, sess *query.Session, obj query.ObjectRef) error {
 	cfg := sess.Config()
-	var asker informer.Asker
+	var asker pool.Asker
 	for _, cl := range c.s.clustersOf("") {
 		if cl.Target.Context == cfg.Context {
 			asker = cl.Asker
