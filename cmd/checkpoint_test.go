@@ -225,12 +225,7 @@ func TestEventsWatchCheckpointCluster(t *testing.T) {
 		stdout := &syncBuffer{}
 		o.Out = stdout
 		o.Watch, o.Checkpoint = true, path
-		if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
-			t.Fatalf("Complete: %v", err)
-		}
-		if err := o.Validate(); err != nil {
-			t.Fatalf("Validate: %v", err)
-		}
+		prepare(t, o, []string{"deployment/web"})
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		done := make(chan error, 1)

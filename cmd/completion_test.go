@@ -2,10 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -127,33 +123,7 @@ func TestTypeCompletion(t *testing.T) {
 // through the hidden __complete command as a shell does, from a kubeconfig with
 // three contexts. Only the kubeconfig is read: the server must not be contacted.
 func TestContextCompletion(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
-	}))
-	t.Cleanup(srv.Close)
-	cfg := `apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: ` + srv.URL + `
-contexts:
-- name: gamma
-  context: {cluster: test, user: test}
-- name: alpha
-  context: {cluster: test, user: test}
-- name: beta
-  context: {cluster: test, user: test}
-current-context: alpha
-users:
-- name: test
-  user:
-    token: not-a-real-token
-`
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeContextsKubeconfig(t, untouchedServer(t), "gamma", "alpha", "beta")
 
 	const (
 		space   = cobra.ShellCompDirectiveNoFileComp
@@ -182,25 +152,7 @@ users:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			root := NewCmdRoot(streams)
-			root.SetArgs([]string{"__complete", "--kubeconfig", kubeconfig, "--context", tc.toComplete})
-			root.SetOut(streams.Out)
-			root.SetErr(streams.ErrOut)
-			if err := root.Execute(); err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			got, directive := lines[:len(lines)-1], lines[len(lines)-1]
-			if len(got) == 0 {
-				got = nil
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-			if want := fmt.Sprintf(":%d", tc.wantDirective); directive != want {
-				t.Errorf("directive %s, want %s", directive, want)
-			}
+			assertCompletion(t, []string{"__complete", "--kubeconfig", kubeconfig, "--context", tc.toComplete}, tc.want, tc.wantDirective)
 		})
 	}
 }
@@ -251,25 +203,32 @@ func TestObjectCompletion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			streams, _, out, _ := genericiooptions.NewTestIOStreams()
-			root := NewCmdRoot(streams)
-			root.SetArgs(append([]string{"__complete", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...))
-			root.SetOut(streams.Out)
-			root.SetErr(streams.ErrOut)
-			if err := root.Execute(); err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			got, directive := lines[:len(lines)-1], lines[len(lines)-1]
-			if len(got) == 0 {
-				got = nil
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-			if want := fmt.Sprintf(":%d", tc.wantDirective); directive != want {
-				t.Errorf("directive %s, want %s", directive, want)
-			}
+			assertCompletion(t, append([]string{"__complete", "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...), tc.want, tc.wantDirective)
 		})
+	}
+}
+
+// assertCompletion runs the hidden __complete command with args, as a shell
+// does, and checks the candidates and the directive it prints.
+func assertCompletion(t *testing.T, args []string, want []string, wantDirective cobra.ShellCompDirective) {
+	t.Helper()
+	streams, _, out, _ := genericiooptions.NewTestIOStreams()
+	root := NewCmdRoot(streams)
+	root.SetArgs(args)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	got, directive := lines[:len(lines)-1], lines[len(lines)-1]
+	if len(got) == 0 {
+		got = nil
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if want := fmt.Sprintf(":%d", wantDirective); directive != want {
+		t.Errorf("directive %s, want %s", directive, want)
 	}
 }

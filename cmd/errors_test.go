@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -174,16 +172,7 @@ func TestDemoHint(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, append(tc.args, "--cache-dir", t.TempDir())); code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n"); !slices.Equal(got, tc.want) {
-				t.Errorf("stderr %q, want %q", got, tc.want)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout %q", out)
-			}
+			executeFails(t, append(tc.args, "--cache-dir", t.TempDir()), strings.Join(tc.want, "\n")+"\n")
 		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
@@ -67,17 +66,7 @@ func TestEventsFlags(t *testing.T) {
 			if tc.discovery {
 				kubeconfig = discoveryServer(t)
 			}
-			args := append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...)
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, args); code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := errOut.String(); got != tc.want+"\n" {
-				t.Errorf("stderr:\n%q\nwant:\n%q", got, tc.want+"\n")
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...), tc.want+"\n")
 		})
 	}
 }
@@ -141,12 +130,7 @@ func TestEventsRunWindow(t *testing.T) {
 			o := c.command(t, "events").(*EventsOptions)
 			o.Since, o.Until, o.ForKinds = tc.since, tc.until, tc.forKinds
 			o.now = func() time.Time { return start.Add(6 * time.Minute) }
-			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, []string{"deployment/web"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := o.Run(ctx); err != nil {
@@ -200,12 +184,7 @@ func TestEventsRunWatch(t *testing.T) {
 			stdout := &syncBuffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
-			if err := o.Complete(nil, []string{"deployment/web"}); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, []string{"deployment/web"})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			done := make(chan error, 1)

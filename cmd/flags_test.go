@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // TestBadFlagValues runs every command that takes flags through Execute, as
@@ -148,18 +146,8 @@ func TestBadFlagValues(t *testing.T) {
 				args = append(args, strings.ReplaceAll(a, "{missing}", missing))
 			}
 			want := strings.ReplaceAll(tc.want, "{missing}", missing) + "\n"
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, args); code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := errOut.String(); got != want {
-				t.Errorf("stderr:\n%q\nwant:\n%q", got, want)
-			}
-			if strings.Contains(errOut.String(), "goroutine ") || strings.Contains(errOut.String(), "panic") {
+			if errOut := executeFails(t, args, want); strings.Contains(errOut, "goroutine ") || strings.Contains(errOut, "panic") {
 				t.Errorf("stderr has a stack trace:\n%s", errOut)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
 			}
 		})
 	}

@@ -65,11 +65,18 @@ users:
 // any request to it fails the test.
 func unreachableKubeconfig(t *testing.T) string {
 	t.Helper()
+	return writeKubeconfig(t, untouchedServer(t))
+}
+
+// untouchedServer is the URL of a server the test must never contact: any
+// request to it fails the test.
+func untouchedServer(t *testing.T) string {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
 	}))
 	t.Cleanup(srv.Close)
-	return writeKubeconfig(t, srv.URL)
+	return srv.URL
 }
 
 // discoveryServer serves the discovery documents of testAPIResources and nothing
@@ -126,80 +133,48 @@ func namesServer(t *testing.T, names map[string][]string) string {
 }
 
 func TestGetFlagsAndValidation(t *testing.T) {
-	const (
-		never     = "never"     // the server must not be contacted
-		discovery = "discovery" // only discovery may be asked
-	)
-	tests := []struct {
-		name    string
-		args    []string
-		server  string
-		wantErr string
-	}{
+	runFlagCases(t, []flagCase{
 		{
-			name: "no arguments", server: never,
+			name:    "no arguments",
 			wantErr: `you must specify the type of resource to get; use "kubectl api-resources" for a complete list of supported resources`,
 		},
 		{
-			name: "unknown output format", args: []string{"pods", "-o", "table"}, server: never,
+			name: "unknown output format", args: []string{"pods", "-o", "table"},
 			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,kyaml,name,template,templatefile,wide,yaml`,
 		},
-		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, server: never, wantErr: "template format specified but no template given"},
-		{name: "custom-columns without spec", args: []string{"pods", "-o", "custom-columns"}, server: never, wantErr: "custom-columns format specified but no custom columns given"},
-		{name: "unknown flag", args: []string{"pods", "--bogus"}, server: never, wantErr: "unknown flag: --bogus"},
+		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, wantErr: "template format specified but no template given"},
+		{name: "custom-columns without spec", args: []string{"pods", "-o", "custom-columns"}, wantErr: "custom-columns format specified but no custom columns given"},
+		{name: "unknown flag", args: []string{"pods", "--bogus"}, wantErr: "unknown flag: --bogus"},
 		{
-			name: "malformed duration", args: []string{"pods", "--sync-timeout", "soon"}, server: never,
+			name: "malformed duration", args: []string{"pods", "--sync-timeout", "soon"},
 			wantErr: `invalid argument "soon" for "--sync-timeout" flag: must be a duration such as 30s, 5m or 1h`,
 		},
 		{
-			name: "name across all namespaces", args: []string{"-A", "pods", "web-0"}, server: discovery,
+			name: "name across all namespaces", args: []string{"-A", "pods", "web-0"}, discovery: true,
 			wantErr: "a resource cannot be retrieved by name across all namespaces",
 		},
 		{
-			name: "type/name across all namespaces", args: []string{"pods/web-0", "--all-namespaces"}, server: discovery,
+			name: "type/name across all namespaces", args: []string{"pods/web-0", "--all-namespaces"}, discovery: true,
 			wantErr: "a resource cannot be retrieved by name across all namespaces",
 		},
 		{
-			name: "malformed label selector", args: []string{"pods", "-l", "app in (web"}, server: discovery,
+			name: "malformed label selector", args: []string{"pods", "-l", "app in (web"}, discovery: true,
 			wantErr: `invalid label selector "app in (web": unable to parse requirement: found '', expected: ',' or ')'`,
 		},
 		{
-			name: "malformed field selector", args: []string{"pods", "--field-selector", "spec.nodeName"}, server: discovery,
+			name: "malformed field selector", args: []string{"pods", "--field-selector", "spec.nodeName"}, discovery: true,
 			wantErr: `invalid field selector "spec.nodeName": invalid selector: 'spec.nodeName'; can't understand 'spec.nodeName'`,
 		},
 		{
-			name: "negative sync timeout", args: []string{"pods", "--sync-timeout=-1s"}, server: discovery,
+			name: "negative sync timeout", args: []string{"pods", "--sync-timeout=-1s"}, discovery: true,
 			wantErr: "--sync-timeout must not be negative, got -1s",
 		},
-		{name: "unknown type", args: []string{"podz"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
+		{name: "unknown type", args: []string{"podz"}, discovery: true, wantErr: `the server doesn't have a resource type "podz"`},
 		{
-			name: "type and type/name", args: []string{"pods", "pods/web-0"}, server: discovery,
+			name: "type and type/name", args: []string{"pods", "pods/web-0"}, discovery: true,
 			wantErr: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl idx resource/<resource_name>' instead of 'kubectl idx resource resource/<resource_name>'",
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			kubeconfig := unreachableKubeconfig(t)
-			if tc.server == discovery {
-				kubeconfig = discoveryServer(t)
-			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			root := NewCmdRoot(streams)
-			root.SetArgs(append(tc.args, "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()))
-			root.SetOut(streams.Out)
-			root.SetErr(streams.ErrOut)
-			err := root.ExecuteContext(context.Background())
-			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("error = %v\nwant    %s", err, tc.wantErr)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
-			if errOut.Len() != 0 {
-				t.Errorf("stderr = %q, want nothing (errors are printed once, by Execute)", errOut)
-			}
-		})
-	}
+	})
 }
 
 // TestGetValidate checks Validate alone, with the arguments Complete keeps:
@@ -254,17 +229,7 @@ func TestExecutePrintsErrorOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			code := Execute(streams, append(tc.args, "--kubeconfig", discoveryServer(t), "--cache-dir", t.TempDir()))
-			if code != 1 {
-				t.Errorf("exit code = %d, want 1", code)
-			}
-			if got := errOut.String(); got != tc.wantErrOut {
-				t.Errorf("stderr = %q, want %q", got, tc.wantErrOut)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append(tc.args, "--kubeconfig", discoveryServer(t), "--cache-dir", t.TempDir()), tc.wantErrOut)
 		})
 	}
 }
@@ -292,16 +257,7 @@ func TestListingWatchFlag(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, tc.args); code != 1 {
-				t.Errorf("exit code = %d, want 1", code)
-			}
-			if got, want := errOut.String(), prefix+tc.want+"\n"; got != want {
-				t.Errorf("stderr = %q\nwant     %q", got, want)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, tc.args, prefix+tc.want+"\n")
 		})
 	}
 }

@@ -50,17 +50,7 @@ func TestGraphFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--kubeconfig", unreachableKubeconfig(t), "--cache-dir", t.TempDir()}, tc.args...)
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			if code := Execute(streams, args); code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := errOut.String(); got != tc.want+"\n" {
-				t.Errorf("stderr:\n%q\nwant:\n%q", got, tc.want+"\n")
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append([]string{"--kubeconfig", unreachableKubeconfig(t), "--cache-dir", t.TempDir()}, tc.args...), tc.want+"\n")
 		})
 	}
 }
@@ -142,12 +132,7 @@ func TestGraphRun(t *testing.T) {
 			o := c.command(t, tc.command)
 			// As newGraphOptions sets it for the commands that draw graphs.
 			o.(interface{ options() *RelationOptions }).options().graphs = true
-			if err := o.Complete(nil, tc.args); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, tc.args)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			err := o.Run(ctx)

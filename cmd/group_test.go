@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
@@ -20,109 +18,66 @@ import (
 // each bad combination fails with kubectl-style wording before any list or
 // watch, and prints nothing (Execute prints the error once).
 func TestGroupFlagsAndValidation(t *testing.T) {
-	const (
-		never     = "never"     // the server must not be contacted
-		discovery = "discovery" // only discovery may be asked
-	)
-	tests := []struct {
-		name    string
-		args    []string
-		server  string
-		wantErr string
-	}{
+	runFlagCases(t, []flagCase{
 		{
-			name: "two groupings", args: []string{"pods", "--by-owner", "--by-node"}, server: discovery,
+			name: "two groupings", args: []string{"pods", "--by-owner", "--by-node"}, discovery: true,
 			wantErr: "--by-owner and --by-node cannot be used together: choose one grouping",
 		},
 		{
-			name: "three groupings", args: []string{"pods", "--by-namespace", "--by-label", "app", "--by", "{.spec.nodeName}"}, server: discovery,
+			name: "three groupings", args: []string{"pods", "--by-namespace", "--by-label", "app", "--by", "{.spec.nodeName}"}, discovery: true,
 			wantErr: "--by-label and --by-namespace and --by cannot be used together: choose one grouping",
 		},
 		{
-			name: "--by-label with an empty value", args: []string{"pods", "--by-label="}, server: discovery,
+			name: "--by-label with an empty value", args: []string{"pods", "--by-label="}, discovery: true,
 			wantErr: "--by-label needs a label key, e.g. --by-label app",
 		},
 		{
-			name: "--by-label with a blank value", args: []string{"pods", "--by-label", " "}, server: discovery,
+			name: "--by-label with a blank value", args: []string{"pods", "--by-label", " "}, discovery: true,
 			wantErr: "--by-label needs a label key, e.g. --by-label app",
 		},
 		{
-			name: "--by-label without a value", args: []string{"pods", "--by-label"}, server: never,
+			name: "--by-label without a value", args: []string{"pods", "--by-label"},
 			wantErr: "flag needs an argument: --by-label",
 		},
 		{
-			name: "--by without a value", args: []string{"pods", "--by"}, server: never,
+			name: "--by without a value", args: []string{"pods", "--by"},
 			wantErr: "flag needs an argument: --by",
 		},
 		{
-			name: "--by with an empty expression", args: []string{"pods", "--by="}, server: discovery,
+			name: "--by with an empty expression", args: []string{"pods", "--by="}, discovery: true,
 			wantErr: "invalid JSONPath in --by: empty JSONPath expression",
 		},
 		{
-			name: "--by with an invalid JSONPath", args: []string{"pods", "--by", "{.spec.containers[}"}, server: discovery,
+			name: "--by with an invalid JSONPath", args: []string{"pods", "--by", "{.spec.containers[}"}, discovery: true,
 			wantErr: `invalid JSONPath in --by: invalid JSONPath expression "{.spec.containers[}": unterminated array`,
 		},
 		{
-			name: "--by-node on deployments", args: []string{"deploy", "--by-node"}, server: discovery,
+			name: "--by-node on deployments", args: []string{"deploy", "--by-node"}, discovery: true,
 			wantErr: "--by-node groups objects by the node they run on; deployments.apps have no node (use it with pods)",
 		},
 		{
-			name: "--by-node on pods and services", args: []string{"pods,svc", "--by-node"}, server: discovery,
+			name: "--by-node on pods and services", args: []string{"pods,svc", "--by-node"}, discovery: true,
 			wantErr: "--by-node groups objects by the node they run on; services have no node (use it with pods)",
 		},
 		{
-			name: "--include-completed without a grouping", args: []string{"pods", "--include-completed"}, server: discovery,
+			name: "--include-completed without a grouping", args: []string{"pods", "--include-completed"}, discovery: true,
 			wantErr: "--include-completed only applies to --by-node",
 		},
 		{
-			name: "--include-completed with another grouping", args: []string{"pods", "--by-owner", "--include-completed"}, server: discovery,
+			name: "--include-completed with another grouping", args: []string{"pods", "--by-owner", "--include-completed"}, discovery: true,
 			wantErr: "--include-completed only applies to --by-node",
 		},
 		{
-			name: "--sort-by with a grouping", args: []string{"pods", "--by-namespace", "--sort-by", "{.metadata.name}"}, server: discovery,
+			name: "--sort-by with a grouping", args: []string{"pods", "--by-namespace", "--sort-by", "{.metadata.name}"}, discovery: true,
 			wantErr: "--sort-by cannot be used with grouping: groups and their members are sorted by key and name",
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			kubeconfig := unreachableKubeconfig(t)
-			if tc.server == discovery {
-				kubeconfig = discoveryServer(t)
-			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			root := NewCmdRoot(streams)
-			// The connection flags go first: a flag missing its value must be
-			// the last argument, or pflag takes the next one as the value.
-			root.SetArgs(append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...))
-			root.SetOut(streams.Out)
-			root.SetErr(streams.ErrOut)
-			err := root.ExecuteContext(context.Background())
-			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("error = %v\nwant    %s", err, tc.wantErr)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
-			if errOut.Len() != 0 {
-				t.Errorf("stderr = %q, want nothing (errors are printed once, by Execute)", errOut)
-			}
-		})
-	}
+	})
 }
 
 // TestGroupExecuteExitCode: a grouping error is one line on stderr and exit 1.
 func TestGroupExecuteExitCode(t *testing.T) {
-	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	code := Execute(streams, []string{"pods", "--by-owner", "--by-node", "--kubeconfig", discoveryServer(t), "--cache-dir", t.TempDir()})
-	if code != 1 {
-		t.Errorf("exit code = %d, want 1", code)
-	}
-	if got, want := errOut.String(), "error: --by-owner and --by-node cannot be used together: choose one grouping\n"; got != want {
-		t.Errorf("stderr = %q, want %q", got, want)
-	}
-	if out.Len() != 0 {
-		t.Errorf("stdout = %q, want nothing", out)
-	}
+	executeFails(t, []string{"pods", "--by-owner", "--by-node", "--kubeconfig", discoveryServer(t), "--cache-dir", t.TempDir()},
+		"error: --by-owner and --by-node cannot be used together: choose one grouping\n")
 }
 
 // groupDoc decodes -o json output of a group-by query.

@@ -253,12 +253,7 @@ func TestRelationRun(t *testing.T) {
 			if e, ok := o.(*EventsOptions); ok {
 				e.Types = tc.types
 			}
-			if err := o.Complete(nil, tc.args); err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if err := o.Validate(); err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
+			prepare(t, o, tc.args)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			err := o.Run(ctx)

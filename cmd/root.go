@@ -22,6 +22,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/homedir"
 	"k8s.io/klog/v2"
@@ -147,6 +149,16 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 			klog.V(2).ErrorS(err, msg, kv...)
 		},
 	}
+	// A server's Warning headers (a deprecated API version, an admission
+	// webhook's warning) reach stderr as kubectl prints them, each once
+	// (kubectl's cmd.go installs the same writer). This sets the process's
+	// default, for every client that sets no handler of its own: a cache
+	// server's stderr is the null device, and its pool's clients drop
+	// warnings besides (query.NewPool).
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{
+		Deduplicate: true,
+		Color:       cliprinters.AllowsColorOutput(streams.ErrOut),
+	}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return execute(ctx, streams, args, &runContext{args: args})

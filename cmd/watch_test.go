@@ -32,77 +32,48 @@ import (
 )
 
 func TestWatchFlagsAndValidation(t *testing.T) {
-	const (
-		never     = "never"     // the server must not be contacted
-		discovery = "discovery" // only discovery may be asked
-	)
-	tests := []struct {
-		name    string
-		args    []string
-		server  string
-		wantErr string
-	}{
+	runFlagCases(t, []flagCase{
 		{
-			name: "no arguments", server: never,
+			name: "no arguments", args: []string{"watch"},
 			wantErr: `you must specify the type of resource to watch; use "kubectl api-resources" for a complete list of supported resources`,
 		},
 		{
-			name: "unknown output format", args: []string{"pods", "-o", "table"}, server: never,
+			name: "unknown output format", args: []string{"watch", "pods", "-o", "table"},
 			wantErr: `unable to match a printer suitable for the output format "table", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
 		},
 		{
-			name: "custom columns cannot be printed per event", args: []string{"pods", "-o", "custom-columns=NAME:.metadata.name"}, server: never,
+			name: "custom columns cannot be printed per event", args: []string{"watch", "pods", "-o", "custom-columns=NAME:.metadata.name"},
 			wantErr: `unable to match a printer suitable for the output format "custom-columns=NAME:.metadata.name", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`,
 		},
-		{name: "jsonpath without template", args: []string{"pods", "-o", "jsonpath"}, server: never, wantErr: "template format specified but no template given"},
-		{name: "sort-by is get's", args: []string{"pods", "--sort-by", ".metadata.name"}, server: never, wantErr: "unknown flag: --sort-by"},
+		{name: "jsonpath without template", args: []string{"watch", "pods", "-o", "jsonpath"}, wantErr: "template format specified but no template given"},
+		{name: "sort-by is get's", args: []string{"watch", "pods", "--sort-by", ".metadata.name"}, wantErr: "unknown flag: --sort-by"},
 		{
-			name: "owner without a name", args: []string{"pods", "--owner", "deployment"}, server: discovery,
+			name: "owner without a name", args: []string{"watch", "pods", "--owner", "deployment"}, discovery: true,
 			wantErr: `--owner must be TYPE/NAME, e.g. deployment/web, got "deployment"`,
 		},
-		{name: "owner of an unknown type", args: []string{"pods", "--owner", "podz/web"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
+		{name: "owner of an unknown type", args: []string{"watch", "pods", "--owner", "podz/web"}, discovery: true, wantErr: `the server doesn't have a resource type "podz"`},
 		{
-			name: "namespaced owner across all namespaces", args: []string{"pods", "-A", "--owner", "deploy/web"}, server: discovery,
+			name: "namespaced owner across all namespaces", args: []string{"watch", "pods", "-A", "--owner", "deploy/web"}, discovery: true,
 			wantErr: "--owner deploy/web names a namespaced object: use it with --namespace, not --all-namespaces",
 		},
 		{
-			name: "diff with names", args: []string{"pods", "--diff", "-o", "name"}, server: discovery,
+			name: "diff with names", args: []string{"watch", "pods", "--diff", "-o", "name"}, discovery: true,
 			wantErr: "--diff cannot be used with -o name: names carry no fields; use -o json or the default table",
 		},
 		{
-			name: "name across all namespaces", args: []string{"pods", "web-0", "-A"}, server: discovery,
+			name: "name across all namespaces", args: []string{"watch", "pods", "web-0", "-A"}, discovery: true,
 			wantErr: "a resource cannot be retrieved by name across all namespaces",
 		},
 		{
-			name: "malformed label selector", args: []string{"pods", "-l", "app in (web"}, server: discovery,
+			name: "malformed label selector", args: []string{"watch", "pods", "-l", "app in (web"}, discovery: true,
 			wantErr: `invalid label selector "app in (web": unable to parse requirement: found '', expected: ',' or ')'`,
 		},
 		{
-			name: "negative sync timeout", args: []string{"pods", "--sync-timeout=-1s"}, server: discovery,
+			name: "negative sync timeout", args: []string{"watch", "pods", "--sync-timeout=-1s"}, discovery: true,
 			wantErr: "--sync-timeout must not be negative, got -1s",
 		},
-		{name: "unknown type", args: []string{"podz"}, server: discovery, wantErr: `the server doesn't have a resource type "podz"`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			kubeconfig := unreachableKubeconfig(t)
-			if tc.server == discovery {
-				kubeconfig = discoveryServer(t)
-			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-			root := NewCmdRoot(streams)
-			root.SetArgs(append(append([]string{"watch"}, tc.args...), "--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()))
-			root.SetOut(streams.Out)
-			root.SetErr(streams.ErrOut)
-			err := root.ExecuteContext(context.Background())
-			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("error = %v\nwant    %s", err, tc.wantErr)
-			}
-			if out.Len() != 0 || errOut.Len() != 0 {
-				t.Errorf("stdout = %q, stderr = %q, want nothing", out, errOut)
-			}
-		})
-	}
+		{name: "unknown type", args: []string{"watch", "podz"}, discovery: true, wantErr: `the server doesn't have a resource type "podz"`},
+	})
 }
 
 // watchHarness is a WatchOptions wired to fakes, run in the background.

@@ -3,10 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/openapi/openapitest"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
@@ -76,18 +71,8 @@ func TestWhereFlagErrors(t *testing.T) {
 			if slices.Contains(tc.args, "--context") {
 				kubeconfig = twoContextKubeconfig(t)
 			}
-			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 			// The connection flags first: --where without a value is last.
-			code := Execute(streams, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...))
-			if code != 1 {
-				t.Errorf("exit code %d, want 1", code)
-			}
-			if got := strings.TrimSuffix(errOut.String(), "\n"); got != tc.want {
-				t.Errorf("stderr:\n%s\nwant:\n%s", got, tc.want)
-			}
-			if out.Len() != 0 {
-				t.Errorf("stdout = %q, want nothing", out)
-			}
+			executeFails(t, append([]string{"--kubeconfig", kubeconfig, "--cache-dir", t.TempDir()}, tc.args...), tc.want+"\n")
 		})
 	}
 }
@@ -96,30 +81,7 @@ func TestWhereFlagErrors(t *testing.T) {
 // test must never contact.
 func twoContextKubeconfig(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		t.Errorf("the server was contacted: %s %s", r.Method, r.URL)
-	}))
-	t.Cleanup(srv.Close)
-	cfg := `apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "` + srv.URL + `"}
-contexts:
-- name: a
-  context: {cluster: test, user: test, namespace: shop}
-- name: b
-  context: {cluster: test, user: test, namespace: shop}
-current-context: a
-users:
-- name: test
-  user: {token: not-a-real-token}
-`
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeContextsKubeconfig(t, untouchedServer(t), "a", "b")
 }
 
 // TestWhereRun: what --where makes of an answer, through the listing
@@ -213,7 +175,7 @@ func TestWhereRun(t *testing.T) {
 				if err == nil || FormatError(err) != tc.wantErr {
 					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
 				}
-				if n := len(s.Requests()) + len(s.Metadata.Actions()); n != 0 {
+				if n := s.Contacted(); n != 0 {
 					t.Errorf("%d requests before the error, want none", n)
 				}
 				return

@@ -5,10 +5,15 @@
 #
 #   hack/tools.sh goreleaser krew validate-krew-manifest
 #
+# (`make generate` and `make lint` use deepcopy-gen and goimports the same way.)
+#
 # Nothing prebuilt is downloaded: each tool is built from its module's source.
 # goreleaser v2.16.0 is the last release that builds with Go 1.26; krew and its
 # validator come from the same sigs.k8s.io/krew v0.4.4. kubectl, for machines that
 # have none, is kubectl's own main built against k8s.io/kubectl at KUBECTL_VERSION.
+# deepcopy-gen comes from k8s.io/code-generator at the release of the project's
+# k8s.io modules (KUBECTL_VERSION), so the deep copies it writes are the ones
+# apimachinery's own types have; goimports from golang.org/x/tools.
 #
 # This is `go install PKG@VERSION` done in two steps: `go mod download` fetches the
 # module, then `go build` runs inside it, so the module's own go.mod and go.sum pin
@@ -20,6 +25,8 @@ set -euo pipefail
 GORELEASER_VERSION=${GORELEASER_VERSION:-v2.16.0}
 KREW_VERSION=${KREW_VERSION:-v0.4.4}
 KUBECTL_VERSION=${KUBECTL_VERSION:-v0.37.2}
+CODE_GENERATOR_VERSION=${CODE_GENERATOR_VERSION:-$KUBECTL_VERSION}
+GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.52.0}
 CACHE_ROOT=${KUBECTL_IDX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-idx}
 
 log() { echo "tools: $*" >&2; }
@@ -102,8 +109,10 @@ for tool in "$@"; do
   krew) install krew sigs.k8s.io/krew "$KREW_VERSION" cmd/krew ;;
   validate-krew-manifest) install validate-krew-manifest sigs.k8s.io/krew "$KREW_VERSION" cmd/validate-krew-manifest ;;
   kubectl) install_kubectl ;;
+  deepcopy-gen) install deepcopy-gen k8s.io/code-generator "$CODE_GENERATOR_VERSION" cmd/deepcopy-gen ;;
+  goimports) install goimports golang.org/x/tools "$GOIMPORTS_VERSION" cmd/goimports ;;
   *)
-    echo "tools: unknown tool \"$tool\" (known: goreleaser, krew, validate-krew-manifest, kubectl)" >&2
+    echo "tools: unknown tool \"$tool\" (known: goreleaser, krew, validate-krew-manifest, kubectl, deepcopy-gen, goimports)" >&2
     exit 1
     ;;
   esac

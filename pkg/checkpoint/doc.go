@@ -98,6 +98,6 @@
 // content, no credentials.
 //
 // Concurrency: a File is safe for concurrent use: the feeds of several
-// contexts record through their own Stream handles, and informer goroutines
-// mark relists.
+// contexts record through their own Feed handles (File.Resume returns one per
+// Stream), and informer goroutines mark relists (Feed.Relisting).
 package checkpoint

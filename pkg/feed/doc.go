@@ -1,5 +1,7 @@
 // Package feed turns shared informer notifications into a change feed that
-// loses nothing and repeats nothing, for `kubectl idx watch`.
+// loses nothing and repeats nothing, for `kubectl idx watch` and `kubectl idx
+// events -w`. A Feed is one cluster's: pkg/query runs one per target and
+// merges them (query.Follow), setting each event's Context.
 //
 // Vocabulary:
 //   - Notification: one call of an informer's event handler (OnAdd, OnUpdate,
@@ -25,6 +27,11 @@
 // marked DetectedOnRelist; an object deleted and recreated under the same name
 // while the watch was down becomes DELETED then ADDED.
 //
+// A Scope narrows the feed beyond what the server-side selectors do:
+// NameScope keeps named objects, a --where predicate (pkg/query's) decides by
+// the object alone, and AllOf joins several. An object that enters the scope
+// is ADDED, one that leaves it while it exists is DELETED with LeftScope.
+//
 // With an OwnerScope (`--owner`), membership is what the garbage collector
 // goes by, and the feed keeps it in the same queue order: an owner that is
 // deleted still counts with its last ownerReferences while something it owned
@@ -34,6 +41,9 @@
 // again, and those that left are DELETED with LeftScope, those that entered
 // ADDED. The OwnerLookup's reports take the same queue as the informers'
 // notifications; nothing is emitted from an informer goroutine.
+// NewInvolvedObjectScope is the OwnerScope of `events -w`: an Event belongs
+// when its involvedObject is the root or below it, and Config.Order lists the
+// initial Events oldest first.
 //
 // Marks and checkpoints: fed through MarkedHandler by a feed informer's cursor
 // (informer.Cursor), each notification says where its resource's history

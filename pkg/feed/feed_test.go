@@ -77,19 +77,24 @@ func runFeed(t *testing.T, cfg feed.Config, steps []step) ([]string, []*feed.Eve
 	t.Helper()
 	f := feed.New(cfg)
 	deliver(f, steps)
+	return drain(t, f, func(ev *feed.Event) string {
+		line := eventLine(ev)
+		if ev.LeftScope {
+			line += " (left)"
+		}
+		return line
+	})
+}
+
+// drain runs f until it has emitted everything delivered to it (its first
+// flush) and returns its events, each also as the line line makes of it.
+func drain(t *testing.T, f *feed.Feed, line func(*feed.Event) string) ([]string, []*feed.Event) {
+	t.Helper()
 	var lines []string
 	var events []*feed.Event
 	ctx, cancel := context.WithCancel(context.Background())
 	err := f.Run(ctx, func(ev *feed.Event) error {
-		m := ev.Object.(metav1.Object)
-		line := fmt.Sprintf("%s %d %s/%s@%s", ev.Type, ev.Source, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
-		if ev.DetectedOnRelist {
-			line += " (relist)"
-		}
-		if ev.LeftScope {
-			line += " (left)"
-		}
-		lines = append(lines, line)
+		lines = append(lines, line(ev))
 		events = append(events, ev)
 		return nil
 	}, func() error {
@@ -101,6 +106,17 @@ func runFeed(t *testing.T, cfg feed.Config, steps []step) ([]string, []*feed.Eve
 		t.Fatalf("Run: %v", err)
 	}
 	return lines, events
+}
+
+// eventLine is "TYPE source ns/name@rv", with "(relist)" marking
+// DetectedOnRelist.
+func eventLine(ev *feed.Event) string {
+	m := ev.Object.(metav1.Object)
+	line := fmt.Sprintf("%s %d %s/%s@%s", ev.Type, ev.Source, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
+	if ev.DetectedOnRelist {
+		line += " (relist)"
+	}
+	return line
 }
 
 func TestFeedEvents(t *testing.T) {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 )
 
 // ownerGraph is an OwnerScope's memory of ownership, kept in the order the feed

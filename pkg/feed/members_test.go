@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 )
 
 // These tests play what the API server, the garbage collector and the
@@ -153,6 +154,14 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 			w.handlers[src].OnAdd(o, true)
 		}
 	}
+	w.run()
+	return w
+}
+
+// run runs the feed in the background and waits for its first flush: each
+// flush then holds the feed until the next step has queued its
+// notifications.
+func (w *world) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	go func() {
@@ -160,14 +169,12 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 			if w.stopped.Load() {
 				return nil
 			}
-			// Hold the feed until the next step has queued its notifications.
 			w.done <- struct{}{}
 			<-w.next
 			return nil
 		})
 	}()
 	<-w.done
-	return w
 }
 
 func (w *world) stamp(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {

@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -199,19 +198,7 @@ func (w *world) restart(reportsFirst bool, whileDown func()) {
 		report()
 	}
 	w.stopped.Store(false)
-	ctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go func() {
-		w.runErr <- w.f.Run(ctx, w.emit, func() error {
-			if w.stopped.Load() {
-				return nil
-			}
-			w.done <- struct{}{}
-			<-w.next
-			return nil
-		})
-	}()
-	<-w.done
+	w.run()
 	w.pushed = 0
 }
 

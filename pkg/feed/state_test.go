@@ -139,15 +139,8 @@ func runMarked(t *testing.T, cfg feed.Config, before func(*feed.Feed), marks []m
 		before(f)
 	}
 	deliverMarked(f, marks)
-	var lines []string
-	var events []*feed.Event
-	ctx, cancel := context.WithCancel(context.Background())
-	err := f.Run(ctx, func(ev *feed.Event) error {
-		m := ev.Object.(metav1.Object)
-		line := fmt.Sprintf("%s %d %s/%s@%s", ev.Type, ev.Source, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
-		if ev.DetectedOnRelist {
-			line += " (relist)"
-		}
+	return drain(t, f, func(ev *feed.Event) string {
+		line := eventLine(ev)
 		if ev.LeftScope {
 			line += " (left scope)"
 		}
@@ -157,17 +150,8 @@ func runMarked(t *testing.T, cfg feed.Config, before func(*feed.Feed), marks []m
 		if ev.OldUnknown {
 			line += " (old unknown)"
 		}
-		lines = append(lines, line)
-		events = append(events, ev)
-		return nil
-	}, func() error {
-		cancel()
-		return nil
+		return line
 	})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	return lines, events
 }
 
 func TestFeedRecordsState(t *testing.T) {

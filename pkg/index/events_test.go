@@ -78,13 +78,7 @@ func TestInvolvedObjectIndexStore(t *testing.T) {
 	nodeEvent := involvedEvent("default", "worker-1.ready", corev1.ObjectReference{Kind: "Node", Name: "worker-1"})
 	anonymous := involvedEvent("shop", "anonymous", corev1.ObjectReference{})
 	objs := []any{pulled, started, old, nodeEvent, anonymous}
-	snapshots := make([]any, len(objs))
-	for i, o := range objs {
-		snapshots[i] = snapshot(o)
-		if err := s.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unchanged := addAll(t, s, objs)
 	assertGroups(t, s, InvolvedObjectIndex, map[string][]string{
 		"pod-uid":        {"shop/web-1.pulled", "shop/web-1.started"},
 		"Pod/shop/web-1": {"shop/web-1.old"},
@@ -115,7 +109,5 @@ func TestInvolvedObjectIndexStore(t *testing.T) {
 	if got := byIndex(t, s, InvolvedObjectIndex, InvolvedObjectKey("Node", "", "worker-1")); len(got) != 0 {
 		t.Errorf("ByIndex(Node//worker-1) = %q after the event was deleted", got)
 	}
-	for i, o := range objs {
-		assertUnchanged(t, snapshots[i], o)
-	}
+	unchanged()
 }

@@ -184,6 +184,25 @@ func snapshot(obj any) any {
 	return obj
 }
 
+// addAll adds objs to s and returns the check, for the end of the test, that
+// the store and its index functions left every one as it was.
+func addAll(t *testing.T, s cache.Store, objs []any) (unchanged func()) {
+	t.Helper()
+	snapshots := make([]any, len(objs))
+	for i, o := range objs {
+		snapshots[i] = snapshot(o)
+		if err := s.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		t.Helper()
+		for i, o := range objs {
+			assertUnchanged(t, snapshots[i], o)
+		}
+	}
+}
+
 func assertUnchanged(t testing.TB, before, after any) {
 	t.Helper()
 	if !reflect.DeepEqual(before, after) {

@@ -553,13 +553,7 @@ func TestUsesStore(t *testing.T) {
 	rc := &corev1.ReplicationController{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "legacy"}}
 	meta := partial(newPod("shop", "meta-only"), "v1", "Pod")
 	objs := []any{web1, web2, other, deploy, rc, meta}
-	snapshots := make([]any, len(objs))
-	for i, o := range objs {
-		snapshots[i] = snapshot(o)
-		if err := s.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unchanged := addAll(t, s, objs)
 
 	t.Run("after add", func(t *testing.T) {
 		assertGroups(t, s, UsesIndex, map[string][]string{
@@ -610,9 +604,7 @@ func TestUsesStore(t *testing.T) {
 		}
 	})
 
-	for i, o := range objs {
-		assertUnchanged(t, snapshots[i], o)
-	}
+	unchanged()
 }
 
 // FuzzUsesIndexFunc feeds arbitrary JSON, as unstructured objects of the

@@ -441,13 +441,7 @@ func TestSelected(t *testing.T) {
 	// A metadata-only pod: labels are metadata.
 	metaOnly := partial(newPod("meta", "p", withLabels("app", "web")), "v1", "Pod")
 	objs := []any{web1, web2, db, bare, web3, metaOnly}
-	snapshots := make([]any, len(objs))
-	for i, o := range objs {
-		snapshots[i] = snapshot(o)
-		if err := s.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unchanged := addAll(t, s, objs)
 	check := func(t *testing.T, ns, sel string, want ...string) {
 		t.Helper()
 		if got := selectedNames(t, s, ns, mustParse(t, sel)); !slices.Equal(got, want) {
@@ -501,9 +495,7 @@ func TestSelected(t *testing.T) {
 		check(t, "default", "", "default/bare", "default/web-2")
 	})
 
-	for i, o := range objs {
-		assertUnchanged(t, snapshots[i], o)
-	}
+	unchanged()
 }
 
 func TestSelectedBy(t *testing.T) {
@@ -524,13 +516,7 @@ func TestSelectedBy(t *testing.T) {
 		deployment("default", "broken", labelSel(nil, expr("app", "Foo"))),
 		toUnstructured(t, service("default", "u-svc", map[string]string{"app": "db"}), "v1", "Service"),
 	}
-	snapshots := make([]any, len(objs))
-	for i, o := range objs {
-		snapshots[i] = snapshot(o)
-		if err := s.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unchanged := addAll(t, s, objs)
 	check := func(t *testing.T, ns string, set labels.Set, want ...string) {
 		t.Helper()
 		if got := selectedByNames(t, s, ns, set); !slices.Equal(got, want) {
@@ -574,9 +560,7 @@ func TestSelectedBy(t *testing.T) {
 		check(t, "default", labels.Set{"app": "web", "tier": "be"}, "default/everything", "default/web")
 	})
 
-	for i, o := range objs {
-		assertUnchanged(t, snapshots[i], o)
-	}
+	unchanged()
 }
 
 func TestSelectorQueriesNeedTheirIndexes(t *testing.T) {

@@ -30,14 +30,7 @@ func newStore(t *testing.T) cache.Indexer {
 // names returns the sorted namespace/name keys of objs.
 func names(t *testing.T, objs []any) []string {
 	t.Helper()
-	out := make([]string, 0, len(objs))
-	for _, o := range objs {
-		k, err := cache.MetaNamespaceKeyFunc(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, k)
-	}
+	out := orderedNames(t, objs)
 	slices.Sort(out)
 	return out
 }
@@ -107,13 +100,7 @@ func TestStore(t *testing.T) {
 		},
 	}}
 	objs := []any{rs, node, web1, web2, pending, cr}
-	snapshots := make([]any, len(objs))
-	for i, o := range objs {
-		snapshots[i] = snapshot(o)
-		if err := s.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unchanged := addAll(t, s, objs)
 
 	t.Run("after add", func(t *testing.T) {
 		assertGroups(t, s, ControllerIndex, map[string][]string{
@@ -208,9 +195,7 @@ func TestStore(t *testing.T) {
 		}, []string{"default/thing", "default/web", "default/web-2"})
 	})
 
-	for i, o := range objs {
-		assertUnchanged(t, snapshots[i], o)
-	}
+	unchanged()
 }
 
 func TestQueryUnknownIndex(t *testing.T) {

@@ -1,5 +1,7 @@
-// Package informer builds, starts and syncs the short-lived shared informers that
-// back every kubectl-idx command.
+// Package informer builds, starts and syncs the shared informers that back
+// every kubectl-idx command: informers of its own for a direct run, or
+// borrowed from a Lender (package pool's warm pool, in the cache process),
+// which settles them for each question (freshness, the asker's checks).
 //
 // Vocabulary:
 //   - Resource: one API resource to watch, identified by its REST mapping

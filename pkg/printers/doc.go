@@ -2,9 +2,10 @@
 // formats, as kubectl prints them.
 //
 // Human output prints the API server's own table of every kind (as=Table),
-// which the engine reads beside the objects (query.Listing's Tables):
-// Tables.join is the one place a server's row meets its object, by UID, and a
-// kind whose table could not be read prints NAME and AGE. The tables go to
+// which the engine reads beside the objects and matches row by row to them
+// (query.Listing's Tables, query.TableFetch): Tables.join puts the rows in
+// the order the objects print, and a kind whose table could not be read
+// prints NAME and AGE. The tables go to
 // cli-runtime's TablePrinter; the tables kubectl-idx makes itself (trees,
 // relation lists, several contexts' documents) to printOwnTable, laid out as
 // kubectl lays out tables.
@@ -16,6 +17,14 @@
 // cli-runtime's printers like any object; a GroupList's -o json is written a
 // group at a time, byte for byte what the JSON printer would print.
 //
+// Feeds print an event at a time: EventPrinter for watch (a table's rows held
+// until Flush and aligned with those printed before; a v1alpha1.WatchEvent
+// per line in JSON), EventsWatchPrinter for events -w (kubectl events -w's
+// table). Event listings print in kubectl events' table (PrintEventTable),
+// relation graphs in -o dot and -o mermaid (PrintTreeGraph, PrintUsesGraph,
+// PrintSelectionGraph), and `cache status` in a table of its own
+// (PrintCacheStatus).
+//
 // One context of a plain run prints as kubectl does. An answer over several
 // contexts (query.Answer's Context set) names each object's: a CONTEXT column
 // first, a context/ prefix with -o name, a List per context (or a "context"
@@ -24,4 +33,11 @@
 // Objects passed in are shared cache objects and are never mutated: anything
 // that must set a field (TypeMeta for the type-aware printers) works on a
 // copy.
+//
+// The package reads the answer types (the documents of pkg/apis/v1alpha1,
+// query.Answer, query.Listing, feed.Event) and imports nothing of
+// pkg/informer. It keeps no state of its own: a cache process hands its
+// answers' printers the Encodings it keeps (Options.Encodings), so that -o
+// json does not encode the same informer object again for every answer; a
+// direct run hands none.
 package printers

@@ -343,6 +343,17 @@ func TestPrintGroupedNoHeaders(t *testing.T) {
 	}
 }
 
+// nodeDocRows are nodeDoc's groups and members in custom columns, without
+// the header.
+const nodeDocRows = "worker-1  (2 members)\n" +
+	"  a                                             worker-1\n" +
+	"  web-0                                         worker-1\n" +
+	"worker-2  (1 members)\n" +
+	"  a-pod-with-a-rather-long-generated-name-x2x   worker-2\n" +
+	"worker-3  (0 members)\n" +
+	"<none>  (1 members)\n" +
+	"  queued                                        <none>\n"
+
 func TestPrintGroupedCustomColumns(t *testing.T) {
 	const spec = "NAME:.metadata.name,NODE:.spec.nodeName"
 	for _, tc := range []struct {
@@ -353,26 +364,11 @@ func TestPrintGroupedCustomColumns(t *testing.T) {
 	}{
 		{
 			name: "one type", doc: nodeDoc(),
-			want: "  NAME                                          NODE\n" +
-				"worker-1  (2 members)\n" +
-				"  a                                             worker-1\n" +
-				"  web-0                                         worker-1\n" +
-				"worker-2  (1 members)\n" +
-				"  a-pod-with-a-rather-long-generated-name-x2x   worker-2\n" +
-				"worker-3  (0 members)\n" +
-				"<none>  (1 members)\n" +
-				"  queued                                        <none>\n",
+			want: "  NAME                                          NODE\n" + nodeDocRows,
 		},
 		{
 			name: "one type, no headers", noHeaders: true, doc: nodeDoc(),
-			want: "worker-1  (2 members)\n" +
-				"  a                                             worker-1\n" +
-				"  web-0                                         worker-1\n" +
-				"worker-2  (1 members)\n" +
-				"  a-pod-with-a-rather-long-generated-name-x2x   worker-2\n" +
-				"worker-3  (0 members)\n" +
-				"<none>  (1 members)\n" +
-				"  queued                                        <none>\n",
+			want: nodeDocRows,
 		},
 		{
 			// Custom columns are one table for every type, as kubectl

@@ -1,8 +1,6 @@
 package printers_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/shapes"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
@@ -91,38 +89,11 @@ func usesDoc(direction string) *v1alpha1.RelationList {
 // as it was.
 func printRelations(t *testing.T, doc *v1alpha1.RelationList, format, template string, noHeaders bool) string {
 	t.Helper()
-	before, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	delegate := outPrinter(t, "", "")
-	if !printers.IsHuman(format) && format != "name" {
-		delegate = outPrinter(t, format, template)
-	}
-	var out bytes.Buffer
-	opts := printers.Options{Format: format, NoHeaders: noHeaders, Now: treeNow}
-	if err := printers.PrintRelationList(&out, doc, delegate, opts); err != nil {
-		t.Fatalf("PrintRelationList -o %s: %v", format, err)
-	}
-	after, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) {
-		t.Errorf("PrintRelationList -o %s modified the document:\nbefore %s\nafter  %s", format, before, after)
-	}
-	return out.String()
+	return printDocument(t, "PrintRelationList", printers.PrintRelationList, doc, format, template, noHeaders)
 }
 
 func TestPrintRelationListHuman(t *testing.T) {
-	tests := []struct {
-		name      string
-		doc       *v1alpha1.RelationList
-		format    string
-		noHeaders bool
-		golden    string
-		header    []string
-	}{
+	tests := []humanCase[*v1alpha1.RelationList]{
 		{"orphans", orphanDoc(), "", false, "testdata/orphans.golden", []string{"NAMESPACE", "KIND", "NAME", "OWNER", "REASON", "AGE"}},
 		{"orphans no headers", orphanDoc(), "", true, "testdata/orphans_no_headers.golden", nil},
 		{"users", usesDoc("users"), "", false, "testdata/uses_users.golden", []string{"NAMESPACE", "KIND", "NAME", "VIA"}},
@@ -269,43 +240,9 @@ func TestPrintRelationListNames(t *testing.T) {
 	}
 }
 
-// jsonRelationItem mirrors the documented shape of a relation item.
-type jsonRelationItem struct {
-	APIVersion        string                    `json:"apiVersion"`
-	Kind              string                    `json:"kind"`
-	Namespace         string                    `json:"namespace"`
-	Name              string                    `json:"name"`
-	UID               string                    `json:"uid"`
-	CreationTimestamp string                    `json:"creationTimestamp"`
-	MissingOwners     []v1alpha1.OwnerReference `json:"missingOwners"`
-	OrphaningOwners   []v1alpha1.OwnerReference `json:"orphaningOwners"`
-	Via               []string                  `json:"via"`
-	Optional          bool                      `json:"optional"`
-	Exists            *bool                     `json:"exists"`
-}
-
-type jsonRelationList struct {
-	APIVersion string             `json:"apiVersion"`
-	Kind       string             `json:"kind"`
-	Subject    *jsonRelationItem  `json:"subject"`
-	Direction  string             `json:"direction"`
-	Items      []jsonRelationItem `json:"items"`
-	Warnings   []string           `json:"warnings"`
-}
-
-func decodeRelations(t *testing.T, out string) (jsonRelationList, map[string]any) {
+func decodeRelations(t *testing.T, out string) (shapes.RelationList, map[string]any) {
 	t.Helper()
-	var doc jsonRelationList
-	dec := json.NewDecoder(strings.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("decoding %s: %v", out, err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
-		t.Fatal(err)
-	}
-	return doc, raw
+	return decodeDocument[shapes.RelationList](t, out)
 }
 
 func TestPrintRelationListJSON(t *testing.T) {
@@ -379,27 +316,10 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 	t.Run("yaml", func(t *testing.T) {
 		out := printRelations(t, orphanDoc(), "yaml", "", false)
 		golden.Assert(t, "testdata/orphans_yaml.golden", out)
-		fromYAML, err := yaml.YAMLToJSON([]byte(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a, b any
-		if err := json.Unmarshal(fromYAML, &a); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(printRelations(t, orphanDoc(), "json", "", false)), &b); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("-o yaml and -o json differ:\n%s", out)
-		}
+		assertSameDocument(t, out, printRelations(t, orphanDoc(), "json", "", false))
 	})
 
-	tests := []struct {
-		name, format, template string
-		doc                    *v1alpha1.RelationList
-		want                   string
-	}{
+	runFormatCases(t, printRelations, []formatCase[*v1alpha1.RelationList]{
 		{"jsonpath names", "jsonpath", "{.items[*].name}", orphanDoc(), "kube-proxy-worker-9 multi leaving-6b8 backup-2900 web-tls"},
 		{"jsonpath orphaning", "jsonpath", "{.items[?(@.orphaningOwners)].name}", orphanDoc(), "multi leaving-6b8"},
 		{"jsonpath missing owners", "jsonpath", "{.items[1].missingOwners[*].kind}", orphanDoc(), "ConfigMap ReplicaSet"},
@@ -407,14 +327,7 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 		{"jsonpath missing uses", "jsonpath", "{.items[?(@.exists==false)].name}", usesDoc("uses"), "flags db-creds"},
 		{"jsonpath empty", "jsonpath", "{.items[*].name}", &v1alpha1.RelationList{Kind: v1alpha1.OrphanListKind}, ""},
 		{"go-template", "go-template", "{{range .items}}{{.kind}}/{{.name}} {{end}}", usesDoc("users"), "Deployment/api CronJob/db-backup Pod/api-0 "},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := printRelations(t, tc.doc, tc.format, tc.template, false); got != tc.want {
-				t.Errorf("-o %s=%s:\n got  %q\n want %q", tc.format, tc.template, got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestPrintRelationListCustomColumns: custom-columns prints a row per item,

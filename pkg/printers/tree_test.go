@@ -3,15 +3,18 @@ package printers_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/shapes"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 )
@@ -97,6 +100,14 @@ func ownersDoc() *v1alpha1.Tree {
 // format, checking that the document is left as it was.
 func printTree(t *testing.T, doc *v1alpha1.Tree, format, template string, noHeaders bool) string {
 	t.Helper()
+	return printDocument(t, "PrintTree", printers.PrintTree, doc, format, template, noHeaders)
+}
+
+// printDocument prints doc with print (PrintTree, PrintRelationList) and the
+// delegate printer kubectl's get flags build for format, at treeNow, checking
+// that the document is left as it was.
+func printDocument[D any](t *testing.T, name string, print func(io.Writer, D, cliprinters.ResourcePrinter, printers.Options) error, doc D, format, template string, noHeaders bool) string {
+	t.Helper()
 	before, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -107,32 +118,26 @@ func printTree(t *testing.T, doc *v1alpha1.Tree, format, template string, noHead
 	}
 	var out bytes.Buffer
 	opts := printers.Options{Format: format, NoHeaders: noHeaders, Now: treeNow}
-	if err := printers.PrintTree(&out, doc, delegate, opts); err != nil {
-		t.Fatalf("PrintTree -o %s: %v", format, err)
+	if err := print(&out, doc, delegate, opts); err != nil {
+		t.Fatalf("%s -o %s: %v", name, format, err)
 	}
 	after, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(before, after) {
-		t.Errorf("PrintTree -o %s modified the document:\nbefore %s\nafter  %s", format, before, after)
+		t.Errorf("%s -o %s modified the document:\nbefore %s\nafter  %s", name, format, before, after)
 	}
 	return out.String()
 }
 
 func TestPrintTreeHuman(t *testing.T) {
-	tests := []struct {
-		name      string
-		doc       *v1alpha1.Tree
-		format    string
-		noHeaders bool
-		golden    string
-	}{
-		{"tree", treeDoc(), "", false, "testdata/tree.golden"},
-		{"tree no headers", treeDoc(), "", true, "testdata/tree_no_headers.golden"},
-		{"tree wide", treeDoc(), "wide", false, "testdata/tree_wide.golden"},
-		{"owners", ownersDoc(), "", false, "testdata/owners.golden"},
-		{"owners wide", ownersDoc(), "wide", false, "testdata/owners_wide.golden"},
+	tests := []humanCase[*v1alpha1.Tree]{
+		{"tree", treeDoc(), "", false, "testdata/tree.golden", nil},
+		{"tree no headers", treeDoc(), "", true, "testdata/tree_no_headers.golden", nil},
+		{"tree wide", treeDoc(), "wide", false, "testdata/tree_wide.golden", nil},
+		{"owners", ownersDoc(), "", false, "testdata/owners.golden", nil},
+		{"owners wide", ownersDoc(), "wide", false, "testdata/owners_wide.golden", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,42 +322,18 @@ func TestPrintTreeNames(t *testing.T) {
 	}
 }
 
-// jsonTreeItem mirrors the documented shape of an item; decoding with
-// DisallowUnknownFields catches fields added without updating the shape.
-type jsonTreeItem struct {
-	APIVersion        string          `json:"apiVersion"`
-	Kind              string          `json:"kind"`
-	Namespace         string          `json:"namespace"`
-	Name              string          `json:"name"`
-	UID               string          `json:"uid"`
-	CreationTimestamp string          `json:"creationTimestamp"`
-	Ready             string          `json:"ready"`
-	Status            string          `json:"status"`
-	Controller        bool            `json:"controller"`
-	Missing           bool            `json:"missing"`
-	Unknown           bool            `json:"unknown"`
-	Cycle             bool            `json:"cycle"`
-	Children          []*jsonTreeItem `json:"children"`
-	Owners            []*jsonTreeItem `json:"owners"`
-}
-
-type jsonTreeDoc struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Root       *jsonTreeItem `json:"root"`
-	Warnings   []string      `json:"warnings"`
-}
-
-func decodeTree(t *testing.T, out string) (jsonTreeDoc, map[string]any) {
+func decodeTree(t *testing.T, out string) (shapes.Tree, map[string]any) {
 	t.Helper()
-	var doc jsonTreeDoc
-	dec := json.NewDecoder(strings.NewReader(out))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("decoding %s: %v", out, err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+	return decodeDocument[shapes.Tree](t, out)
+}
+
+// decodeDocument decodes a document printed with -o json into D, a shape of
+// internal/testing/shapes: a field the shape lacks is an error. It returns
+// the plain values too.
+func decodeDocument[D any](t *testing.T, out string) (D, map[string]any) {
+	t.Helper()
+	doc, raw, err := shapes.Decode[D](out)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return doc, raw
@@ -436,31 +417,13 @@ func TestPrintTreeDelegateFormats(t *testing.T) {
 	t.Run("yaml", func(t *testing.T) {
 		out := printTree(t, treeDoc(), "yaml", "", false)
 		golden.Assert(t, "testdata/tree_yaml.golden", out)
-		// The same document as -o json.
-		fromYAML, err := yaml.YAMLToJSON([]byte(out))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a, b any
-		if err := json.Unmarshal(fromYAML, &a); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal([]byte(printTree(t, treeDoc(), "json", "", false)), &b); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("-o yaml and -o json differ:\n%s", out)
-		}
+		assertSameDocument(t, out, printTree(t, treeDoc(), "json", "", false))
 		if !strings.Contains(out, "\nwarnings: []\n") {
 			t.Errorf("no empty warnings list:\n%s", out)
 		}
 	})
 
-	tests := []struct {
-		name, format, template string
-		doc                    *v1alpha1.Tree
-		want                   string
-	}{
+	runFormatCases(t, printTree, []formatCase[*v1alpha1.Tree]{
 		{"jsonpath root", "jsonpath", "{.kind} {.root.kind}/{.root.name}", treeDoc(), "Tree Rollout/canary"},
 		{"jsonpath children", "jsonpath", "{.root.children[*].name}", treeDoc(), "canary-cfg canary-7f9 canary-6c8"},
 		{"jsonpath grandchildren", "jsonpath", "{.root.children[1].children[*].status}", treeDoc(), "Running CrashLoopBackOff"},
@@ -468,13 +431,56 @@ func TestPrintTreeDelegateFormats(t *testing.T) {
 		{"jsonpath missing", "jsonpath", "{.root.owners[?(@.missing)].name}", ownersDoc(), "gone"},
 		{"jsonpath warnings", "jsonpath", "{.warnings[0]}", ownersDoc(), "owner Widget/w cannot be looked up: its kind cannot be listed"},
 		{"go-template", "go-template", "{{.kind}}:{{range .root.owners}} {{.kind}}{{end}}", ownersDoc(), "OwnerTree: Job Node ConfigMap Widget ConfigMap"},
-	}
+	})
+}
+
+// humanCase is a document printed in a table, the golden file it prints
+// and, where the test checks it, its header.
+type humanCase[D any] struct {
+	name      string
+	doc       D
+	format    string
+	noHeaders bool
+	golden    string
+	header    []string
+}
+
+// formatCase is a document printed with -o format=template and what it
+// prints.
+type formatCase[D any] struct {
+	name, format, template string
+	doc                    D
+	want                   string
+}
+
+// runFormatCases prints each case's document with print and compares.
+func runFormatCases[D any](t *testing.T, print func(t *testing.T, doc D, format, template string, noHeaders bool) string, tests []formatCase[D]) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := printTree(t, tc.doc, tc.format, tc.template, false); got != tc.want {
+			if got := print(t, tc.doc, tc.format, tc.template, false); got != tc.want {
 				t.Errorf("-o %s=%s:\n got  %q\n want %q", tc.format, tc.template, got, tc.want)
 			}
 		})
+	}
+}
+
+// assertSameDocument checks that -o yaml printed the document -o json did.
+func assertSameDocument(t *testing.T, yamlOut, jsonOut string) {
+	t.Helper()
+	fromYAML, err := yaml.YAMLToJSON([]byte(yamlOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(fromYAML, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("-o yaml and -o json differ:\n%s\n%s", yamlOut, jsonOut)
 	}
 }
 

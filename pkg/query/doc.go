@@ -7,9 +7,9 @@
 //
 // A change belongs in exactly one room:
 //
-//   - cmd/ turns flags into Targets, a Config and a question (GetQuery, an
-//     ObjectRef, a GroupBy), asks it of every target through Ask (Follow for
-//     a feed) and reports the answers. It decides only what the output needs
+//   - cmd/ turns flags into Targets, a Config and a question (GetQuery,
+//     FeedQuery, an ObjectRef, a GroupBy), asks it of every target through
+//     Ask (Follow for a FeedQuery) and reports the answers. It decides only what the output needs
 //     (Request.Mode, the server's tables for human output).
 //   - pkg/query (this package) owns the informer orchestration of a question:
 //     which factories and informers, with which indexers and selectors,
@@ -22,12 +22,48 @@
 //     (groups, the owner graph, selectors, references); pkg/feed turns
 //     informer notifications into the change feed.
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
-//     RelationList, WatchEvent), API objects; pkg/printers prints them, the
-//     objects and Listings. Neither knows about informers.
+//     RelationList, WatchEvent, CacheStatus), API objects that know nothing
+//     of informers; pkg/printers prints them, the objects, Listings and
+//     Answers, importing this package for those types and nothing of
+//     pkg/informer: the engine matches the server's table rows to their
+//     objects (TableFetch) and merges several contexts' groupings
+//     (MergeGroupLists).
 //
 // Nothing here imports cobra, pflag or pkg/printers or writes to the
 // process's stdout: questions take a context and return documents, objects
 // and warnings.
+//
+// # Questions and the methods that answer them
+//
+// Each command builds its question and asks it of every target through Ask;
+// the question is one call on the target's Session. A feed is a FeedQuery,
+// which Follow plans per target and follows:
+//
+//	kubectl idx TYPE[,TYPE] [NAME...]   Session.Get(GetQuery): List, Stream (one
+//	                                    type printed as it arrives), TopOwners
+//	                                    (--show-owner); Tables for human output
+//	  --by-owner|node|label|namespace   Session.Get with GetQuery.GroupBy:
+//	  --by JSONPATH                     Group; MergeGroupLists joins contexts
+//	kubectl idx tree TYPE/NAME          Session.Tree
+//	kubectl idx owners TYPE/NAME        Session.Owners
+//	kubectl idx orphans                 Session.Orphans
+//	kubectl idx uses TYPE/NAME          Session.Uses
+//	kubectl idx selects TYPE/NAME       Session.Selection (Selects)
+//	kubectl idx selected-by TYPE/NAME   Session.Selection, inverse (SelectedBy)
+//	kubectl idx events TYPE/NAME        Session.EventList (Events)
+//	kubectl idx watch TYPE[,TYPE]       Follow(FeedQuery): per target its plan
+//	                                    (the types, --owner's UID through
+//	                                    Session.UID, the checkpoint's stream
+//	                                    and cluster), then Session.Watch;
+//	                                    TopOwners for the OWNER column
+//	kubectl idx events TYPE/NAME -w     Follow(FeedQuery with Object set):
+//	                                    Session.WatchEvents
+//	completion                          TypeNames, ObjectNames
+//	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers:
+//	                                    pkg/served asks them
+//
+// The object argument of tree, owners, uses, selects and events resolves
+// through the target's discovery first (Session.Object).
 //
 // # Targets and answers
 //
@@ -52,9 +88,13 @@
 // them. The objects returned are read-only cache objects, to be deep-copied
 // before anything changes them. An answer from the cache says what each type
 // it read is current as of (Session.AsOf, the documents' and Listing's AsOf);
-// a direct run's says nothing of it. Questions over
-// every type (tree, owners, orphans, events) use a client rate of 50 requests
-// a second and at most 16 LISTs in flight.
+// a direct run's says nothing of it. Every session's clients get a rate of
+// 50 requests a second, in bursts of 300, unless the target's config sets one
+// (client-go's 5 would throttle a question that lists fifty types). The
+// informers of questions that read many types (tree, owners, orphans, uses,
+// selects, selected-by: newWideFactory) list at most 16 at once and drop the
+// server's warnings (Warning headers) about types nobody named; a listing's
+// clients keep them, for the process's warning writer to print.
 //
 // Each request is read as much as the output needs (Request.Mode):
 // metadata only for names and for human output, whose cells come from the

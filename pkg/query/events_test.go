@@ -99,11 +99,7 @@ func TestSessionEventsWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Events: %v", err)
 			}
-			var got []string
-			for _, e := range evs {
-				got = append(got, e.Reason)
-			}
-			if !slices.Equal(got, tc.want) {
+			if got := eventReasons(evs); !slices.Equal(got, tc.want) {
 				t.Errorf("events = %q, want %q", got, tc.want)
 			}
 		})

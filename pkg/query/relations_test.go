@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,21 +31,37 @@ func relationSession(t *testing.T, objs []runtime.Object, allNamespaces bool, fo
 	t.Helper()
 	s := fakeapi.New(nil, objs...)
 	fixtures.ForbidMetadataList(s, forbidden...)
+	cfg, mapper := relationConfig(t)
+	if allNamespaces {
+		cfg.Namespace, cfg.DefaultNamespace = "", "shop"
+	}
+	session, rec := newSession(t, s, cfg)
+	return session, rec, mapper
+}
+
+// relationConfig is the configuration of a question over every type of
+// fixtures.RelationAPIResources in shop, and the mapper of those types.
+func relationConfig(t *testing.T) (query.Config, meta.RESTMapper) {
+	t.Helper()
 	dc := fixtures.Discovery(fixtures.RelationAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
-	cfg := query.Config{
+	return query.Config{
 		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
 			Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
 				return informer.ListableResources(dc, namespacedOnly)
 			},
 		}},
 		ObjectStatus: printers.ObjectStatus,
+	}, mapper
+}
+
+// eventReasons are the reasons of evs, in order.
+func eventReasons(evs []*corev1.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Reason)
 	}
-	if allNamespaces {
-		cfg.Namespace, cfg.DefaultNamespace = "", "shop"
-	}
-	session, rec := newSession(t, s, cfg)
-	return session, rec, mapper
+	return out
 }
 
 // forbiddenReplicaSets is the error listing replicasets in shop gets.
@@ -270,11 +287,7 @@ func TestSessionEvents(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Events: %v", err)
 			}
-			var got []string
-			for _, e := range evs {
-				got = append(got, e.Reason)
-			}
-			if !slices.Equal(got, tc.want) {
+			if got := eventReasons(evs); !slices.Equal(got, tc.want) {
 				t.Errorf("events = %q, want %q (newest last)", got, tc.want)
 			}
 			if w := s.Warnings(); !slices.Equal(w, append([]string{}, tc.warnings...)) {

@@ -21,7 +21,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
@@ -263,7 +262,7 @@ func TestWhereGet(t *testing.T) {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
 				}
-				if n := len(s.Requests()) + len(s.Metadata.Actions()); n != 0 {
+				if n := s.Contacted(); n != 0 {
 					t.Errorf("%d requests before the error, want none", n)
 				}
 				return
@@ -434,17 +433,8 @@ func TestWhereRelations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := fakeapi.New(nil, objs...)
-			dc := fixtures.Discovery(fixtures.RelationAPIResources())
-			mapper, _ := fixtures.Mapper(t, dc)
-			cfg := query.Config{
-				Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-					Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-						return informer.ListableResources(dc, namespacedOnly)
-					},
-				}},
-				ObjectStatus: printers.ObjectStatus,
-				Where:        mustWhere(t, tc.where),
-			}
+			cfg, mapper := relationConfig(t)
+			cfg.Where = mustWhere(t, tc.where)
 			session, _ := newSession(t, s, cfg)
 			doc, err := tc.ask(t, session, func(arg string) query.ObjectRef { return objectRef(t, mapper, arg) })
 			if err != nil {

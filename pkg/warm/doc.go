@@ -1,11 +1,15 @@
 // Package warm is the transport of the warm cache: a background process per
 // identity that keeps informers warm across invocations, the unix socket it
 // listens on, who may talk to it, and how it starts, answers and ends. What it
-// keeps warm and how a question is answered belong to the caller: this package
-// moves a command's arguments to the process and its output back, and never
-// looks at either. The informers the caller keeps warm, how they are shown
-// current for each question and authorized for its asker, are package pool's
-// (pkg/pool), which this package does not import.
+// keeps warm and how a question is answered belong to the caller (package
+// served): this package moves a command's arguments, and the credential it
+// was asked with, to the process and its output back, and never looks at the
+// arguments or the output. It names identities (IdentityOf: who the API
+// server says a credential belongs to) and resolves credentials (Whoami),
+// since who may reach a process is its business. The informers the caller
+// keeps warm, how they are shown current for each question and authorized
+// for its asker, are package pool's (pkg/pool), which this package does not
+// import.
 //
 // # Security model
 //
@@ -162,22 +166,21 @@
 //
 // # Wiring
 //
-// cmd/cached.go (the client side) and cmd/serve.go (the server) are this
-// wiring. A command with --cache (or KUBECTL_IDX_CACHE=auto):
+// Package served is this wiring (pkg/served; cmd keeps the flags and the
+// warnings). A command with --cache (or KUBECTL_IDX_CACHE=auto) asks through
+// served.Client:
 //
-//	cfg, err := o.ConfigFlags.ToRESTConfig()
-//	asker, err := warm.Whoami(ctx, cfg) // the API server's error is the command's
-//	id, err := warm.NewIdentity(cfg, asker.User)
+//	id, asker, err := warm.IdentityOf(ctx, cfg) // the API server's error is the command's
 //	spec := warm.Spec{
-//		Identity: id, Version: version.Version,
+//		Identity: id, Version: version,
 //		Args:     []string{"cache", "serve"},
-//		Payload:  connectionFlagsAsJSON, // may hold --token: stdin only
+//		Payload:  startPayload, // the connection flags; may hold --token: stdin only
 //	}
-//	req, _ := warm.NewRunRequest(os.Args[1:], o.Out, o.ErrOut)
+//	req, _ := warm.NewRunRequest(os.Args[1:], stdout, stderr)
 //	req.Credential = asker.Credential
 //	conn, err := warm.Dial(ctx, spec)
 //	if err == nil {
-//		code, err = conn.Run(ctx, req, o.Out, o.ErrOut)
+//		code, err = conn.Run(ctx, req, stdout, stderr)
 //		// err == nil: exit with code; an error that is not ErrUnavailable
 //		// (output had begun): report it, exit 1.
 //	}
@@ -187,23 +190,22 @@
 //		conn.Warm(ctx, req)
 //	}
 //	// other errors.Is(err, warm.ErrUnavailable):
-//	fmt.Fprintf(o.ErrOut, "warning: %v; answering directly\n", err)
+//	fmt.Fprintf(stderr, "warning: %v; answering directly\n", err)
 //	// ... the direct run
 //
-// `kubectl idx cache serve`, which Connect starts:
+// `kubectl idx cache serve`, which Connect starts, reads the payload
+// (ReadPayload) and runs served.Server:
 //
-//	payload, err := warm.ReadPayload(os.Stdin)
-//	// rebuild the ConfigFlags from payload
 //	srv, err := warm.NewServer(warm.Options{
-//		Identity: payload.Identity, Version: version.Version, IdleTimeout: idle,
+//		Identity: payloadIdentity, Version: version, IdleTimeout: idle,
 //		Handler: func(ctx context.Context, req *warm.RunRequest, out, errOut io.Writer) int {
-//			// wait until Whoami of its own credentials gave the identity;
+//			// wait until IdentityOf of its own credentials gave the identity;
 //			// parse req.Args with req.Env, req.Dir and req.*Terminal in place of
 //			// the process's own and req.Credential in place of the kubeconfig's;
-//			// if Whoami with it gives another identity, return warm.Decline; else
-//			// answer from the warm informers, each authorized with it.
+//			// if IdentityOf with it gives another identity, return warm.Decline;
+//			// else answer from the warm informers, each authorized with it.
 //		},
-//		Status: pool.Status, // counts, times and resourceVersions, no objects
+//		Status: poolStatus, // counts, times and resourceVersions, no objects
 //	})
 //	// its own credentials rejected for good: srv.Shutdown("credentials rejected")
 //	return srv.Serve(ctx)

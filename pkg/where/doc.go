@@ -106,7 +106,9 @@
 // dynamically typed field of the wrong type, a result that is not a bool, the
 // per-evaluation cost limit) is false for that object, and its error is
 // counted per expression and distinct message, over every Filter compiled
-// from the same Conditions (several kinds, several clusters). Warnings lists
+// from the same Conditions (several kinds); a command over several clusters
+// forks its Conditions per cluster (Fork), so that each cluster's answer
+// warns of its own errors with its own counts. Warnings lists
 // each once with its count, for one line per distinct error, never one per
 // object; past five distinct errors per expression the rest are counted
 // together:
@@ -165,31 +167,33 @@
 //
 // # Use
 //
-// A command parses at Complete time, picks informers from Uses, compiles per
-// listed kind and cluster, evaluates per object, and prints the warnings once
-// at the end:
+// The command parses, at Complete time, and hands the Conditions to the
+// engine (query.Config.Where); the engine does the rest for each cluster and
+// question (pkg/query's where.go): it forks the Conditions, picks informer
+// modes from Uses, compiles per listed kind with the cluster's Schemas,
+// evaluates per object, and returns the warnings with the answer's, which the
+// command prints once at the end. In short:
 //
-//	// Complete
+//	// cmd: Complete
 //	conds, err := where.Parse(o.Where, time.Now()) // nil Conditions when there is no --where
 //	if err != nil {
 //		return err
 //	}
+//	cfg.Where = conds
+//
+//	// pkg/query: per cluster and question
+//	conds = conds.Fork()
 //	uses := conds.Uses()
 //	mode := informer.MetadataOnly
 //	if !uses.MetadataOnly() {
 //		mode = informer.Full
 //	}
-//	dc, err := o.ConfigFlags.ToDiscoveryClient()
-//	if err != nil {
-//		return err
-//	}
-//	schemas := where.NewSchemas(dc.OpenAPIV3()) // one per cluster
+//	schemas := target.Schemas // where.NewSchemas(dc.OpenAPIV3()), one per cluster, made with the Target
 //	filter, err := conds.Compile(mapping.GroupVersionKind, schemas) // one per kind
 //	if err != nil {
 //		return err
 //	}
-//
-//	// Run: owner only if uses.Owner, node only if uses.Node
+//	// per object: owner only if uses.Owner, node only if uses.Node
 //	in := where.Input{Object: obj}
 //	if uses.Owner {
 //		in.Owner = &where.Owner{APIVersion: ref.APIVersion, Kind: ref.Kind, Object: ownerMeta}
@@ -197,9 +201,8 @@
 //	if filter.Match(in) { // a nil Filter matches everything
 //		...
 //	}
-//
-//	// after the answer
+//	// after the answer: the session's warnings
 //	for _, w := range conds.Warnings() {
-//		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+//		warnings = append(warnings, w.String())
 //	}
 package where

@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubectl-idx/kubectl-idx/test/faultproxy"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -321,17 +320,11 @@ func (w *contextsWorld) checkContextTables(t *testing.T, out string, names []str
 			t.Fatalf("kubectl-idx printed %d tables, kubectl --context %s %d\nkubectl-idx:\n%s", len(got), name, len(want), out)
 		}
 		for i := range want {
-			if wantCols := append([]string{"CONTEXT"}, want[i].cols...); !slices.Equal(got[i].cols, wantCols) {
-				t.Errorf("table %d columns %q, want %q", i, got[i].cols, wantCols)
+			part, ok := contextPart(t, i, got[i], name, want[i].cols)
+			if !ok {
 				continue
 			}
-			var rows [][]string
-			for _, r := range got[i].rows {
-				if r[0] == name {
-					rows = append(rows, r[1:])
-				}
-			}
-			g := maskTimes(maskColumns(t, "kubectl-idx", table{cols: want[i].cols, rows: rows}, timeColumns...))
+			g := maskTimes(maskColumns(t, "kubectl-idx", part, timeColumns...))
 			k := maskTimes(maskColumns(t, "kubectl", want[i], timeColumns...))
 			if diff := cmp.Diff(k.rows, g.rows); diff != "" {
 				t.Errorf("table %d, context %s: rows differ (-kubectl +kubectl-idx):\n%s", i, name, diff)
@@ -681,15 +674,7 @@ func (w *contextsWorld) testUnreachable(t *testing.T) {
 // testStalled: a context whose server accepts connections and never answers fails within
 // --request-timeout and its retries while the others answer: they are asked concurrently.
 func (w *contextsWorld) testStalled(t *testing.T) {
-	addr, err := env.ServerAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := faultproxy.New(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
+	p := startFaultProxy(t, env)
 	p.Stall()
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(kc,
@@ -1397,20 +1382,14 @@ func (w *contextsWorld) testRelations(t *testing.T) {
 					t.Fatalf("kubectl-idx printed %d tables over the contexts, %d for context %s alone\n%s\n%s", len(got), len(want), name, res.Stdout, single.Stdout)
 				}
 				for i := range want {
-					if cols := append([]string{"CONTEXT"}, want[i].cols...); !slices.Equal(got[i].cols, cols) {
-						t.Errorf("table %d columns %q, want %q", i, got[i].cols, cols)
+					part, ok := contextPart(t, i, got[i], name, want[i].cols)
+					if !ok {
 						continue
-					}
-					var rows [][]string
-					for _, r := range got[i].rows {
-						if r[0] == name {
-							rows = append(rows, r[1:])
-						}
 					}
 					// Events' LAST SEEN ("92m (x4 over 122m)") too: the two
 					// reads are a moment apart, and may fall on both sides of
 					// a minute.
-					g := maskTimes(maskColumns(t, "kubectl-idx", table{cols: want[i].cols, rows: rows}, timeColumns...))
+					g := maskTimes(maskColumns(t, "kubectl-idx", part, timeColumns...))
 					s := maskTimes(maskColumns(t, "kubectl-idx alone", want[i], timeColumns...))
 					if diff := cmp.Diff(s.rows, g.rows); diff != "" {
 						t.Errorf("table %d, context %s: rows differ (-alone +over the contexts):\n%s", i, name, diff)
@@ -1576,15 +1555,7 @@ type contextsFeed struct{ *feedRun }
 
 func (f contextsFeed) events(t *testing.T) []ctxEvent {
 	t.Helper()
-	var out []ctxEvent
-	for _, l := range f.snapshot() {
-		var ev ctxEvent
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
-		}
-		out = append(out, ev)
-	}
-	return out
+	return feedEvents[ctxEvent](t, f.snapshot())
 }
 
 // has reports whether the feed printed an event of type typ for uid from context name.
@@ -1711,15 +1682,7 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 
 	t.Run("an outage of one context", func(t *testing.T) {
 		// alpha through a proxy that drops its connections and refuses new ones for a while.
-		addr, err := env.ServerAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := faultproxy.New(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = p.Close() })
+		p := startFaultProxy(t, env)
 		kc := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := testenv.WriteKubeconfig(kc,
 			testenv.KubeconfigContext{Name: "alpha", From: env.Kubeconfig, Server: "https://" + p.Addr()},
@@ -1771,7 +1734,9 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			uids[name] = cm.UID
-			t.Cleanup(func() { _ = cs.CoreV1().ConfigMaps(contextsWatchNamespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = cs.CoreV1().ConfigMaps(contextsWatchNamespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+			})
 		}
 		f := contextsFeed{startFeed(t, env, w.kubeconfig, "events", "configmap/probe-events", "-n", contextsWatchNamespace, "-w", "--context", "alpha,beta", "-o", "json")}
 		for name, cs := range clusters {
@@ -2040,4 +2005,23 @@ func maskTimes(tb table) table {
 		out.rows = append(out.rows, r)
 	}
 	return out
+}
+
+// contextPart is the part of table i of an answer over several contexts,
+// got, that holds context name's rows, without the CONTEXT column, under
+// cols. It is false, and the test told, when got's columns are not cols
+// after CONTEXT.
+func contextPart(t *testing.T, i int, got table, name string, cols []string) (table, bool) {
+	t.Helper()
+	if want := append([]string{"CONTEXT"}, cols...); !slices.Equal(got.cols, want) {
+		t.Errorf("table %d columns %q, want %q", i, got.cols, want)
+		return table{}, false
+	}
+	part := table{cols: cols}
+	for _, r := range got.rows {
+		if r[0] == name {
+			part.rows = append(part.rows, r[1:])
+		}
+	}
+	return part, true
 }

@@ -42,9 +42,9 @@ const hangBound = 30 * time.Second
 // machine. A feed that does not make it is hung.
 const recoverWithin = 60 * time.Second
 
-// newFaultProxy starts a proxy in front of e's API server, closed when the test ends,
-// and writes an admin kubeconfig through it.
-func newFaultProxy(t *testing.T, e *testenv.Env) (*faultproxy.Proxy, string) {
+// startFaultProxy starts a proxy in front of e's API server, closed when the
+// test ends.
+func startFaultProxy(t *testing.T, e *testenv.Env) *faultproxy.Proxy {
 	t.Helper()
 	addr, err := e.ServerAddr()
 	if err != nil {
@@ -55,6 +55,14 @@ func newFaultProxy(t *testing.T, e *testenv.Env) (*faultproxy.Proxy, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// newFaultProxy starts a proxy in front of e's API server, closed when the test ends,
+// and writes an admin kubeconfig through it.
+func newFaultProxy(t *testing.T, e *testenv.Env) (*faultproxy.Proxy, string) {
+	t.Helper()
+	p := startFaultProxy(t, e)
 	kc, err := e.KubeconfigVia(e.Kubeconfig, p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -344,6 +352,7 @@ func startFeedEnv(t *testing.T, e *testenv.Env, kubeconfig string, extraEnv []st
 			f.mu.Unlock()
 		}
 	}()
+	// A test that failed half-way leaves the feed running: end it.
 	t.Cleanup(p.Kill)
 	return f
 }

@@ -924,17 +924,7 @@ func TestGroupBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
-			res := as("").idx(t, tc.args...)
-			noPanic(t, "kubectl-idx", res)
-			if res.ExitCode != 1 {
-				t.Errorf("exit code %d, want 1", res.ExitCode)
-			}
-			if res.Stdout != "" {
-				t.Errorf("stdout not empty:\n%s", res.Stdout)
-			}
-			if lines := stderrLines(res.Stderr); len(lines) != 1 || lines[0] != tc.want {
-				t.Errorf("stderr:\n%s\nwant the one line:\n%s", res.Stderr, tc.want)
-			}
+			failsWith(t, as("").idx(t, tc.args...), regexp.QuoteMeta(tc.want), cmdTimeout)
 		})
 	}
 }

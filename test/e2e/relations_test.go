@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/shapes"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
 
@@ -41,62 +42,14 @@ import (
 // parallel, so the parallel tests that compare whole-cluster listings with kubectl run
 // after them, and each removes its namespace and everything in it when it ends.
 
-// treeDoc is the Tree and OwnerTree document as the README documents it.
-type treeDoc struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Root       *treeItem `json:"root"`
-	Warnings   []string  `json:"warnings"`
-}
-
-type treeItem struct {
-	APIVersion        string      `json:"apiVersion"`
-	Kind              string      `json:"kind"`
-	Namespace         string      `json:"namespace"`
-	Name              string      `json:"name"`
-	UID               string      `json:"uid"`
-	CreationTimestamp string      `json:"creationTimestamp"`
-	Ready             string      `json:"ready"`
-	Status            string      `json:"status"`
-	Controller        bool        `json:"controller"`
-	Missing           bool        `json:"missing"`
-	Unknown           bool        `json:"unknown"`
-	Cycle             bool        `json:"cycle"`
-	Children          []*treeItem `json:"children"`
-	Owners            []*treeItem `json:"owners"`
-}
-
-// relationList is the OrphanList and UsesList document as the README documents it.
-type relationList struct {
-	APIVersion string          `json:"apiVersion"`
-	Kind       string          `json:"kind"`
-	Subject    *relationItem   `json:"subject"`
-	Direction  string          `json:"direction"`
-	Items      []*relationItem `json:"items"`
-	Warnings   []string        `json:"warnings"`
-}
-
-type relationItem struct {
-	APIVersion        string     `json:"apiVersion"`
-	Kind              string     `json:"kind"`
-	Namespace         string     `json:"namespace"`
-	Name              string     `json:"name"`
-	UID               string     `json:"uid"`
-	CreationTimestamp string     `json:"creationTimestamp"`
-	MissingOwners     []ownerRef `json:"missingOwners"`
-	OrphaningOwners   []ownerRef `json:"orphaningOwners"`
-	Via               []string   `json:"via"`
-	Optional          bool       `json:"optional"`
-	Exists            *bool      `json:"exists"`
-}
-
-type ownerRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	UID        string `json:"uid"`
-}
+// The documents as the README documents them (internal/testing/shapes).
+type (
+	treeDoc      = shapes.Tree
+	treeItem     = shapes.TreeItem
+	relationList = shapes.RelationList
+	relationItem = shapes.RelationItem
+	ownerRef     = shapes.OwnerRef
+)
 
 // relNS is the namespace of one relation test and what the test created in it.
 type relNS struct {
@@ -1772,17 +1725,7 @@ func TestRelationsBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
-			res := as("").idx(t, tc.args...)
-			noPanic(t, "kubectl-idx", res)
-			if res.ExitCode != 1 {
-				t.Errorf("exit code %d, want 1", res.ExitCode)
-			}
-			if res.Stdout != "" {
-				t.Errorf("stdout not empty:\n%s", res.Stdout)
-			}
-			if lines := stderrLines(res.Stderr); len(lines) != 1 || lines[0] != tc.want {
-				t.Errorf("stderr:\n%s\nwant the one line:\n%s", res.Stderr, tc.want)
-			}
+			failsWith(t, as("").idx(t, tc.args...), regexp.QuoteMeta(tc.want), cmdTimeout)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,24 +85,7 @@ type feedRun struct {
 // startFeed runs the binary under test with args against e as the user of kubeconfig.
 func startFeed(t *testing.T, e *testenv.Env, kubeconfig string, args ...string) *feedRun {
 	t.Helper()
-	p, err := testenv.StartProcess(context.Background(), testenv.Cmd{
-		Path: binary, Args: args, Env: e.Environ(kubeconfig, ""), Timeout: feedTimeout,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &feedRun{proc: p, done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		for l := range p.Lines {
-			f.mu.Lock()
-			f.lines = append(f.lines, l.Text)
-			f.mu.Unlock()
-		}
-	}()
-	// A test that failed half-way leaves the feed running: end it.
-	t.Cleanup(p.Kill)
-	return f
+	return startFeedEnv(t, e, kubeconfig, nil, args...)
 }
 
 func (f *feedRun) snapshot() []string {
@@ -115,9 +97,15 @@ func (f *feedRun) snapshot() []string {
 // events parses the lines so far as NDJSON events.
 func (f *feedRun) events(t *testing.T) []watchEvent {
 	t.Helper()
-	var out []watchEvent
-	for _, l := range f.snapshot() {
-		var ev watchEvent
+	return feedEvents[watchEvent](t, f.snapshot())
+}
+
+// feedEvents parses lines as NDJSON events of type E.
+func feedEvents[E any](t *testing.T, lines []string) []E {
+	t.Helper()
+	var out []E
+	for _, l := range lines {
+		var ev E
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
 		}
@@ -126,26 +114,11 @@ func (f *feedRun) events(t *testing.T) []watchEvent {
 	return out
 }
 
-// waitFor polls until cond holds for the lines and stderr so far.
+// waitFor polls until cond holds for the lines and stderr so far, for at most
+// waitTimeout (see waitWithin).
 func (f *feedRun) waitFor(t *testing.T, what string, cond func(lines []string, stderr string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		lines, stderr := f.snapshot(), dropDetectorNotice(f.proc.Stderr())
-		if cond(lines, stderr) {
-			return
-		}
-		select {
-		case <-f.done:
-			res, _ := f.proc.Wait(time.Second)
-			t.Fatalf("feed exited while waiting for %s\n%s\n--- stdout ---\n%s", what, res, strings.Join(lines, "\n"))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s\n--- stderr ---\n%s\n--- stdout ---\n%s", what, stderr, strings.Join(lines, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	f.waitWithin(t, what, waitTimeout, cond)
 }
 
 // interrupt sends SIGINT and checks the feed exits 0 and prints nothing it should not.
@@ -846,26 +819,13 @@ func watchRecipes(t *testing.T) []string {
 func childNamed(parent int, name string) (int, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		entries, err := os.ReadDir("/proc")
+		children, err := testenv.Children(parent)
 		if err != nil {
 			return 0, err
 		}
-		for _, ent := range entries {
-			pid, err := strconv.Atoi(ent.Name())
-			if err != nil {
-				continue
-			}
-			stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
-			if err != nil {
-				continue
-			}
-			open, closeIdx := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-			if open < 0 || closeIdx < open {
-				continue
-			}
-			fields := strings.Fields(string(stat[closeIdx+1:]))
-			if len(fields) > 1 && fields[1] == strconv.Itoa(parent) && string(stat[open+1:closeIdx]) == name {
-				return pid, nil
+		for _, c := range children {
+			if c.Name == name {
+				return c.PID, nil
 			}
 		}
 		if time.Now().After(deadline) {

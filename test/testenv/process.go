@@ -37,21 +37,8 @@ type Process struct {
 // StartProcess starts c and returns at once. c.Timeout (DefaultTimeout when zero) kills the
 // child if it is still running then; c.Stdout is ignored: stdout goes to Lines.
 func StartProcess(ctx context.Context, c Cmd) (*Process, error) {
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	path := c.Path
-	if !strings.Contains(path, "/") && c.Env != nil {
-		if p, err := lookPath(path, c.Env); err == nil {
-			path = p
-		}
-	}
-	cmd := exec.CommandContext(ctx, path, c.Args...)
-	cmd.Env = c.Env
-	cmd.Dir = c.Dir
-	cmd.Stdin = c.Stdin
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	cmd := c.command(ctx)
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &p.stderr
 	stdout, err := cmd.StdoutPipe()

@@ -51,11 +51,38 @@ func (e *Env) apiServerPID() (int, error) {
 		return 0, errors.New("kube-apiserver has no secure port")
 	}
 	want := []byte("--secure-port=" + port)
-	self := os.Getpid()
-	entries, err := os.ReadDir("/proc")
+	children, err := Children(os.Getpid())
 	if err != nil {
 		return 0, fmt.Errorf("finding kube-apiserver: %w", err)
 	}
+	for _, c := range children {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.PID), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, arg := range bytes.Split(cmdline, []byte{0}) {
+			if bytes.Equal(arg, want) {
+				return c.PID, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("no child kube-apiserver serves port %s", port)
+}
+
+// Child is a child process: its pid and its command name.
+type Child struct {
+	PID  int
+	Name string
+}
+
+// Children lists the running children of the process parent, as /proc
+// shows them (Linux only).
+func Children(parent int) ([]Child, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []Child
 	for _, ent := range entries {
 		pid, err := strconv.Atoi(ent.Name())
 		if err != nil {
@@ -65,21 +92,17 @@ func (e *Env) apiServerPID() (int, error) {
 		if err != nil {
 			continue
 		}
-		// Fields after the command name, which is in parentheses and may hold spaces.
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		fields := strings.Fields(string(rest))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(self) {
+		// The command name is in parentheses and may hold spaces and
+		// parentheses; the fields after it start with the state, then the
+		// parent's pid.
+		open, closeIdx := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || closeIdx < open {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, arg := range bytes.Split(cmdline, []byte{0}) {
-			if bytes.Equal(arg, want) {
-				return pid, nil
-			}
+		fields := strings.Fields(string(stat[closeIdx+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) {
+			out = append(out, Child{PID: pid, Name: string(stat[open+1 : closeIdx])})
 		}
 	}
-	return 0, fmt.Errorf("no child kube-apiserver serves port %s", port)
+	return out, nil
 }

@@ -55,20 +55,20 @@ func (r Result) String() string {
 	return fmt.Sprintf("exit code %d after %s\n--- stdout ---\n%s\n--- stderr ---\n%s", r.ExitCode, r.Wall.Round(time.Millisecond), r.Stdout, r.Stderr)
 }
 
-// Run starts c and waits for it. A non-zero exit is reported in Result.ExitCode, not as an
-// error; the error is for a child that could not start or was killed at its timeout.
-func Run(ctx context.Context, c Cmd) (Result, error) {
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
+// timeout is c.Timeout, DefaultTimeout when zero.
+func (c Cmd) timeout() time.Duration {
+	if c.Timeout == 0 {
+		return DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	return c.Timeout
+}
 
+// command is the exec.Cmd of c, killed when ctx ends. A bare name is looked
+// up on the child's PATH (c.Env's), not ours: that is the one that counts
+// for `kubectl` next to a plugin dir.
+func (c Cmd) command(ctx context.Context) *exec.Cmd {
 	path := c.Path
 	if !strings.Contains(path, "/") && c.Env != nil {
-		// exec.Command looks names up on our own PATH; the child's PATH is the one that counts
-		// for `kubectl` next to a plugin dir.
 		if p, err := lookPath(path, c.Env); err == nil {
 			path = p
 		}
@@ -77,6 +77,15 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
 	cmd.Stdin = c.Stdin
+	return cmd
+}
+
+// Run starts c and waits for it. A non-zero exit is reported in Result.ExitCode, not as an
+// error; the error is for a child that could not start or was killed at its timeout.
+func Run(ctx context.Context, c Cmd) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	cmd := c.command(ctx)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	if c.Stdout != nil {
@@ -99,7 +108,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.TimedOut = true
-		return res, fmt.Errorf("%s %s: killed after %s", c.Path, strings.Join(c.Args, " "), timeout)
+		return res, fmt.Errorf("%s %s: killed after %s", c.Path, strings.Join(c.Args, " "), c.timeout())
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {

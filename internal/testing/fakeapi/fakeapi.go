@@ -164,6 +164,12 @@ func (s *Server) Typed(gv schema.GroupVersion) (rest.Interface, error) {
 	}, nil
 }
 
+// Contacted counts the requests received so far, typed and metadata: none
+// for a command that fails before it reads anything.
+func (s *Server) Contacted() int {
+	return len(s.Requests()) + len(s.Metadata.Actions())
+}
+
 // Requests returns the typed requests received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()

@@ -2,7 +2,6 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -36,6 +35,8 @@ type AsOf struct {
 	// Time is when ResourceVersion was the server's latest.
 	Time metav1.MicroTime `json:"time"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // CacheStatus is what the warm cache server of the current identity (the
 // server, the credentials, impersonation and the context) holds: how long it
@@ -164,72 +165,3 @@ func NewCacheStatus() *CacheStatus {
 
 // GetObjectKind returns the status's apiVersion and kind.
 func (s *CacheStatus) GetObjectKind() schema.ObjectKind { return typeMeta{&s.APIVersion, &s.Kind} }
-
-// DeepCopyInto copies s into out.
-func (s *CacheStatus) DeepCopyInto(out *CacheStatus) {
-	*out = *s
-	out.Started = s.Started.DeepCopy()
-	out.LastRequest = s.LastRequest.DeepCopy()
-	if s.Requests != nil {
-		r := *s.Requests
-		out.Requests = &r
-	}
-	if s.Memory != nil {
-		m := *s.Memory
-		out.Memory = &m
-	}
-	if s.Informers != nil {
-		out.Informers = make([]CachedInformer, len(s.Informers))
-		for i := range s.Informers {
-			s.Informers[i].DeepCopyInto(&out.Informers[i])
-		}
-	}
-}
-
-// DeepCopy returns a deep copy of s.
-func (s *CacheStatus) DeepCopy() *CacheStatus {
-	if s == nil {
-		return nil
-	}
-	out := new(CacheStatus)
-	s.DeepCopyInto(out)
-	return out
-}
-
-// DeepCopyObject returns a deep copy of s.
-func (s *CacheStatus) DeepCopyObject() runtime.Object {
-	if c := s.DeepCopy(); c != nil {
-		return c
-	}
-	return nil
-}
-
-// DeepCopyInto copies c into out.
-func (c *CachedInformer) DeepCopyInto(out *CachedInformer) {
-	*out = *c
-	c.Since.DeepCopyInto(&out.Since)
-	c.LastUsed.DeepCopyInto(&out.LastUsed)
-	if c.Confirmed != nil {
-		cf := *c.Confirmed
-		c.Confirmed.Time.DeepCopyInto(&cf.Time)
-		out.Confirmed = &cf
-	}
-	if c.WatchDown != nil {
-		d := *c.WatchDown
-		c.WatchDown.Since.DeepCopyInto(&d.Since)
-		out.WatchDown = &d
-	}
-}
-
-// copyAsOf deep-copies an answer's asOf.
-func copyAsOf(a []AsOf) []AsOf {
-	if a == nil {
-		return nil
-	}
-	out := make([]AsOf, len(a))
-	for i := range a {
-		out[i] = a[i]
-		a[i].Time.DeepCopyInto(&out[i].Time)
-	}
-	return out
-}

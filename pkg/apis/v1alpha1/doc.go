@@ -1,3 +1,5 @@
+// +k8s:deepcopy-gen=package
+
 // Package v1alpha1 holds the documents kubectl-idx prints for its own questions:
 // GroupList (--by-owner, --by-node, --by-label, --by-namespace, --by), Tree and
 // OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses), the
@@ -16,9 +18,20 @@
 // any object. Their apiVersion and kind are fields of their own rather than
 // an embedded metav1.TypeMeta, which would write kind before apiVersion: the
 // documents' bytes are the ones scripts have read since before they were API
-// objects.
+// objects. A WatchEvent is a runtime.Object too, for the jsonpath and
+// template printers, but a line of a feed, not a document: it has no
+// apiVersion or kind and is not registered.
 //
-// The query engine (pkg/query) builds these documents and pkg/printers prints
-// them; neither lives here. Plain listings (`kubectl idx TYPE -o json`) print a
-// v1 List of the objects, as kubectl does, not a document of this package.
+// The deep copies are deepcopy-gen's (zz_generated.deepcopy.go, written by
+// `make generate` from the +k8s:deepcopy-gen markers; `make lint` fails when
+// it is stale), but for Change's, written by hand because its values are
+// decoded JSON of type any. A copy copies Members' objects and a WatchEvent's
+// object through their own DeepCopyObject, so a copy is the caller's to
+// change, cached objects included.
+//
+// The query engine (pkg/query) builds GroupList, Tree and RelationList;
+// pkg/printers builds each WatchEvent from the feed's event as it prints it;
+// the cache commands fill CacheStatus. Plain listings (`kubectl idx TYPE -o
+// json`) print a v1 List of the objects, as kubectl does, not a document of
+// this package.
 package v1alpha1

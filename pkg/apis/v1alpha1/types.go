@@ -25,6 +25,8 @@ const (
 	GroupByJSONPath  GroupMode = "jsonpath"
 )
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // GroupList is the answer to a group-by query.
 type GroupList struct {
 	APIVersion string `json:"apiVersion"`
@@ -247,6 +249,8 @@ func (r *Resources) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // Tree is the answer of tree (Kind Tree) and owners (Kind OwnerTree).
 type Tree struct {
 	APIVersion string `json:"apiVersion"`
@@ -287,6 +291,8 @@ type TreeItem struct {
 	Children []*TreeItem `json:"children,omitempty"`
 	Owners   []*TreeItem `json:"owners,omitempty"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // RelationList is the answer of orphans (Kind OrphanList) and uses (Kind
 // UsesList): objects named by reference, with what relates them.

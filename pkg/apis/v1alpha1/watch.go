@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // WatchEvent is one line of `kubectl idx watch -o json` (and of `kubectl idx
 // events -w -o json`): a change to one object. Replaying the feed (ADDED and
 // MODIFIED put the object by UID, DELETED removes it) gives the objects the
@@ -97,4 +99,41 @@ func (c Change) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// DeepCopyInto copies c into out. It is written by hand, and deepcopy-gen
+// leaves it alone: the generator copies no field of type any, and Old and
+// New are decoded JSON, whose maps and slices copyJSONValue copies.
+func (c *Change) DeepCopyInto(out *Change) {
+	*out = *c
+	out.Old = copyJSONValue(c.Old)
+	out.New = copyJSONValue(c.New)
+}
+
+// copyJSONValue copies the maps and slices of a decoded JSON value. Unlike
+// runtime.DeepCopyJSONValue it does not panic on a number that is no int64
+// or float64 (an unstructured object built in code may hold an int): every
+// value that is no map or slice is immutable and is shared.
+func copyJSONValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			return t
+		}
+		c := make(map[string]any, len(t))
+		for k, e := range t {
+			c[k] = copyJSONValue(e)
+		}
+		return c
+	case []any:
+		if t == nil {
+			return t
+		}
+		c := make([]any, len(t))
+		for i, e := range t {
+			c[i] = copyJSONValue(e)
+		}
+		return c
+	}
+	return v
 }
