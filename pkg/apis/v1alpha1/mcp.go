@@ -85,6 +85,8 @@ type ObjectView struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // QueryAnswer answers the query tool. count and total count objects; a
 // grouped answer pages over its groups' members in order, and a group whose
 // members go on in the next page says so (More).
@@ -143,6 +145,8 @@ type RelatedObject struct {
 	OrphaningOwners []string `json:"orphaningOwners,omitempty"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // RelationsAnswer answers the relations tool.
 type RelationsAnswer struct {
 	APIVersion string `json:"apiVersion"`
@@ -175,6 +179,8 @@ type EventView struct {
 	Source string `json:"source,omitempty"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // EventsAnswer answers the events tool, oldest first.
 type EventsAnswer struct {
 	APIVersion string `json:"apiVersion"`
@@ -203,6 +209,8 @@ type ChangeView struct {
 	Gap              *WatchGap `json:"gap,omitempty"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // ChangesAnswer answers the changes tool: the changes after the cursor (the
 // current state as ADDED when there was none), and where to go on from.
 type ChangesAnswer struct {
@@ -225,6 +233,8 @@ type ContextView struct {
 	Version   string `json:"version,omitempty"`
 	Error     string `json:"error,omitempty"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // ContextsAnswer answers the contexts tool.
 type ContextsAnswer struct {
@@ -277,18 +287,9 @@ func (a *ChangesAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.A
 // GetObjectKind returns the answer's apiVersion and kind.
 func (a *ContextsAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
 
-// The deep copies of the MCP answers. Fields maps and group keys and
-// summaries hold JSON values (maps, slices, strings, numbers, bools), copied
-// by runtime.DeepCopyJSONValue's rules.
-
-// DeepCopyInto copies p into out.
-func (p *Page) DeepCopyInto(out *Page) {
-	*out = *p
-	if p.AsOf != nil {
-		out.AsOf = append([]MCPAsOf(nil), p.AsOf...)
-	}
-	out.Warnings = copyStrings(p.Warnings)
-}
+// The deep copies of the MCP answers are deepcopy-gen's, but for the two
+// types with JSON values (Fields, a group's key and summary), which
+// deepcopy-gen cannot copy: theirs follow runtime.DeepCopyJSONValue's rules.
 
 // DeepCopyInto copies v into out.
 func (v *ObjectView) DeepCopyInto(out *ObjectView) {
@@ -296,108 +297,35 @@ func (v *ObjectView) DeepCopyInto(out *ObjectView) {
 	out.Fields = copyJSONMap(v.Fields)
 }
 
+// DeepCopy returns a deep copy of v.
+func (v *ObjectView) DeepCopy() *ObjectView {
+	if v == nil {
+		return nil
+	}
+	out := new(ObjectView)
+	v.DeepCopyInto(out)
+	return out
+}
+
 // DeepCopyInto copies g into out.
 func (g *GroupView) DeepCopyInto(out *GroupView) {
 	*out = *g
 	out.Key, out.Summary = copyJSONMap(g.Key), copyJSONMap(g.Summary)
-	out.Members = copyViews(g.Members)
-}
-
-// DeepCopyInto copies r into out.
-func (r *RelatedObject) DeepCopyInto(out *RelatedObject) {
-	*out = *r
-	r.ObjectView.DeepCopyInto(&out.ObjectView)
-	out.Path, out.Via = copyStrings(r.Path), copyStrings(r.Via)
-	out.MissingOwners, out.OrphaningOwners = copyStrings(r.MissingOwners), copyStrings(r.OrphaningOwners)
-	if r.Exists != nil {
-		e := *r.Exists
-		out.Exists = &e
-	}
-}
-
-// DeepCopyInto copies c into out.
-func (c *ChangeView) DeepCopyInto(out *ChangeView) {
-	*out = *c
-	c.Object.DeepCopyInto(&out.Object)
-	if c.Gap != nil {
-		g := *c.Gap
-		out.Gap = &g
-	}
-}
-
-// DeepCopyObject returns a deep copy of a.
-func (a *QueryAnswer) DeepCopyObject() runtime.Object {
-	out := *a
-	a.Page.DeepCopyInto(&out.Page)
-	out.Objects = copyViews(a.Objects)
-	if a.Groups != nil {
-		out.Groups = make([]GroupView, len(a.Groups))
-		for i := range a.Groups {
-			a.Groups[i].DeepCopyInto(&out.Groups[i])
+	if g.Members != nil {
+		out.Members = make([]ObjectView, len(g.Members))
+		for i := range g.Members {
+			g.Members[i].DeepCopyInto(&out.Members[i])
 		}
 	}
-	return &out
 }
 
-// DeepCopyObject returns a deep copy of a.
-func (a *RelationsAnswer) DeepCopyObject() runtime.Object {
-	out := *a
-	a.Page.DeepCopyInto(&out.Page)
-	if a.Subject != nil {
-		s := new(ObjectView)
-		a.Subject.DeepCopyInto(s)
-		out.Subject = s
-	}
-	if a.Items != nil {
-		out.Items = make([]RelatedObject, len(a.Items))
-		for i := range a.Items {
-			a.Items[i].DeepCopyInto(&out.Items[i])
-		}
-	}
-	return &out
-}
-
-// DeepCopyObject returns a deep copy of a.
-func (a *EventsAnswer) DeepCopyObject() runtime.Object {
-	out := *a
-	a.Page.DeepCopyInto(&out.Page)
-	if a.Events != nil {
-		out.Events = append([]EventView(nil), a.Events...)
-	}
-	return &out
-}
-
-// DeepCopyObject returns a deep copy of a.
-func (a *ChangesAnswer) DeepCopyObject() runtime.Object {
-	out := *a
-	a.Page.DeepCopyInto(&out.Page)
-	if a.Changes != nil {
-		out.Changes = make([]ChangeView, len(a.Changes))
-		for i := range a.Changes {
-			a.Changes[i].DeepCopyInto(&out.Changes[i])
-		}
-	}
-	return &out
-}
-
-// DeepCopyObject returns a deep copy of a.
-func (a *ContextsAnswer) DeepCopyObject() runtime.Object {
-	out := *a
-	a.Page.DeepCopyInto(&out.Page)
-	if a.Contexts != nil {
-		out.Contexts = append([]ContextView(nil), a.Contexts...)
-	}
-	return &out
-}
-
-func copyViews(in []ObjectView) []ObjectView {
-	if in == nil {
+// DeepCopy returns a deep copy of g.
+func (g *GroupView) DeepCopy() *GroupView {
+	if g == nil {
 		return nil
 	}
-	out := make([]ObjectView, len(in))
-	for i := range in {
-		in[i].DeepCopyInto(&out[i])
-	}
+	out := new(GroupView)
+	g.DeepCopyInto(out)
 	return out
 }
 
