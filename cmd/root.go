@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/util/homedir"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -85,6 +86,9 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 				return err
 			}
 		}
+		if _, _, err := informer.ListTuningFromEnv(); err != nil {
+			return err
+		}
 		// client-go logs some failures it also returns ("Unexpected error when
 		// reading response body") at any verbosity; the one-line error we print
 		// says it already. Keep klog for those who ask for it with -v.
@@ -120,6 +124,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdHistory(f, streams))
 	root.AddCommand(NewCmdBlame(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
+	root.AddCommand(NewCmdMCP(f, streams))
 	root.AddCommand(NewCmdOptions(streams))
 	addCompletion(root, f, streams)
 	return root, prof
