@@ -275,6 +275,24 @@ var jqRecipes = []recipe{
 			| [.items[] | select(.kind == "Event" and .type == "Warning" and (.involvedObject.uid as $u | $tree | any(.[]; . == $u)))]
 			| sort_by(.lastTimestamp)[] | "\(.involvedObject.kind)/\(.involvedObject.name) \(.reason)"'`,
 	},
+	{
+		name: "the stretches of the last day nothing covers",
+		cmd:  `kubectl idx history deployment/web -n shop --since 24h -o json | jq -r '.gaps[] | "\(.from) \(.to)"'`,
+		// The window is the last day; the revisions cover the pod template from the
+		// Deployment's creation when revision 1 is kept (else from the oldest revision's
+		// ReplicaSet), the events the last hour (the API server's --event-ttl): the gap is
+		// the day's start to the earlier of those, by the clock as the answer is asked.
+		kubectl: `now=$(date -u +%s); kubectl get deployments,replicasets -n shop -o json | jq -r --argjson now "$now" '
+			(.items[] | select(.kind == "Deployment" and .metadata.name == "web")) as $d
+			| [.items[] | select(.kind == "ReplicaSet" and any(.metadata.ownerReferences[]?; .uid == $d.metadata.uid and .controller)
+				and .metadata.annotations["deployment.kubernetes.io/revision"] != null)] as $rs
+			| ([$rs[] | .metadata.annotations | ."deployment.kubernetes.io/revision", (."deployment.kubernetes.io/revision-history" // "" | split(",")[])
+				| select(. != "") | tonumber] | min) as $low
+			| (if $rs == [] then null elif $low == 1 then ($d.metadata.creationTimestamp | fromdate) else ([$rs[].metadata.creationTimestamp | fromdate] | min) end) as $revs
+			| ($now - 86400) as $from | ([$now - 3600, $revs] | map(select(. != null)) | min) as $to
+			| select($to > $from) | "\($from | todate) \($to | todate)"'`,
+		clock: true,
+	},
 }
 
 // recipe is a shell pipeline with its reference.
@@ -286,12 +304,19 @@ type recipe struct {
 	kubectl string
 	// want, when set, is the exact expected output as well.
 	want string
+	// clock says the answer depends on the time it is asked, to the second: the reference
+	// runs before and after the recipe, and the recipe's output must be one of the two.
+	clock bool
 }
 
 func TestJQRecipes(t *testing.T) {
 	for _, rc := range jqRecipes {
 		t.Run(rc.name, func(t *testing.T) {
 			t.Parallel()
+			if rc.clock {
+				checkClockRecipe(t, rc.cmd, rc.kubectl)
+				return
+			}
 			checkRecipe(t, rc.cmd, rc.kubectl, rc.want)
 		})
 	}
@@ -316,6 +341,25 @@ func checkRecipe(t *testing.T, cmd, reference, want string) {
 	mustSucceed(t, cmd, got)
 	if got.Stdout != ref.Stdout {
 		t.Errorf("%s\nprints:\n%s\nwant (from %s):\n%s", cmd, got.Stdout, reference, ref.Stdout)
+	}
+}
+
+// checkClockRecipe runs a recipe whose answer depends on the time it is asked between two
+// runs of its reference: its stdout must be the reference's before it or after it.
+func checkClockRecipe(t *testing.T, cmd, reference string) {
+	t.Helper()
+	r := as("")
+	before := r.shell(t, reference)
+	mustSucceed(t, reference, before)
+	if before.Stdout == "" {
+		t.Fatalf("fixture problem: %s prints nothing", reference)
+	}
+	got := r.shell(t, cmd)
+	after := r.shell(t, reference)
+	mustSucceed(t, cmd, got)
+	mustSucceed(t, reference, after)
+	if got.Stdout != before.Stdout && got.Stdout != after.Stdout {
+		t.Errorf("%s\nprints:\n%s\nwant (from %s, before and after it):\n%s%s", cmd, got.Stdout, reference, before.Stdout, after.Stdout)
 	}
 }
 
