@@ -195,6 +195,56 @@ func TestSessionHistoryGaps(t *testing.T) {
 	}
 }
 
+// TestSessionHistoryPruned: revision 1 is no longer kept (pruned by
+// revisionHistoryLimit): the stretch from the creation to revision 2, the
+// oldest kept, is before the events' hour, and is a gap saying so.
+func TestSessionHistoryPruned(t *testing.T) {
+	var objs []runtime.Object
+	for _, o := range fixtures.HistoryObjects() {
+		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Name == "web-h1" {
+			continue
+		}
+		objs = append(objs, o)
+	}
+	s := fakeapi.New(nil, objs...)
+	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
+	mapper, _ := fixtures.Mapper(t, dc)
+	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+			return informer.ListableResources(dc, namespacedOnly)
+		},
+	}}})
+	h, err := session.History(testContext(t), objectRef(t, mapper, "deployment/web"), query.HistoryOptions{Now: fixtures.HistoryNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Gaps) != 1 || !h.Gaps[0].From.Time.Equal(fixtures.HistoryStart) || !h.Gaps[0].To.Time.Equal(fixtures.HistoryStart.Add(10*time.Minute)) {
+		t.Fatalf("gaps %+v, want the creation to revision 2, the oldest kept", h.Gaps)
+	}
+	for _, want := range []string{"it is before the oldest revision kept (revision 2, 2026-03-01T10:10:00Z)", "events expire about 1h0m0s after they last happened"} {
+		if !strings.Contains(h.Gaps[0].Reason, want) {
+			t.Errorf("gap reason %q lacks %q", h.Gaps[0].Reason, want)
+		}
+	}
+	if strings.Contains(h.Gaps[0].Reason, "was created at") {
+		t.Errorf("gap reason %q says the object was created after the gap", h.Gaps[0].Reason)
+	}
+	var revisions []int64
+	for _, e := range h.Entries {
+		if e.Revision != nil {
+			revisions = append(revisions, e.Revision.Number)
+		}
+	}
+	if !slices.Equal(revisions, []int64{2, 3}) {
+		t.Errorf("revisions %v, want 2 and 3", revisions)
+	}
+	for _, c := range h.Coverage {
+		if c.Source == v1alpha1.SourceRevision && !strings.Contains(c.Description, "revisions 2 to 3") || c.Source == v1alpha1.SourceRevision && !strings.Contains(c.Description, "the revisions before 2 are no longer kept") {
+			t.Errorf("the revisions' coverage: %q", c.Description)
+		}
+	}
+}
+
 // TestSessionHistoryWhere: --where keeps the entries whose object matches.
 func TestSessionHistoryWhere(t *testing.T) {
 	cond, err := where.Parse([]string{`object.kind == "ConfigMap"`}, fixtures.HistoryNow)
