@@ -270,7 +270,12 @@ func (c *ctrlCluster) feed(t *testing.T, dir, script string) testenv.Result {
 	}()
 	time.Sleep(5 * time.Second)
 	var found bool
-	for pid, name := range descendants(t, p.Pid()) {
+	procs := descendants(t, p.Pid())
+	// bash runs a single command in its own process (exec), a pipeline in children.
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.Pid())); err == nil {
+		procs[p.Pid()] = strings.TrimSpace(string(comm))
+	}
+	for pid, name := range procs {
 		if name == "kubectl-idx" {
 			found = true
 			if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
