@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the SBOMs and the signature of a release's checksums the way README's
+# Checks the SBOMs and the signature of a release's checksums the way docs/development.md's
 # "Verify a release" tells users to, on a snapshot in dist/, without the network:
 #
 #   1. checksums.txt names every archive and its SBOM, and `sha256sum -c` passes.

@@ -51,7 +51,7 @@ krew-manifest: ## Render dist/krew/idx.yaml for VERSION=vX.Y.Z from the archives
 krew-validate: ## Validate dist/krew/idx.yaml and krew install/uninstall every platform from its archive.
 	hack/krew-install-test.sh --manifest $(KREW_MANIFEST) --dist $(DIST)
 
-# The checksums, the SBOM and a signature of checksums.txt are checked as README's
+# The checksums, the SBOM and a signature of checksums.txt are checked as docs/development.md's
 # "Verify a release" says, with a throwaway key (hack/release-verify-test.sh). The
 # version goreleaser gave the snapshot is read back from dist/metadata.json;
 # `kubectl idx version` must print it, which proves the krew-installed binary ran.

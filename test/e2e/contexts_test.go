@@ -1790,7 +1790,7 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 	})
 }
 
-// TestContextsREADMERecipes runs every README recipe over several contexts (the ones
+// TestContextsREADMERecipes runs every recipe of README.md and docs/*.md over several contexts (the ones
 // TestREADMERecipes leaves out) as written, through bash without pipefail as most shells run
 // pipelines (a partial answer exits 2; the recipe prints jq's answer), with kubectl-idx
 // discovered as `kubectl idx`. The reference is the same jq program run on the document
@@ -1798,12 +1798,8 @@ func (w *contextsWorld) testWatch(t *testing.T) {
 // Lists, or a GroupList for --by-owner and --by-namespace.
 func TestContextsREADMERecipes(t *testing.T) {
 	w := contextsWorldFor(t)
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var found int
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range docLines(t) {
 		m := readmeRecipe.FindStringSubmatch(line)
 		if m == nil || !manyContexts(m[1]) {
 			continue
@@ -1816,7 +1812,7 @@ func TestContextsREADMERecipes(t *testing.T) {
 		})
 	}
 	if found == 0 {
-		t.Fatal("README.md has no jq recipe over several contexts")
+		t.Fatal("README.md and docs/*.md have no jq recipe over several contexts")
 	}
 }
 

@@ -116,11 +116,11 @@ func usageLine(help string) string {
 	return ""
 }
 
-// jqRecipes are the README's jq recipes. Each runs as written, through bash and real jq with
-// kubectl-idx discovered as `kubectl idx`; its expected output comes from the same pipeline
-// with `kubectl get` (or kubectl, when the recipe has no `kubectl get` equivalent). Add a
-// recipe here when it goes into the README; README lines starting with `kubectl idx` and
-// piping to jq are also run by TestREADMERecipes.
+// jqRecipes are jq recipes of the documents, on the fixtures. Each runs as written, through
+// bash and real jq with kubectl-idx discovered as `kubectl idx`; its expected output comes
+// from the same pipeline with `kubectl get` (or kubectl, when the recipe has no `kubectl get`
+// equivalent). The documents' own recipes, named after make demo's objects, are run by
+// TestREADMERecipes on make demo's cluster.
 var jqRecipes = []recipe{
 	{
 		name: "CRD instance names",
@@ -369,40 +369,6 @@ var readmeRecipe = regexp.MustCompile(`^\s*(?:\$\s+)?(kubectl idx .*\|\s*jq .*)$
 // manyContexts reports whether a recipe asks several kubeconfig contexts.
 func manyContexts(cmd string) bool {
 	return strings.Contains(cmd, "--all-contexts") || regexp.MustCompile(`--context[= ]\S*,`).MatchString(cmd)
-}
-
-// TestREADMERecipes runs every `kubectl idx ... | jq ...` line of README.md that jqRecipes
-// does not already cover, with `kubectl get` as the reference. A recipe without a `kubectl
-// get` equivalent belongs in jqRecipes with an explicit reference.
-func TestREADMERecipes(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if os.IsNotExist(err) {
-		t.Log("no README.md yet; nothing to check")
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found int
-	for _, line := range strings.Split(string(data), "\n") {
-		m := readmeRecipe.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		found++
-		cmd := strings.TrimSpace(m[1])
-		if slices.ContainsFunc(jqRecipes, func(r recipe) bool { return r.cmd == cmd }) {
-			continue
-		}
-		if manyContexts(cmd) {
-			// Run against several clusters by TestContextsREADMERecipes.
-			continue
-		}
-		t.Run(cmd, func(t *testing.T) {
-			checkRecipe(t, cmd, "", "")
-		})
-	}
-	t.Logf("README.md has %d jq recipe(s)", found)
 }
 
 // TestVersion: `kubectl idx version` prints the build identity linked in (version, commit,

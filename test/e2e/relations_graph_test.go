@@ -417,32 +417,28 @@ func TestRelationsGraph(t *testing.T) {
 	})
 }
 
-// readmeGraphLine matches a README line that draws a graph with kubectl idx.
+// readmeGraphLine matches a line of the documents that draws a graph with kubectl idx.
 var readmeGraphLine = regexp.MustCompile(`^kubectl idx \S+ .*-o (dot|mermaid)\b.*$`)
 
-// TestRelationsGraphREADME runs every README line that draws a graph, as
-// written, in a directory of its own: each must succeed and leave an SVG, a
-// PNG or a flowchart.
+// TestRelationsGraphREADME runs every line of README.md and docs/*.md that draws a graph,
+// as written, on make demo's cluster, in a directory of its own: each must succeed and leave
+// an SVG, a PNG or a flowchart.
 func TestRelationsGraphREADME(t *testing.T) {
 	needGraphTools(t)
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lines []string
-	for _, line := range strings.Split(string(data), "\n") {
+	for _, line := range docLines(t) {
 		if readmeGraphLine.MatchString(line) {
 			lines = append(lines, line)
 		}
 	}
 	if len(lines) < 3 {
-		t.Fatalf("the README has %d lines drawing graphs, want at least 3: %q", len(lines), lines)
+		t.Fatalf("the documents have %d lines drawing graphs, want at least 3: %q", len(lines), lines)
 	}
-	r := as("")
+	c := demoCluster(t)
 	for _, line := range lines {
 		t.Run(line, func(t *testing.T) {
 			dir := t.TempDir()
-			res := r.shell(t, "cd "+dir+" && "+line)
+			res := c.shell(t, dir, line)
 			mustSucceed(t, line, res)
 			out := res.Stdout
 			if _, file, ok := strings.Cut(line, "> "); ok {

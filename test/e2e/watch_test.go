@@ -707,12 +707,12 @@ func TestWatchAPIServerRestart(t *testing.T) {
 	t.Logf("stderr:\n%s", strings.Join(warnings, "\n"))
 }
 
-// checkWatchRecipes runs the README's change feed recipes, as written, through bash and real
+// checkWatchRecipes runs docs/watch.md's change feed recipes, as written, through bash and real
 // jq with kubectl-idx discovered as `kubectl idx`, against a change the test makes.
 func checkWatchRecipes(ctx context.Context, t *testing.T, e *testenv.Env) {
 	recipes := watchRecipes(t)
 	if len(recipes) == 0 {
-		t.Fatal("README.md has no change feed recipes")
+		t.Fatal("docs/watch.md has no change feed recipes")
 	}
 	bin, err := e.PluginPath(binary)
 	if err != nil {
@@ -783,18 +783,14 @@ func checkWatchRecipes(ctx context.Context, t *testing.T, e *testenv.Env) {
 	}
 }
 
-// watchRecipes returns the commands of the README's "Change feed" section that pipe
+// watchRecipes returns the commands of docs/watch.md that pipe
 // `kubectl idx watch` into jq, with continuation lines joined.
 func watchRecipes(t *testing.T) []string {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "watch.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Change feed\n")
-	if !ok {
-		t.Fatal("README.md has no Change feed section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := string(data)
 	var out []string
 	sc := bufio.NewScanner(strings.NewReader(section))
 	var cur string

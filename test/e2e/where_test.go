@@ -319,8 +319,8 @@ var whereRecipes = map[string]whereRecipe{
 	`kubectl idx pods -A --where 'node != null && has(node.spec.unschedulable) && node.spec.unschedulable'`: {
 		read: whereOwnerKinds, kind: "Pod", jq: `node | . != null and .spec.unschedulable == true`,
 	},
-	`kubectl idx pods -A --where 'node != null && node.metadata.?labels["topology.kubernetes.io/zone"].orValue("") == "zone-b"'`: {
-		read: whereOwnerKinds, kind: "Pod", jq: `node | . != null and (.metadata.labels["topology.kubernetes.io/zone"] // "") == "zone-b"`,
+	`kubectl idx pods -A --where 'node != null && node.metadata.?labels["kubernetes.io/arch"].orValue("") == "amd64"'`: {
+		read: whereOwnerKinds, kind: "Pod", jq: `node | . != null and (.metadata.labels["kubernetes.io/arch"] // "") == "amd64"`,
 	},
 	`kubectl idx pods -A --where 'node == null'`: {
 		read: whereOwnerKinds, kind: "Pod", jq: `node == null`,
@@ -373,22 +373,17 @@ INDEX(.items[]; .metadata.uid) as $byUID
   def node: if (.spec.nodeName // "") == "" then null else $nodes[.spec.nodeName] end;
 `
 
-// readmeWhereRecipes returns the command lines of the README's Filters recipes.
+// readmeWhereRecipes returns the command lines of docs/where.md's recipes.
 func readmeWhereRecipes(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "where.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	start := strings.Index(text, "\n## Filters")
+	start := strings.Index(text, "\n## Recipes")
 	if start < 0 {
-		t.Fatal("README.md has no Filters section")
-	}
-	text = text[start:]
-	start = strings.Index(text, "\n### Recipes")
-	if start < 0 {
-		t.Fatal("the Filters section has no Recipes")
+		t.Fatal("docs/where.md has no Recipes section")
 	}
 	block := text[start:]
 	open := strings.Index(block, "```sh\n")
