@@ -756,6 +756,11 @@ const probePage = 100
 // (Factory.watchList), which the server also answers from its cache, object
 // by object; and in pages of o.Limit from the small one where the server
 // refuses or stalls a watch-list, or for tables.
+//
+// A list that goes to a sink or a tee (a streamed -o json) stays in pages: each
+// is printed, and dropped, while the next arrives, where one answer or a
+// watch-list would be held whole until its end (on 20,000 realistic pods,
+// -o json took 623 MB that way against 214 MB in pages).
 func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	fetch func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	streamList func(context.Context, metav1.ListOptions, runtime.Object) (runtime.Object, error),
@@ -777,6 +782,11 @@ func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	n := int64(meta.LenList(obj))
 	if lm.GetContinue() == "" {
 		e.received.Add(n)
+		return obj, nil
+	}
+	if e.sink != nil || e.tee.Load() != nil {
+		e.received.Add(n)
+		pages.Ahead(ctx, wire.NextPage(o, lm.GetContinue()))
 		return obj, nil
 	}
 	left := lm.GetRemainingItemCount()

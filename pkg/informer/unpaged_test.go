@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -208,5 +210,47 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 				t.Errorf("warnings %q, want %q", warnings, wantWarnings)
 			}
 		})
+	}
+}
+
+// pageCounter is a PageSink that counts the objects of each page it takes.
+type pageCounter struct {
+	mu    sync.Mutex
+	pages []int
+}
+
+func (p *pageCounter) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages = append(p.pages, len(items))
+	return nil
+}
+
+// TestFactoryStreamsInPages: a list that goes to a sink (a streamed -o json)
+// stays in pages after the small one, whatever would fit the budget: each page
+// is handed over, and dropped, while the next arrives, where an unpaged answer
+// or a watch-list would be held whole until its end.
+func TestFactoryStreamsInPages(t *testing.T) {
+	l, rc := newListServer(t, 1000)
+	f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, SyncTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	sink := &pageCounter{}
+	if _, err := f.StreamInformer(podsRes, informer.Full, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := startAndSync(t, f); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	want := []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}
+	if got := l.lists(); !slices.Equal(got, want) {
+		t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if want := []int{100, 400, 400, 100}; !slices.Equal(sink.pages, want) {
+		t.Errorf("pages handed to the sink %v, want %v", sink.pages, want)
 	}
 }

@@ -21,7 +21,7 @@ const strategyObjects = 150
 // list gives what kubectl get gives: one unpaged LIST (a list that fits the unpaged
 // limit), a watch-list (one past it, or of a size the server does not tell, as under a
 // label selector) and pages (with both turned off), for whole objects and for
-// metadata. The request log (-v=6) shows the way taken, so that a test of one way
+// metadata; a listing printed as it arrives stays in pages. The request log (-v=6) shows the way taken, so that a test of one way
 // cannot pass by another. An environment value it does not understand is an error.
 func checkListStrategies(t *testing.T, c *ctrlCluster) {
 	ns := "e2e-list-strategies"
@@ -55,18 +55,29 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 		env  []string
 		// selector adds -l, under which the server does not count what is left.
 		selector bool
+		// streamed lists ConfigMaps alone, which is printed as it arrives;
+		// other ways list them with the namespace's ServiceAccounts, which is
+		// answered from informers' stores.
+		streamed bool
 		// want and wantNot are request log fragments.
 		want, wantNot []string
 	}{
 		{name: "unpaged", want: []string{probe, unpaged}, wantNot: []string{watchList, paged}},
 		{name: "watch-list past the limit", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
 		{name: "watch-list of a size untold", selector: true, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
+		// A listing of one type is printed page by page as it arrives,
+		// never held whole: pages after the small one, whatever the size.
+		{name: "streamed", streamed: true, want: []string{probe, paged}, wantNot: []string{unpaged, watchList}},
 		{name: "pages", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=0", "KUBECTL_IDX_WATCH_LIST=off"}, want: []string{"limit="}, wantNot: []string{probe, watchList, unpaged}},
 	}
 	for _, w := range ways {
 		for _, output := range []string{"json", "name"} {
 			t.Run(w.name+" -o "+output, func(t *testing.T) {
-				args := []string{"configmaps", "-n", ns, "-o", output}
+				types := "configmaps,serviceaccounts"
+				if w.streamed {
+					types = "configmaps"
+				}
+				args := []string{types, "-n", ns, "-o", output}
 				if w.selector {
 					args = append(args, "-l", "strategy=e2e")
 				}
@@ -80,7 +91,7 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 					gotDoc := decodeDoc(t, "kubectl idx", got.Stdout, false)
 					// The namespace's kube-root-ca.crt is listed too.
 					if items, _ := gotDoc["items"].([]any); len(items) < strategyObjects {
-						t.Fatalf("kubectl idx listed %d ConfigMaps, want at least %d", len(items), strategyObjects)
+						t.Fatalf("kubectl idx listed %d objects, want at least %d", len(items), strategyObjects)
 					}
 					compareDocs(t, gotDoc, decodeDoc(t, "kubectl", want.Stdout, false), true)
 				} else if got.Stdout != want.Stdout {
