@@ -49,6 +49,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(OrphanListKind), &RelationList{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(UsesListKind), &RelationList{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(CacheStatusKind), &CacheStatus{})
+	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(DiagnosisKind), &Diagnosis{})
 	return nil
 }
 
