@@ -38,6 +38,8 @@ type Sources interface {
 	Events(kind string, obj metav1.Object) []*corev1.Event
 	// Nodes returns every node.
 	Nodes() (nodes []*corev1.Node, known bool)
+	// Node returns the node named name, nil when it does not exist.
+	Node(name string) (node *corev1.Node, known bool)
 	// Exists reports whether the object of kind (ConfigMap, Secret,
 	// ServiceAccount, PersistentVolumeClaim, StorageClass) named name in
 	// namespace ("" for a cluster-scoped kind) exists.
@@ -87,7 +89,7 @@ const (
 
 // Diagnose diagnoses root and its subtree at now.
 func Diagnose(root *Object, src Sources, now time.Time) Result {
-	d := &diagnosis{src: src, now: now, checked: map[string]int{}, seen: map[types.UID]bool{}, services: map[types.UID]bool{}}
+	d := &diagnosis{src: src, now: now, checked: map[string]int{}, seen: map[types.UID]bool{}, services: map[types.UID]bool{}, nodesSeen: map[string]bool{}}
 	d.visit(root, nil)
 	d.references(root)
 	d.serving(root)
@@ -110,11 +112,12 @@ type diagnosis struct {
 	checked map[string]int
 	seen    map[types.UID]bool
 	causes  []*cause
-	// nodes are Sources.Nodes', read on first use.
+	// nodeList is Sources.Nodes', read on first use; nodesSeen the nodes
+	// looked up one by one.
 	nodesRead bool
-	nodes     map[string]*corev1.Node
 	nodeList  []*corev1.Node
 	nodesOK   bool
+	nodesSeen map[string]bool
 	// services are the Services and PodDisruptionBudgets checked already.
 	services map[types.UID]bool
 }
@@ -321,14 +324,23 @@ func (d *diagnosis) allNodes() ([]*corev1.Node, bool) {
 	if !d.nodesRead {
 		d.nodesRead = true
 		d.nodeList, d.nodesOK = d.src.Nodes()
-		d.nodes = map[string]*corev1.Node{}
-		for _, n := range d.nodeList {
-			d.nodes[n.Name] = n
-		}
+		d.nodeList = slices.Clone(d.nodeList)
 		slices.SortFunc(d.nodeList, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
-		d.checked["Node"] += len(d.nodeList)
+		d.checked["Node"] = max(d.checked["Node"], len(d.nodeList))
 	}
 	return d.nodeList, d.nodesOK
+}
+
+// node looks up one node.
+func (d *diagnosis) nodeNamed(name string) (*corev1.Node, bool) {
+	n, known := d.src.Node(name)
+	if known && !d.nodesSeen[name] {
+		d.nodesSeen[name] = true
+		if !d.nodesRead {
+			d.checked["Node"]++
+		}
+	}
+	return n, known
 }
 
 // Evidence helpers.
@@ -394,4 +406,45 @@ func plural(n int, one, many string) string {
 // sentence trims a message quoted inside a sentence of ours.
 func sentence(msg string) string {
 	return strings.TrimRight(strings.TrimSpace(msg), ".")
+}
+
+// Compare orders causes as Diagnose does, worst first, for a diagnosis of
+// several subjects: by severity, then by class. Causes of one class compare
+// equal, so a stable sort keeps each subject's own order.
+func Compare(a, b v1alpha1.Cause) int {
+	if a.Severity != b.Severity {
+		if a.Severity == v1alpha1.SeverityError {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(rankOf(a), rankOf(b))
+}
+
+// rankOf is the class of a cause, from its reason and culprit: the rank
+// Diagnose gave it.
+func rankOf(c v1alpha1.Cause) int {
+	switch c.Reason {
+	case "FailedCreate":
+		return rankCreation
+	case "FailedScheduling", "SchedulingGated":
+		return rankScheduling
+	case "MissingReference", "ClaimLost":
+		return rankReferences
+	case "RolloutStuck":
+		return rankRollout
+	case "ProgressDeadlineExceeded":
+		return rankDeadline
+	}
+	switch c.Object.Kind {
+	case "Node":
+		return rankNodes
+	case "Job", "CronJob":
+		return rankJobs
+	case "Service", "PodDisruptionBudget":
+		return rankServing
+	case "PersistentVolumeClaim":
+		return rankReferences
+	}
+	return rankRunning
 }

@@ -57,6 +57,15 @@ func (w *world) Events(kind string, obj metav1.Object) []*corev1.Event {
 
 func (w *world) Nodes() ([]*corev1.Node, bool) { return w.nodes, !w.noNodes }
 
+func (w *world) Node(name string) (*corev1.Node, bool) {
+	for _, n := range w.nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return nil, !w.noNodes
+}
+
 func (w *world) Exists(kind, namespace, name string) (bool, bool) {
 	return w.objects[kind+"/"+namespace+"/"+name], true
 }

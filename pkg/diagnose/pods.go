@@ -406,11 +406,11 @@ func (d *diagnosis) podNode(p *corev1.Pod, r v1alpha1.ObjectReference) bool {
 	if p.Spec.NodeName == "" {
 		return false
 	}
-	if _, ok := d.allNodes(); !ok {
+	n, known := d.nodeNamed(p.Spec.NodeName)
+	if !known {
 		return false
 	}
 	g := groupOf(p)
-	n := d.nodes[p.Spec.NodeName]
 	podEv := fieldEvidence(r, "spec.nodeName", p.Spec.NodeName)
 	if n == nil {
 		nr := coreRef("Node", "", p.Spec.NodeName)
