@@ -117,6 +117,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdUses(f, streams))
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
+	root.AddCommand(NewCmdWhy(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
 	root.AddCommand(NewCmdOptions(streams))
 	addCompletion(root, f, streams)

@@ -303,7 +303,9 @@ func isBuiltin(gk schema.GroupKind) bool {
 // events returns the Warning events about o, counting them as checked.
 func (d *diagnosis) events(kind string, o metav1.Object) []*corev1.Event {
 	evs := d.src.Events(kind, o)
-	d.checked["Event"] += len(evs)
+	if len(evs) > 0 {
+		d.checked["Event"] += len(evs)
+	}
 	return evs
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -450,7 +449,7 @@ func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagno
 			checked[gk.Kind] = n
 		}
 	}
-	if r.events != nil {
+	if r.events != nil && len(r.events.ListKeys()) > 0 {
 		checked["Event"] = len(r.events.ListKeys())
 	}
 	finishDiagnosis(doc, checked, r, s)
@@ -504,33 +503,4 @@ func finishDiagnosis(doc *v1alpha1.Diagnosis, checked map[string]int, r *whyRead
 	doc.Unseen = r.unseenTypes()
 	doc.Warnings = s.Warnings()
 	doc.AsOf = s.AsOf()
-}
-
-// CheckedWords says what a diagnosis looked at, for the line of an Unknown
-// one: "1 Deployment, 2 ReplicaSets, 3 Pods, 4 Events, 3 Nodes".
-func CheckedWords(doc *v1alpha1.Diagnosis) string {
-	var parts []string
-	for _, c := range doc.Checked {
-		kind := c.Kind
-		if c.Count != 1 {
-			kind = pluralKind(kind)
-		}
-		parts = append(parts, fmt.Sprintf("%d %s", c.Count, kind))
-	}
-	out := strings.Join(parts, ", ")
-	if len(doc.Unseen) > 0 {
-		out += "; not seen: " + strings.Join(doc.Unseen, ", ")
-	}
-	return out
-}
-
-// pluralKind is a kind's plural for a sentence.
-func pluralKind(kind string) string {
-	switch {
-	case strings.HasSuffix(kind, "s"):
-		return kind + "es"
-	case strings.HasSuffix(kind, "y"):
-		return strings.TrimSuffix(kind, "y") + "ies"
-	}
-	return kind + "s"
 }
