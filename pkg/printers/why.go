@@ -93,7 +93,13 @@ func diagnosisTable(doc *v1alpha1.Diagnosis, opts Options) *metav1.Table {
 		if c.Object.Missing {
 			object += " (missing)"
 		}
-		row(c.Object.Namespace, c.Reason, object, c.Message, evidenceWords(c.Evidence, wide), string(c.Severity), subject)
+		// A cluster-scoped culprit (a Node, a ValidatingAdmissionPolicy) is in
+		// the namespace of what it keeps from running.
+		ns := c.Object.Namespace
+		if ns == "" && c.Subject != nil {
+			ns = c.Subject.Namespace
+		}
+		row(ns, c.Reason, object, c.Message, evidenceWords(c.Evidence, wide), string(c.Severity), subject)
 	}
 	// What has no cause says its verdict: each Unknown subject, with what
 	// was looked at; all healthy in one line.
