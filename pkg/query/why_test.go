@@ -316,3 +316,34 @@ func TestSessionWhyNotFoundIsKubectls(t *testing.T) {
 		t.Errorf("error %v, want NotFound", err)
 	}
 }
+
+// TestSessionWhyWhere: --where keeps, with an object, the objects of its
+// subtree it matches (the object itself always) and, without one, the
+// subjects it matches.
+func TestSessionWhyWhere(t *testing.T) {
+	srv := fakeapi.New(nil, whyWorld(true)...)
+	cfg, mapper := relationConfig(t)
+	cfg.Where = mustWhere(t, `object.metadata.name != "web-1-a"`)
+	s, _ := newSession(t, srv, cfg)
+	doc, err := s.Why(testContext(t), objectRef(t, mapper, "deployment/web"), query.WhyOptions{Now: whyNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := causeLines(doc), []string{"CrashLoopBackOff Pod/web-1-b", "NoReadyPods Service/web"}; !slices.Equal(got, want) {
+		t.Errorf("with an object: causes %q, want %q", got, want)
+	}
+
+	cfg.Where = mustWhere(t, `object.kind == "Service"`)
+	s, _ = newSession(t, fakeapi.New(nil, whyWorld(true)...), cfg)
+	doc, err = s.WhyAll(testContext(t), query.WhyOptions{Now: whyNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, sub := range doc.Subjects {
+		subjects = append(subjects, sub.Object.Kind+"/"+sub.Object.Name)
+	}
+	if want := []string{"Service/web"}; !slices.Equal(subjects, want) {
+		t.Errorf("without one: subjects %q, want %q", subjects, want)
+	}
+}

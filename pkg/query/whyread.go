@@ -224,11 +224,10 @@ const whyWarning = "cannot list %s, the answer may be incomplete: %s"
 func whyIndexers(gk schema.GroupKind) cache.Indexers {
 	switch gk {
 	case podKind:
-		idx := index.GraphIndexers()
-		idx[index.LabelPairIndex] = index.LabelPairIndexFunc
-		idx[index.NamespaceIndex] = index.NamespaceIndexFunc
-		idx[index.NodeIndex] = index.NodeIndexFunc
-		return idx
+		// No UIDIndex: pods own nothing a walk up looks for by UID, and the
+		// index costs about as much again as the others on every pod.
+		return cache.Indexers{index.OwnerIndex: index.OwnerIndexFunc, index.OwnerKindIndex: index.OwnerKindIndexFunc,
+			index.LabelPairIndex: index.LabelPairIndexFunc, index.NamespaceIndex: index.NamespaceIndexFunc, index.NodeIndex: index.NodeIndexFunc}
 	case serviceKind, budgetKind:
 		return cache.Indexers{index.SelectorIndex: index.SelectorIndexFunc, index.NamespaceIndex: index.NamespaceIndexFunc}
 	case nodeKind:
