@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -908,7 +909,98 @@ func TestWhy(t *testing.T) {
 		u.idx(t, append(args, "--cache")...)
 		check("through the warm cache", u.idx(t, append(args, "--cache")...))
 	})
+	t.Run("README recipes", func(t *testing.T) { w.checkWhyRecipes(t) })
 	t.Logf("TestWhy done %s after it started", time.Since(start).Round(time.Second))
+}
+
+// whyRecipes are the README's jq recipes over why, each with what it must print: the same
+// fields, read in Go from the Diagnosis document of the same command.
+var whyRecipes = map[string]func(doc *v1alpha1.Diagnosis) []string{
+	`kubectl idx why deployment/web -n shop -o json | jq -r '.causes[] | "\(.reason) \(.object.kind)/\(.object.name)"'`: func(doc *v1alpha1.Diagnosis) []string {
+		var out []string
+		for _, c := range doc.Causes {
+			out = append(out, c.Reason+" "+c.Object.Kind+"/"+c.Object.Name)
+		}
+		return out
+	},
+	`kubectl idx why -n shop -o json | jq -r '.subjects[] | select(.status != "Healthy") | "\(.object.kind)/\(.object.name) \(.status): \(.summary)"'`: func(doc *v1alpha1.Diagnosis) []string {
+		var out []string
+		for _, s := range doc.Subjects {
+			if s.Status != v1alpha1.DiagnosisHealthy {
+				out = append(out, fmt.Sprintf("%s/%s %s: %s", s.Object.Kind, s.Object.Name, s.Status, s.Summary))
+			}
+		}
+		return out
+	},
+	`kubectl idx why -A -o json | jq -r '.causes[] | select(.severity == "Error") | "\(.subject.namespace)/\(.subject.name) \(.reason) \(.object.kind)/\(.object.name)"'`: func(doc *v1alpha1.Diagnosis) []string {
+		var out []string
+		for _, c := range doc.Causes {
+			if c.Severity == v1alpha1.SeverityError {
+				out = append(out, fmt.Sprintf("%s/%s %s %s/%s", c.Subject.Namespace, c.Subject.Name, c.Reason, c.Object.Kind, c.Object.Name))
+			}
+		}
+		return out
+	},
+}
+
+// checkWhyRecipes runs every README recipe over why through bash and real jq, on the
+// fixtures (namespace shop is why-run, deployment/web its Deployment crash), against the
+// document of the same command read between two runs that agree: every README recipe must
+// be one of whyRecipes, and each of whyRecipes in the README.
+func (w *whyWorld) checkWhyRecipes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		m := readmeRecipe.FindStringSubmatch(line)
+		if m == nil || !strings.HasPrefix(strings.TrimSpace(m[1]), "kubectl idx why ") {
+			continue
+		}
+		recipe := strings.TrimSpace(m[1])
+		want, ok := whyRecipes[recipe]
+		if !ok {
+			t.Errorf("README recipe %s has no check in whyRecipes", recipe)
+			continue
+		}
+		found[recipe] = true
+		script := strings.NewReplacer("deployment/web -n shop", "deployment/crash -n "+w.ns["run"], "-n shop", "-n "+w.ns["run"]).Replace(recipe)
+		command, _, _ := strings.Cut(script, " | jq")
+		args := strings.Fields(strings.TrimPrefix(command, "kubectl idx "))
+		t.Run(recipe, func(t *testing.T) {
+			for attempt := 1; attempt <= steadyAttempts; attempt++ {
+				before := w.c.idx(t, args...)
+				res, err := testenv.Shell(context.Background(), w.c.env.Environ(w.c.env.Kubeconfig, w.c.pluginPath), script)
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", script, err, res)
+				}
+				after := w.c.idx(t, args...)
+				if diagnosisKey(t, before.Stdout) != diagnosisKey(t, after.Stdout) {
+					t.Logf("the answer changed while %s ran (attempt %d); again", script, attempt)
+					continue
+				}
+				var doc v1alpha1.Diagnosis
+				if err := json.Unmarshal([]byte(after.Stdout), &doc); err != nil {
+					t.Fatal(err)
+				}
+				lines := want(&doc)
+				if len(lines) == 0 {
+					t.Fatalf("fixture problem: %s would print nothing", script)
+				}
+				if got := strings.TrimSuffix(res.Stdout, "\n"); got != strings.Join(lines, "\n") {
+					t.Errorf("%s prints:\n%s\nwant:\n%s", script, res.Stdout, strings.Join(lines, "\n"))
+				}
+				return
+			}
+			t.Fatalf("the answer of %s kept changing", script)
+		})
+	}
+	for recipe := range whyRecipes {
+		if !found[recipe] {
+			t.Errorf("whyRecipes has %s, which README.md does not", recipe)
+		}
+	}
 }
 
 // diagnosisKey is what of a diagnosis must be the same however it is asked: its status, its
