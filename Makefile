@@ -94,10 +94,17 @@ $(MERMAID_DIR)/node_modules/.package-lock.json: $(MERMAID_DIR)/package-lock.json
 	@command -v npm >/dev/null || { echo "npm is required for the Mermaid checks (apt-get install nodejs npm)"; exit 1; }
 	npm ci --prefix $(MERMAID_DIR) --no-audit --no-fund --loglevel=error
 
+# The MCP project's own inspector lists and calls the tools of kubectl idx mcp in the
+# end-to-end tests; npm installs it (pinned by the lockfile) from the npm registry once.
+INSPECTOR_DIR := test/e2e/testdata/mcp-inspector
+$(INSPECTOR_DIR)/node_modules/.package-lock.json: $(INSPECTOR_DIR)/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required for the MCP inspector checks (apt-get install nodejs npm)"; exit 1; }
+	npm ci --prefix $(INSPECTOR_DIR) --no-audit --no-fund --loglevel=error
+
 # The tests compare with kubectl of the same release as the client libraries
 # (hack/tools.sh builds it from the Go module proxy), whatever kubectl the
 # machine has: its wording, formats and columns are the ones to match.
-test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
+test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json $(INSPECTOR_DIR)/node_modules/.package-lock.json ## End-to-end tests against a real kube-apiserver and etcd, and a control plane driven by real controllers.
 	@command -v jq >/dev/null || { echo "jq is required (apt-get install jq)"; exit 1; }
 	@command -v dot >/dev/null || { echo "dot is required (apt-get install graphviz)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_PREVIOUS_ASSETS=$$(KUBE_VERSION=$(KUBE_PREVIOUS) hack/envtest-assets.sh) \
@@ -112,8 +119,8 @@ demo: build ## Start a local control plane run by the real controllers, load a w
 	@kubectl_dir=$$(command -v kubectl >/dev/null || dirname "$$(hack/tools.sh kubectl)"); \
 	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
 
-bench: build ## Time kubectl idx against kubectl get and the server's own LISTs on a real API server, on pods as heavy as a production cluster's (PODS=20000 NAMESPACES=20 RUNS=3; BASELINE=path/to/an/earlier/kubectl-idx times it too; SCALE=1 measures memory per 1,000 pods instead; LIGHT=1 creates lighter pods; SERVE=1 keeps the server up for --profile runs; CACHE=1 times each command through the warm cache too).
-	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} -namespaces $${NAMESPACES:-10} -runs $${RUNS:-1} $${SCALE:+-scale} $${LIGHT:+-light} $${SERVE:+-serve} $${BASELINE:+-baseline $$BASELINE} $${CACHE:+-cache}
+bench: build ## Time kubectl idx against kubectl get and the server's own LISTs on a real API server, on pods as heavy as a production cluster's (PODS=20000 NAMESPACES=20 RUNS=3; BASELINE=path/to/an/earlier/kubectl-idx times it too; SCALE=1 measures memory per 1,000 pods instead; LIGHT=1 creates lighter pods; SERVE=1 keeps the server up for --profile runs; CACHE=1 times each command through the warm cache too; MCP=1 measures kubectl idx mcp from its client instead).
+	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} -namespaces $${NAMESPACES:-10} -runs $${RUNS:-1} $${SCALE:+-scale} $${LIGHT:+-light} $${SERVE:+-serve} $${BASELINE:+-baseline $$BASELINE} $${CACHE:+-cache} $${MCP:+-mcp}
 
 bench-contexts: build ## Time kubectl idx over several clusters at once against the slowest single one and kubectl get over each in turn (CONTEXTS=3, PODS=5000 per cluster, RUNS=3; LIGHT=1 creates lighter pods).
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -contexts $${CONTEXTS:-3} -pods $${PODS:-5000} -runs $${RUNS:-3} $${LIGHT:+-light}

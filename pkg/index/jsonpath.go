@@ -108,23 +108,13 @@ func newJSONPathIndex(expr string) (*jsonPathIndex, error) {
 func inspect(n jsonpath.Node) (jsonOnly bool, err error) {
 	switch n := n.(type) {
 	case *jsonpath.ListNode:
-		for _, c := range n.Nodes {
-			j, err := inspect(c)
-			if err != nil {
-				return false, err
-			}
-			jsonOnly = jsonOnly || j
-		}
-		return jsonOnly, nil
+		return inspectAll(n.Nodes)
 	case *jsonpath.UnionNode:
+		var nodes []jsonpath.Node
 		for _, c := range n.Nodes {
-			j, err := inspect(c)
-			if err != nil {
-				return false, err
-			}
-			jsonOnly = jsonOnly || j
+			nodes = append(nodes, c)
 		}
-		return jsonOnly, nil
+		return inspectAll(nodes)
 	case *jsonpath.FilterNode:
 		// A filter compares fields JSON may omit (@.x=="" matches a typed
 		// zero), so its verdict on a struct can differ from kubectl's.
@@ -147,6 +137,18 @@ func inspect(n jsonpath.Node) (jsonOnly bool, err error) {
 		return false, fmt.Errorf("unexpected %q, expected a single path", n.Name)
 	}
 	return false, nil
+}
+
+// inspectAll inspects each of nodes: JSON-only when one is.
+func inspectAll(nodes []jsonpath.Node) (jsonOnly bool, err error) {
+	for _, c := range nodes {
+		j, err := inspect(c)
+		if err != nil {
+			return false, err
+		}
+		jsonOnly = jsonOnly || j
+	}
+	return jsonOnly, nil
 }
 
 // keys is the IndexFunc.

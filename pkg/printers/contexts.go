@@ -134,20 +134,7 @@ func printContextTables(w io.Writer, members []v1alpha1.Members, tables Tables, 
 		if err != nil {
 			return printed, err
 		}
-		p := printers.NewTablePrinter(printers.PrintOptions{
-			Kind:         gvk.GroupKind(),
-			WithKind:     opts.ShowKind || nonEmpty > 1,
-			NoHeaders:    opts.NoHeaders,
-			Wide:         opts.Format == "wide",
-			ColumnLabels: opts.ColumnLabels,
-			ShowLabels:   opts.ShowLabels,
-		})
-		if printed > 0 && !opts.NoHeaders {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return printed, err
-			}
-		}
-		if err := p.PrintObj(table, w); err != nil {
+		if err := printKindTable(w, table, gvk.GroupKind(), false, nonEmpty > 1, printed > 0, opts); err != nil {
 			return printed, err
 		}
 		printed += n

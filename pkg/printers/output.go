@@ -506,26 +506,35 @@ func printTables(w io.Writer, members []v1alpha1.Members, tables Tables, opts Op
 				return printed, err
 			}
 		}
-		p := printers.NewTablePrinter(printers.PrintOptions{
-			Kind:          g.GVK.GroupKind(),
-			WithKind:      opts.ShowKind || nonEmpty > 1,
-			NoHeaders:     opts.NoHeaders,
-			Wide:          opts.Format == "wide",
-			WithNamespace: opts.WithNamespace && g.Namespaced,
-			ColumnLabels:  opts.ColumnLabels,
-			ShowLabels:    opts.ShowLabels,
-		})
-		if printed > 0 && !opts.NoHeaders {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return printed, err
-			}
-		}
-		if err := p.PrintObj(table, w); err != nil {
+		if err := printKindTable(w, table, g.GVK.GroupKind(), opts.WithNamespace && g.Namespaced, nonEmpty > 1, printed > 0, opts); err != nil {
 			return printed, err
 		}
 		printed += len(g.Objects)
 	}
 	return printed, nil
+}
+
+// printKindTable prints the table of one kind of an answer with kubectl's
+// table printer and the table flags of opts, after a blank line when a table
+// of another kind came before (after), as kubectl get prints several kinds;
+// KIND prefixes the names when several kinds are printed (kinds) or
+// --show-kind asks.
+func printKindTable(w io.Writer, table *metav1.Table, kind schema.GroupKind, withNamespace, kinds, after bool, opts Options) error {
+	p := printers.NewTablePrinter(printers.PrintOptions{
+		Kind:          kind,
+		WithKind:      opts.ShowKind || kinds,
+		NoHeaders:     opts.NoHeaders,
+		Wide:          opts.Format == "wide",
+		WithNamespace: withNamespace,
+		ColumnLabels:  opts.ColumnLabels,
+		ShowLabels:    opts.ShowLabels,
+	})
+	if after && !opts.NoHeaders {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
+	return p.PrintObj(table, w)
 }
 
 // addOwnerColumn appends the OWNER column to table, read from each row's

@@ -116,6 +116,11 @@ type FeedOutput struct {
 	Notices func(context string) FeedNotices
 	// Warn hears what reading the checkpoint found.
 	Warn func(msg string)
+	// Record, when set, hears what changed in target context's feed state
+	// after every flush of a feed without a checkpoint (FeedOptions.Record):
+	// its Positions, by the plan's own source order (FeedPlan.Kinds), say up
+	// to which resourceVersion each type's events have been emitted.
+	Record func(context string, d *feed.Delta) error
 }
 
 // Follow plans q for every target, opens the checkpoint, then runs every
@@ -173,8 +178,12 @@ func Follow(ctx context.Context, targets []Target, cfg Config, q FeedQuery, out 
 			}
 			return s.WatchEvents(ctx, *p.Object, EventsFeedOptions{EventsOptions: opts, RootUID: p.ownerUID, Checkpoint: cps.of(i), FeedNotices: notices}, remap, flush)
 		}
-		return s.Watch(ctx, p.reqs, FeedOptions{WatchOnly: q.WatchOnly, Diff: q.Diff, Owner: p.owner, OwnerUID: p.ownerUID,
-			Checkpoint: cps.of(i), FeedNotices: notices}, remap, flush)
+		opts := FeedOptions{WatchOnly: q.WatchOnly, Diff: q.Diff, Owner: p.owner, OwnerUID: p.ownerUID,
+			Checkpoint: cps.of(i), FeedNotices: notices}
+		if out.Record != nil {
+			opts.Record = func(d *feed.Delta) error { return out.Record(p.Context, d) }
+		}
+		return s.Watch(ctx, p.reqs, opts, remap, flush)
 	}, out.Emit, out.Flush, out.Ended)
 	return cps.close(err)
 }

@@ -33,6 +33,11 @@ type FeedOptions struct {
 	// Checkpoint, when set, records the feed, and resumes it from what it
 	// holds.
 	Checkpoint *checkpoint.Feed
+	// Record, when set and Checkpoint is not, hears what changed in the
+	// feed's state after every flush (feed.Config.Record): its Positions say
+	// up to which resourceVersion each type's events have been handed to
+	// emit, which a long-lived reader of the feed waits on.
+	Record func(*feed.Delta) error
 	FeedNotices
 }
 
@@ -82,7 +87,11 @@ func (s *Session) Watch(ctx context.Context, reqs []Request, opts FeedOptions, e
 	}
 	defer factory.Shutdown()
 
-	f := feed.New(feedConfig(feed.Config{WatchOnly: opts.WatchOnly, Diff: opts.Diff, Scope: scope}, reqs, opts.Checkpoint))
+	fcfg := feedConfig(feed.Config{WatchOnly: opts.WatchOnly, Diff: opts.Diff, Scope: scope}, reqs, opts.Checkpoint)
+	if fcfg.Record == nil {
+		fcfg.Record = opts.Record
+	}
+	f := feed.New(fcfg)
 	regs, err := feedInformers(factory, f, reqs, opts.Checkpoint, opts.FeedNotices)
 	if err != nil {
 		return err

@@ -412,13 +412,18 @@ func quotedVal(v ref.Val) ref.Val {
 	return v
 }
 
-func timeVal(v reflect.Value) ref.Val {
-	var t time.Time
+// fieldOf returns a pointer to v's value of type T, without copying it when
+// v is addressable (a field of an object in the cache, read in place).
+func fieldOf[T any](v reflect.Value) *T {
 	if v.CanAddr() {
-		t = v.Addr().Interface().(*metav1.Time).Time
-	} else {
-		t = v.Interface().(metav1.Time).Time
+		return v.Addr().Interface().(*T)
 	}
+	c := v.Interface().(T)
+	return &c
+}
+
+func timeVal(v reflect.Value) ref.Val {
+	t := fieldOf[metav1.Time](v).Time
 	if t.IsZero() {
 		return types.NullValue
 	}
@@ -426,12 +431,7 @@ func timeVal(v reflect.Value) ref.Val {
 }
 
 func microTimeVal(v reflect.Value) ref.Val {
-	var t time.Time
-	if v.CanAddr() {
-		t = v.Addr().Interface().(*metav1.MicroTime).Time
-	} else {
-		t = v.Interface().(metav1.MicroTime).Time
-	}
+	t := fieldOf[metav1.MicroTime](v).Time
 	if t.IsZero() {
 		return types.NullValue
 	}
@@ -439,23 +439,11 @@ func microTimeVal(v reflect.Value) ref.Val {
 }
 
 func quantityVal(v reflect.Value) ref.Val {
-	var q resource.Quantity
-	if v.CanAddr() {
-		q = *v.Addr().Interface().(*resource.Quantity)
-	} else {
-		q = v.Interface().(resource.Quantity)
-	}
-	return types.String(q.String())
+	return types.String(fieldOf[resource.Quantity](v).String())
 }
 
 func intOrStringVal(v reflect.Value) ref.Val {
-	var is *intstr.IntOrString
-	if v.CanAddr() {
-		is = v.Addr().Interface().(*intstr.IntOrString)
-	} else {
-		c := v.Interface().(intstr.IntOrString)
-		is = &c
-	}
+	is := fieldOf[intstr.IntOrString](v)
 	switch is.Type {
 	case intstr.Int:
 		return types.Int(is.IntVal)

@@ -115,6 +115,10 @@ type options struct {
 	waitIdle time.Duration
 	// cache times each kubectl idx command through the warm cache too (cache.go).
 	cache bool
+	// mcp measures kubectl idx mcp from its client instead (mcp.go), mcpCalls warm calls
+	// of each question.
+	mcp      bool
+	mcpCalls int
 }
 
 // rusageChild, as the first argument, makes the bench the small parent of one command:
@@ -150,6 +154,8 @@ func main() {
 	flag.DurationVar(&o.waitIdle, "wait-idle", time.Minute, "Before each measurement, wait up to this long for the machine to be idle (at least 90% of its CPU time idle over half a second), so that other work on a shared machine does not land in one command's figures; 0 means never wait.")
 	flag.DurationVar(&o.churn, "churn", 5*time.Second, "Restart a container of a pod this often, through its status as the kubelet writes it, while measuring, as in a cluster at work (the API server serves the later pages of a paged LIST from the watch-cache snapshots such changes leave); 0 means never.")
 	flag.BoolVar(&o.cache, "cache", false, "Time each kubectl idx command through the warm cache too: the first question, which starts it, then again from warm informers, and with --max-staleness 1m; and report the cache process's memory (cache.go).")
+	flag.BoolVar(&o.mcp, "mcp", false, "Measure kubectl idx mcp from its client over stdio instead: warm tool calls' p50 and p99, and the size of a complete answer against kubectl get pods -A -o json, with bytes per pod (mcp.go).")
+	flag.IntVar(&o.mcpCalls, "mcp-calls", 50, "With -mcp, how many warm calls of each question are timed.")
 	flag.IntVar(&o.contexts, "contexts", 0, "Start this many control planes (at least 2), each with -pods pods, behind one kubeconfig with contexts c1, c2, ..., and time kubectl idx over all of them at once against the slowest single context and against kubectl get over each in turn; 0 times one server.")
 	flag.Parse()
 	if o.contexts < 0 || o.contexts == 1 {
@@ -279,6 +285,9 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
+	if o.mcp {
+		return runMCP(ctx, o, envv)
+	}
 	var children []child
 	if o.scale {
 		children = scaleChildren(o)

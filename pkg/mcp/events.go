@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
+
+// EventsArgs are the events tool's arguments.
+type EventsArgs struct {
+	Object        string `json:"object,omitempty" jsonschema:"the root of a subtree, KIND/NAME (deployment/web): its events and those of everything it owns; empty lists the namespace's events"`
+	Namespace     string `json:"namespace,omitempty" jsonschema:"the namespace; default: the context's"`
+	AllNamespaces bool   `json:"allNamespaces,omitempty" jsonschema:"every namespace"`
+	Since         string `json:"since,omitempty" jsonschema:"only events that last happened within this duration: 10m, 1h"`
+	Type          string `json:"type,omitempty" jsonschema:"Normal or Warning"`
+	Limit         int    `json:"limit,omitempty" jsonschema:"most events in this answer (default 100, at most 5000)"`
+	Cursor        string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous answer to the same arguments"`
+	Common
+}
+
+func (s *Server) eventsTool(ctx context.Context, _ *sdk.CallToolRequest, in EventsArgs) (*sdk.CallToolResult, *v1alpha1.EventsAnswer, error) {
+	answer, err := s.events(ctx, in)
+	text := ""
+	if answer != nil {
+		text = pageText("events", answer.Page)
+	}
+	return result(s, "events", answer, text, err)
+}
+
+// eventsOf is one context's events.
+type eventsOf struct {
+	events []*corev1.Event
+	asOf   []v1alpha1.AsOf
+}
+
+func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAnswer, error) {
+	var opts query.EventsOptions
+	if in.Type != "" {
+		if !strings.EqualFold(in.Type, corev1.EventTypeNormal) && !strings.EqualFold(in.Type, corev1.EventTypeWarning) {
+			return nil, badArgument("type must be Normal or Warning, got %q", in.Type)
+		}
+		opts.Types = []string{in.Type}
+	}
+	start := time.Now()
+	if in.Since != "" {
+		d, err := time.ParseDuration(in.Since)
+		if err != nil || d <= 0 {
+			return nil, badArgument("since must be a positive duration such as 10m or 1h, got %q", in.Since)
+		}
+		opts.Since = start.Add(-d)
+	}
+	var typ, name string
+	if in.Object != "" {
+		var ok bool
+		typ, name, ok = strings.Cut(in.Object, "/")
+		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+			return nil, badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", in.Object)
+		}
+	}
+	limit, err := s.limitOf(in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	sigArgs := in
+	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
+	sig := signature("events", sigArgs)
+	cur, err := decodeCursor(in.Cursor, sig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.newCall(scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), signature: sig})
+	if err != nil {
+		return nil, err
+	}
+	defer c.done()
+	answers := ask(ctx, c, func(ctx context.Context, sess *query.Session) (*eventsOf, error) {
+		if typ == "" {
+			// The namespace's Event objects, as kubectl idx events lists them
+			// without an object, narrowed as an object's are.
+			l, err := sess.Get(ctx, query.GetQuery{Args: []string{"events"}})
+			if l == nil {
+				return nil, err
+			}
+			defer l.Close()
+			out := &eventsOf{asOf: l.AsOf}
+			for _, m := range l.Members {
+				for _, o := range m.Objects {
+					if e, ok := o.(*corev1.Event); ok && keeps(opts, e) {
+						out.events = append(out.events, e)
+					}
+				}
+			}
+			return out, err
+		}
+		obj, err := sess.Object(typ, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.authorize(ctx, sess, obj); err != nil {
+			return nil, err
+		}
+		l, err := sess.EventList(ctx, obj, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		out := &eventsOf{asOf: l.AsOf}
+		for _, m := range l.Members {
+			for _, o := range m.Objects {
+				if e, ok := o.(*corev1.Event); ok {
+					out.events = append(out.events, e)
+				}
+			}
+		}
+		return out, nil
+	})
+	warnings, err := outcome(c, answers)
+	if err != nil {
+		return nil, err
+	}
+	answer := v1alpha1.NewEventsAnswer()
+	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
+	type keyed struct {
+		key  string
+		view v1alpha1.EventView
+	}
+	var items []keyed
+	for i, a := range answers {
+		asOf[i].Context = a.Context
+		if a.Value == nil {
+			continue
+		}
+		asOf[i].Value = a.Value.asOf
+		for _, e := range a.Value.events {
+			last := query.EventTime(e).UTC()
+			ev := v1alpha1.EventView{
+				Context: a.Context, Namespace: e.Namespace, Type: e.Type, Reason: cutString(e.Reason, s.cfg.MaxString),
+				Object:  cutString(e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, s.cfg.MaxString),
+				Message: cutString(e.Message, s.cfg.MaxString), Count: max(e.Count, 1), LastSeen: last.Format(time.RFC3339),
+				Source: cutString(cmp.Or(e.Source.Component, e.ReportingController), s.cfg.MaxString),
+			}
+			if e.Series != nil && e.Series.Count > ev.Count {
+				ev.Count = e.Series.Count
+			}
+			if !e.FirstTimestamp.IsZero() {
+				ev.FirstSeen = e.FirstTimestamp.UTC().Format(time.RFC3339)
+			} else if !e.EventTime.IsZero() {
+				ev.FirstSeen = e.EventTime.UTC().Format(time.RFC3339)
+			}
+			items = append(items, keyed{key: fmt.Sprintf("%s\x00%s\x00%s\x00%s", last.Format("2006-01-02T15:04:05.000000000Z"), a.Context, e.Namespace, e.Name), view: ev})
+		}
+	}
+	// Oldest first, as kubectl idx events prints them; ties by namespace and
+	// name, so that pages follow one order.
+	slices.SortStableFunc(items, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	answer.AsOf = c.asOf(asOf)
+	answer.Warnings = append(answer.Warnings, warnings...)
+	answer.Total = len(items)
+	first := 0
+	if cur != nil {
+		first, _ = slices.BinarySearchFunc(items, cur.After, func(it keyed, after string) int {
+			if it.key <= after {
+				return -1
+			}
+			return 1
+		})
+	}
+	page := items[first:min(len(items), first+limit)]
+	build := func(k int) *v1alpha1.EventsAnswer {
+		out := *answer
+		out.Events = make([]v1alpha1.EventView, k)
+		for i := range k {
+			out.Events[i] = page[i].view
+		}
+		out.Count = k
+		out.Truncated = first+k < len(items)
+		out.NextCursor = ""
+		if out.Truncated && k > 0 {
+			out.NextCursor = cursor{Question: sig, After: page[k-1].key}.encode()
+		}
+		return &out
+	}
+	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
+	return build(k), nil
+}
+
+// keeps reports whether e passes opts, as an object's events are narrowed.
+func keeps(opts query.EventsOptions, e *corev1.Event) bool {
+	if len(opts.Types) > 0 && !slices.ContainsFunc(opts.Types, func(t string) bool { return strings.EqualFold(t, e.Type) }) {
+		return false
+	}
+	return opts.Since.IsZero() || !query.EventTime(e).Before(opts.Since)
+}
