@@ -159,7 +159,7 @@ func plural(n int, one, many string) string {
 func evidenceWords(evs []v1alpha1.Evidence, all bool) string {
 	var parts []string
 	for _, e := range evs {
-		parts = append(parts, EvidenceString(e))
+		parts = append(parts, e.String())
 		if !all {
 			break
 		}
@@ -168,37 +168,6 @@ func evidenceWords(evs []v1alpha1.Evidence, all bool) string {
 		return "<none>"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// EvidenceString words one piece of evidence: the object, then what was
-// read of it and its value.
-//
-//	Pod/web-1-a condition PodScheduled=False Unschedulable: 0/3 nodes are available: ...
-//	ReplicaSet/web-1 event FailedCreate (x5): Error creating: ...
-//	Deployment/web spec.template.spec.nodeSelector=disktype=nvme
-func EvidenceString(e v1alpha1.Evidence) string {
-	switch {
-	case e.Event != "":
-		count := ""
-		if e.Count > 1 {
-			count = fmt.Sprintf(" (x%d)", e.Count)
-		}
-		return fmt.Sprintf("%s event %s%s: %s", e.Object, e.Event, count, e.Value)
-	case e.Condition != "":
-		s := fmt.Sprintf("%s condition %s=%s", e.Object, e.Condition, e.Value)
-		if e.Reason != "" {
-			s += " " + e.Reason
-		}
-		if e.Message != "" {
-			s += ": " + e.Message
-		}
-		return s
-	}
-	s := fmt.Sprintf("%s %s=%s", e.Object, e.Field, e.Value)
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
 }
 
 // checkedWords says what a diagnosis looked at: "1 Deployment, 2

@@ -909,6 +909,35 @@ func TestWhy(t *testing.T) {
 		u.idx(t, append(args, "--cache")...)
 		check("through the warm cache", u.idx(t, append(args, "--cache")...))
 	})
+	t.Run("through kubectl idx mcp", func(t *testing.T) {
+		s := startMCP(t, c.env, c.env.Kubeconfig)
+		for _, tc := range []struct {
+			args []string
+			tool map[string]any
+		}{
+			{[]string{"why", "deployment/crash", "-n", w.ns["run"]}, map[string]any{"object": "deployment/crash", "namespace": w.ns["run"]}},
+			{[]string{"why", "deployment/quota", "-n", w.ns["quota"]}, map[string]any{"object": "deployment/quota", "namespace": w.ns["quota"]}},
+			{[]string{"why", "-n", w.ns["sched"]}, map[string]any{"namespace": w.ns["sched"]}},
+		} {
+			res := c.idx(t, append(tc.args, "-o", "json")...)
+			var doc v1alpha1.Diagnosis
+			if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+				t.Fatalf("kubectl idx %s: %v\n%s", strings.Join(tc.args, " "), err, res)
+			}
+			var answer v1alpha1.WhyAnswer
+			s.must(t, "why", tc.tool, &answer)
+			var cli, tool []string
+			for _, c := range doc.Causes {
+				cli = append(cli, fmt.Sprintf("%s %s %s %d", c.Reason, c.Severity, c.Object, len(c.Evidence)))
+			}
+			for _, c := range answer.Causes {
+				tool = append(tool, fmt.Sprintf("%s %s %s %d", c.Reason, c.Severity, c.Object, len(c.Evidence)))
+			}
+			if !slices.Equal(cli, tool) || answer.Status != string(doc.Status) {
+				t.Errorf("the why tool %v: %s %q\nkubectl idx %s: %s %q", tc.tool, answer.Status, tool, strings.Join(tc.args, " "), doc.Status, cli)
+			}
+		}
+	})
 	t.Run("README recipes", func(t *testing.T) { w.checkWhyRecipes(t) })
 	t.Logf("TestWhy done %s after it started", time.Since(start).Round(time.Second))
 }

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -210,4 +211,35 @@ func (r ObjectReference) String() string {
 		kind += "." + gv.Group
 	}
 	return kind + "/" + r.Name
+}
+
+// String words one piece of evidence in a line: the object, then what was
+// read of it and its value.
+//
+//	Pod/web-1-a condition PodScheduled=False Unschedulable: 0/3 nodes are available: ...
+//	ReplicaSet/web-1 event FailedCreate (x5): Error creating: ...
+//	Deployment/web spec.template.spec.nodeSelector=disktype=nvme
+func (e Evidence) String() string {
+	switch {
+	case e.Event != "":
+		count := ""
+		if e.Count > 1 {
+			count = fmt.Sprintf(" (x%d)", e.Count)
+		}
+		return fmt.Sprintf("%s event %s%s: %s", e.Object, e.Event, count, e.Value)
+	case e.Condition != "":
+		s := fmt.Sprintf("%s condition %s=%s", e.Object, e.Condition, e.Value)
+		if e.Reason != "" {
+			s += " " + e.Reason
+		}
+		if e.Message != "" {
+			s += ": " + e.Message
+		}
+		return s
+	}
+	s := fmt.Sprintf("%s %s=%s", e.Object, e.Field, e.Value)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
 }

@@ -55,6 +55,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(EventsAnswerKind), &EventsAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(ChangesAnswerKind), &ChangesAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(ContextsAnswerKind), &ContextsAnswer{})
+	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(WhyAnswerKind), &WhyAnswer{})
 	return nil
 }
 
