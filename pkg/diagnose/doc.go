@@ -38,13 +38,15 @@
 //	            is not ready and has no other cause
 //	nodes       the node's Ready reason      Node              Ready condition
 //	            (NodeStatusUnknown, ...),
+//	            NodeNotReady (no condition),
 //	            NodeNotFound,
-//	            NodeNotSchedulable (cordoned, Warning)
+//	            NodeNotSchedulable (cordoned, Warning),
+//	            a pressure condition's reason (a Node asked about, Warning)
 //	jobs        BackoffLimitExceeded, ...    Job               Failed condition, failed pods
 //	            (the Failed condition's)
 //	            Suspended (CronJob, Warning), JobSuspended (Job, Warning)
-//	rollouts    ProgressDeadlineExceeded     Deployment        Progressing condition
-//	            RolloutStuck                 the new ReplicaSet  old and new ReplicaSets' replicas
+//	rollouts    RolloutStuck                 the new ReplicaSet  old and new ReplicaSets' replicas
+//	            ProgressDeadlineExceeded     Deployment        Progressing condition
 //	serving     NoReadyPods                  Service           its selector, the pods it selects
 //	            InsufficientPods, ...        PodDisruptionBudget (Warning)  its status
 //	            (DisruptionAllowed's reason)
