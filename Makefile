@@ -53,7 +53,7 @@ lint: ## gofmt, goimports, go vet, go mod tidy and make generate with no diff.
 	$(GO) mod tidy -diff
 
 test-unit: ## Unit tests with the cache mutation detector on.
-	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 . ./cmd/... ./pkg/... ./internal/...
+	KUBE_CACHE_MUTATION_DETECTOR=true $(GO) test -count=1 . ./cmd/... ./pkg/... ./internal/... ./test/demo
 
 # Each fuzz target runs for a number of executions, not a duration: with a
 # duration, Go 1.26's fuzzing coordinator can fail a run that found nothing with
@@ -113,11 +113,13 @@ test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json $(INSPECTOR_DIR)/
 
 test: lint test-unit fuzz test-e2e test-release ## Everything CI runs.
 
-# The demo runs kubectl as a user would; a machine without one gets kubectl built from
-# the Go module proxy (hack/tools.sh), cached outside the repository.
-demo: build ## Start a local control plane run by the real controllers, load a workload and run kubectl idx against it.
-	@kubectl_dir=$$(command -v kubectl >/dev/null || dirname "$$(hack/tools.sh kubectl)"); \
-	PATH="$${kubectl_dir:+$$kubectl_dir:}$$PATH" KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) $(GO) run ./test/demo -binary $(BINARY)
+# hack/demo.sh builds the plugin, kubectl where the machine has none, the control plane
+# and the demo program, saying how long each step took last time, then becomes the demo
+# program: Ctrl-C stops the control plane and ends make demo with no error. DEMO_FLAGS
+# are the program's flags (-exit stops after the commands, -dir DIR keeps its files there).
+DEMO_FLAGS ?=
+demo: ## Start a local control plane run by the real controllers, load a workload and run kubectl idx against it.
+	@GO='$(GO)' BINARY='$(BINARY)' hack/demo.sh $(DEMO_FLAGS)
 
 bench: build ## Time kubectl idx against kubectl get and the server's own LISTs on a real API server, on pods as heavy as a production cluster's (PODS=20000 NAMESPACES=20 RUNS=3; BASELINE=path/to/an/earlier/kubectl-idx times it too; SCALE=1 measures memory per 1,000 pods instead; LIGHT=1 creates lighter pods; SERVE=1 keeps the server up for --profile runs; CACHE=1 times each command through the warm cache too; MCP=1 measures kubectl idx mcp from its client instead).
 	@KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL=$$(hack/tools.sh kubectl) $(GO) run ./test/bench -binary $(BINARY) -pods $${PODS:-5000} -namespaces $${NAMESPACES:-10} -runs $${RUNS:-1} $${SCALE:+-scale} $${LIGHT:+-light} $${SERVE:+-serve} $${BASELINE:+-baseline $$BASELINE} $${CACHE:+-cache} $${MCP:+-mcp}

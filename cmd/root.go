@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/util/homedir"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -84,6 +85,9 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 			if err := prepareServed(run.served, cmd, f); err != nil {
 				return err
 			}
+		}
+		if _, _, err := informer.ListTuningFromEnv(); err != nil {
+			return err
 		}
 		// client-go logs some failures it also returns ("Unexpected error when
 		// reading response body") at any verbosity; the one-line error we print

@@ -3,7 +3,7 @@
 # outside the repository, one directory per tool and version, and prints the path of
 # each binary asked for (one a line). A tool already in the cache is reused as is.
 #
-#   hack/tools.sh goreleaser krew validate-krew-manifest
+#   hack/tools.sh goreleaser krew validate-krew-manifest syft cosign
 #
 # (`make generate` and `make lint` use deepcopy-gen and goimports the same way.)
 #
@@ -13,7 +13,10 @@
 # have none, is kubectl's own main built against k8s.io/kubectl at KUBECTL_VERSION.
 # deepcopy-gen comes from k8s.io/code-generator at the release of the project's
 # k8s.io modules (KUBECTL_VERSION), so the deep copies it writes are the ones
-# apimachinery's own types have; goimports from golang.org/x/tools.
+# apimachinery's own types have; goimports from golang.org/x/tools. syft v1.57.1
+# (goreleaser's default SBOM tool, `sboms` in .goreleaser.yaml) and cosign v2.6.5
+# (signs and verifies checksums.txt) are the newest of each that build with Go 1.26;
+# both stamp the version they report through ldflags, as their own release builds do.
 #
 # This is `go install PKG@VERSION` done in two steps: `go mod download` fetches the
 # module, then `go build` runs inside it, so the module's own go.mod and go.sum pin
@@ -27,14 +30,16 @@ KREW_VERSION=${KREW_VERSION:-v0.4.4}
 KUBECTL_VERSION=${KUBECTL_VERSION:-v0.37.2}
 CODE_GENERATOR_VERSION=${CODE_GENERATOR_VERSION:-$KUBECTL_VERSION}
 GOIMPORTS_VERSION=${GOIMPORTS_VERSION:-v0.52.0}
+SYFT_VERSION=${SYFT_VERSION:-v1.57.1}
+COSIGN_VERSION=${COSIGN_VERSION:-v2.6.5}
 CACHE_ROOT=${KUBECTL_IDX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-idx}
 
 log() { echo "tools: $*" >&2; }
 
-# install NAME MODULE VERSION PACKAGE builds PACKAGE (a path inside MODULE@VERSION)
-# into the cache unless it is there, and prints the binary's path.
+# install NAME MODULE VERSION PACKAGE [LDFLAGS] builds PACKAGE (a path inside
+# MODULE@VERSION) into the cache unless it is there, and prints the binary's path.
 install() {
-  local name=$1 module=$2 version=$3 pkg=$4
+  local name=$1 module=$2 version=$3 pkg=$4 ldflags=${5-}
   local dir="$CACHE_ROOT/tools/$name-$version"
   if [[ ! -x "$dir/$name" ]]; then
     log "building $name $version from $module (minutes on first run)"
@@ -45,7 +50,7 @@ install() {
     # Built under a temporary name and moved into place, so an interrupted build
     # never leaves a binary that the check above would take as complete.
     (cd "$src" && GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 \
-      go build -trimpath -buildvcs=false -o "$dir/$name.tmp" "./$pkg") >&2 ||
+      go build -trimpath -buildvcs=false ${ldflags:+-ldflags "$ldflags"} -o "$dir/$name.tmp" "./$pkg") >&2 ||
       { rm -f "$dir/$name.tmp"; log "building $name $version failed"; return 1; }
     mv "$dir/$name.tmp" "$dir/$name"
     log "built $name $version in $((SECONDS - start))s"
@@ -102,7 +107,7 @@ GO
   echo "$dir/kubectl"
 }
 
-(($# > 0)) || set -- goreleaser krew validate-krew-manifest
+(($# > 0)) || set -- goreleaser syft cosign krew validate-krew-manifest
 for tool in "$@"; do
   case $tool in
   goreleaser) install goreleaser github.com/goreleaser/goreleaser/v2 "$GORELEASER_VERSION" . ;;
@@ -111,8 +116,11 @@ for tool in "$@"; do
   kubectl) install_kubectl ;;
   deepcopy-gen) install deepcopy-gen k8s.io/code-generator "$CODE_GENERATOR_VERSION" cmd/deepcopy-gen ;;
   goimports) install goimports golang.org/x/tools "$GOIMPORTS_VERSION" cmd/goimports ;;
+  syft) install syft github.com/anchore/syft "$SYFT_VERSION" cmd/syft "-s -w -X main.version=${SYFT_VERSION#v}" ;;
+  cosign) install cosign github.com/sigstore/cosign/v2 "$COSIGN_VERSION" cmd/cosign \
+    "-s -w -X sigs.k8s.io/release-utils/version.gitVersion=$COSIGN_VERSION" ;;
   *)
-    echo "tools: unknown tool \"$tool\" (known: goreleaser, krew, validate-krew-manifest, kubectl, deepcopy-gen, goimports)" >&2
+    echo "tools: unknown tool \"$tool\" (known: goreleaser, krew, validate-krew-manifest, kubectl, deepcopy-gen, goimports, syft, cosign)" >&2
     exit 1
     ;;
   esac

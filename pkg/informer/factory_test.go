@@ -292,7 +292,7 @@ func TestFactoryFirstListAsksForLatestInPages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.wantLimit, func(t *testing.T) {
 			s := fakeapi.New(nil, testPod("shop", "web-0", nil))
-			f := newFactory(t, s, informer.Config{PageSize: tc.pageSize})
+			f := newFactory(t, s, informer.Config{PageSize: tc.pageSize, UnpagedBudget: -1})
 			mustInformer(t, f, podsRes, informer.Full)
 			if err := startAndSync(t, f); err != nil {
 				t.Fatalf("WaitForSync: %v", err)

@@ -180,7 +180,7 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 			p, s := newPagedServer(t, pages, perPage, tc.protobuf)
 			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 			f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
-				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage, KeepManagedFields: tc.keepManaged})
+				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage, KeepManagedFields: tc.keepManaged, UnpagedBudget: -1})
 			if err != nil {
 				t.Fatal(err)
 			}

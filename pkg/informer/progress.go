@@ -50,7 +50,9 @@ func (f *Factory) startProgress(w io.Writer, delay time.Duration) (stop func()) 
 	}
 }
 
-// progressLine renders "syncing: pods 12000 received, deployments.apps 40 done".
+// progressLine renders "syncing: pods 12000 received, deployments.apps 40
+// synced", or a list's bytes while it has no object yet ("pods 84.2 MB
+// received").
 func (f *Factory) progressLine() string {
 	f.mu.Lock()
 	entries := append([]*entry(nil), f.order...)
@@ -60,6 +62,12 @@ func (f *Factory) progressLine() string {
 		state := "received"
 		if e.informer.HasSynced() {
 			state = "synced"
+		}
+		if n, b := e.received.Load(), e.bodyBytes.Load(); n == 0 && b > 0 && state == "received" {
+			// An unpaged list counts its objects once it is whole: until
+			// then, its bytes.
+			parts = append(parts, fmt.Sprintf("%s %.1f MB %s", e.res.Name(), float64(b)/1e6, state))
+			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %d %s", e.res.Name(), e.received.Load(), state))
 	}

@@ -23,10 +23,11 @@ import (
 )
 
 // realFactory returns a factory with real clients talking to host with the given
-// per-request timeout (--request-timeout), as NewFactory builds them for commands.
+// per-request timeout (--request-timeout), as NewFactory builds them for commands,
+// listing in pages: the servers of these tests page, and do not stream lists.
 func realFactory(t *testing.T, host string, timeout time.Duration) *informer.Factory {
 	t.Helper()
-	f, err := informer.NewFactory(&rest.Config{Host: host, Timeout: timeout}, informer.Config{SyncTimeout: 30 * time.Second})
+	f, err := informer.NewFactory(&rest.Config{Host: host, Timeout: timeout}, informer.Config{SyncTimeout: 30 * time.Second, WatchListStall: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

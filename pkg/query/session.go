@@ -149,6 +149,7 @@ func (s *Session) warningText(err error) string {
 
 // newFactory builds a factory over the user's REST config.
 func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
+	s.warnFor(&cfg)
 	var f *informer.Factory
 	var err error
 	if s.cfg.NewFactory != nil {
@@ -160,6 +161,13 @@ func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
 		s.keepClients(f)
 	}
 	return f, err
+}
+
+// warnFor has the factory cfg configures tell its warnings to the session's.
+func (s *Session) warnFor(cfg *informer.Config) {
+	if cfg.OnWarning == nil {
+		cfg.OnWarning = func(_ informer.Resource, w string) { s.warn("%s", w) }
+	}
 }
 
 // keepClients remembers the clients of the session's first factory: without
@@ -180,6 +188,7 @@ func (s *Session) keepClients(f *informer.Factory) {
 func (s *Session) newWideFactory(cfg informer.Config) (*informer.Factory, error) {
 	cfg.SyncTimeout = s.cfg.SyncTimeout
 	cfg.MaxConcurrentLists = relationMaxLists
+	s.warnFor(&cfg)
 	var f *informer.Factory
 	var err error
 	if s.cfg.NewFactory != nil {

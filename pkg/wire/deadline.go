@@ -27,7 +27,8 @@ import (
 // ProgressDeadline returns a transport wrapper (for rest.Config.Wrap) that fails a
 // request whose response headers have not arrived within timeout, or whose body
 // then delivers no byte for a whole timeout. Every read that returns data restarts
-// the timer. Watch requests (watch=true) end after timeout, whatever they receive.
+// the timer. Watch requests (watch=true) end after timeout, whatever they receive,
+// but for watch-lists, which are timed as lists (isWatch).
 //
 // A request that runs out of time fails with an error that errors.Is
 // context.DeadlineExceeded and is a net.Error whose Timeout is true, like the one
@@ -92,10 +93,14 @@ func (t *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 }
 
 // isWatch reports whether u asks for a watch, as client-go's clients do with
-// watch=true; the API server takes 1 too.
+// watch=true (the API server takes 1 too), other than a watch-list: a watch
+// that starts with the objects of a list (sendInitialEvents=true) is a list
+// while it delivers them, bounded by its progress like one, and the informer
+// that asks for it stops it once they have come.
 func isWatch(u *url.URL) bool {
-	w := u.Query().Get("watch")
-	return w == "true" || w == "1"
+	q := u.Query()
+	w := q.Get("watch")
+	return (w == "true" || w == "1") && q.Get("sendInitialEvents") != "true"
 }
 
 // deadline is the timer of one try of a request.
@@ -281,8 +286,45 @@ func (r *request) left(now int64, timeout time.Duration) time.Duration {
 
 type requestKey struct{}
 
+// CountReceived returns a transport wrapper (for rest.Config.Wrap) that adds
+// the bytes of each answer's body to the counter WithRequest put in its
+// request's context, as ProgressDeadline does, for a client without a
+// deadline: a list's progress, and the size of its first page (by which an
+// informer chooses to list unpaged).
+func CountReceived(rt http.RoundTripper) http.RoundTripper { return &countTransport{next: rt} }
+
+// countTransport is the RoundTripper CountReceived installs.
+type countTransport struct{ next http.RoundTripper }
+
+// WrappedRoundTripper lets client-go find the transport underneath.
+func (t *countTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// RoundTrip implements http.RoundTripper.
+func (t *countTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if r := requestFrom(req.Context()); r != nil && r.received != nil {
+		resp.Body = &countBody{ReadCloser: resp.Body, received: r.received}
+	}
+	return resp, nil
+}
+
+// countBody adds the bytes read from its body to received.
+type countBody struct {
+	io.ReadCloser
+	received *atomic.Int64
+}
+
+func (b *countBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.received.Add(int64(n))
+	return n, err
+}
+
 // WithRequest returns ctx for one request of a client whose transport
-// ProgressDeadline wraps: its tries share the time until an answer starts,
+// ProgressDeadline or CountReceived wraps: its tries share the time until an answer starts,
 // and add the bytes of body they receive to received unless it is nil (a
 // list's progress, which a retry window looks at).
 func WithRequest(ctx context.Context, received *atomic.Int64) context.Context {

@@ -470,6 +470,31 @@ func TestProgressDeadlineSharedByTries(t *testing.T) {
 	}
 }
 
+// TestProgressDeadlineWatchList: a watch-list (sendInitialEvents=true) is timed
+// as the list it is: it may take twice the timeout while its data keeps
+// coming, and its bytes are the list's progress.
+func TestProgressDeadlineWatchList(t *testing.T) {
+	const size, count = 10, 16
+	c := newFakeClock()
+	tr := newTrickle(size, count, false)
+	s, client := deadlineServer(t, true, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
+	var received atomic.Int64
+	resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := readBody(resp.Body)
+	feed(t, c, b, tr, deadlineTimeout/8)
+	b.wait(t)
+	if b.err != nil {
+		t.Fatalf("watch-list failed after %d bytes: %v", len(b.body), b.err)
+	}
+	if n := received.Load(); n != size*count {
+		t.Errorf("counted %d bytes, want %d", n, size*count)
+	}
+}
+
 // TestProgressDeadlineWatch: a watch keeps kubectl's overall deadline, however
 // much it receives, and its bytes are not a list's progress.
 func TestProgressDeadlineWatch(t *testing.T) {
@@ -614,5 +639,32 @@ func checkReleased(t *testing.T, d *deadline) {
 	}
 	if d.timer.Stop() {
 		t.Error("the timer was still pending")
+	}
+}
+
+// TestCountReceived: without a deadline, the bytes of an answer's body still
+// count toward the request's counter, and a request without one is left alone.
+func TestCountReceived(t *testing.T) {
+	const body = "0123456789abcdef"
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, body) }))
+	t.Cleanup(s.Close)
+	client := &http.Client{Transport: CountReceived(http.DefaultTransport)}
+	var received atomic.Int64
+	for _, ctx := range []context.Context{WithRequest(context.Background(), &received), context.Background()} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(resp.Body); err != nil || string(b) != body {
+			t.Fatalf("body %q, %v", b, err)
+		}
+		resp.Body.Close()
+	}
+	if got := received.Load(); got != int64(len(body)) {
+		t.Errorf("counted %d bytes, want %d", got, len(body))
 	}
 }

@@ -79,7 +79,7 @@ func (p *PageAhead) Get(ctx context.Context, o metav1.ListOptions) (runtime.Obje
 	}
 	f.whenToken(func(token string) {
 		if token != "" {
-			p.ahead(ctx, nextPage(o, token))
+			p.ahead(ctx, NextPage(o, token))
 		}
 	})
 	select {
@@ -109,6 +109,10 @@ func (p *PageAhead) take(o metav1.ListOptions) *pageFetch {
 	}
 	return f
 }
+
+// Ahead asks for the page o asks for ahead of the caller, who has its first
+// page from elsewhere: Get then returns it when asked for it.
+func (p *PageAhead) Ahead(ctx context.Context, o metav1.ListOptions) { p.ahead(ctx, o) }
 
 // ahead asks for the page o asks for ahead of the caller.
 func (p *PageAhead) ahead(ctx context.Context, o metav1.ListOptions) {
@@ -173,10 +177,10 @@ func (f *pageFetch) whenToken(cb func(token string)) {
 	f.mu.Unlock()
 }
 
-// nextPage returns the options of the page after o's, whose continue token is
+// NextPage returns the options of the page after o's, whose continue token is
 // token, as client-go's pager asks for it: a continued list names no resource
 // version.
-func nextPage(o metav1.ListOptions, token string) metav1.ListOptions {
+func NextPage(o metav1.ListOptions, token string) metav1.ListOptions {
 	o.Continue = token
 	o.ResourceVersion = ""
 	o.ResourceVersionMatch = ""

@@ -251,7 +251,7 @@ func TestPageAhead(t *testing.T) {
 			if got := fp.askedFor(); len(got) != 2 {
 				t.Fatalf("asked for %q while the caller holds page 1, want the first two pages only", got)
 			}
-			o2 := nextPage(first, "p1")
+			o2 := NextPage(first, "p1")
 			done = getAsync(ctx, pa, o2)
 			if early {
 				waitAsked(t, fp, 3)
@@ -307,7 +307,7 @@ func TestPageAheadLastPageAndErrors(t *testing.T) {
 	if l := obj.(*metav1.PartialObjectMetadataList); l.Continue != "p1" {
 		t.Fatalf("first page continues to %q, want p1", l.Continue)
 	}
-	if _, err := pa.Get(ctx, nextPage(first, "p1")); !errors.Is(err, boom) {
+	if _, err := pa.Get(ctx, NextPage(first, "p1")); !errors.Is(err, boom) {
 		t.Fatalf("second page: %v, want %v", err, boom)
 	}
 	time.Sleep(20 * time.Millisecond)

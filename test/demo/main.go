@@ -8,8 +8,13 @@
 //
 //	KUBEBUILDER_ASSETS=$(hack/envtest-assets.sh) go run ./test/demo -binary bin/kubectl-idx
 //
+// make demo runs it through hack/demo.sh, which builds what it needs first. Each step says how
+// long it took in the last run, from the file -timings names (hack/demo.sh passes
+// ~/.cache/kubectl-idx/demo-timings).
+//
 // With -exit it stops right after the commands (CI and the e2e smoke test) and exits 1 if any
-// command failed.
+// command failed. Ctrl-C, SIGINT or SIGTERM stop the control plane at any point and exit 0:
+// an interrupt is how the demo ends, not a failure, so make reports no error for it.
 package main
 
 import (
@@ -71,17 +76,39 @@ func main() {
 	binary := flag.String("binary", "bin/kubectl-idx", "Path of the kubectl-idx binary to demo.")
 	exit := flag.Bool("exit", false, "Stop the control plane right after the commands instead of waiting for Ctrl-C.")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "kubectl-idx-demo"), "Directory for the kubeconfig, the logs and the plugin PATH entry; reused across runs.")
+	timings := flag.String("timings", "", "File that keeps how long each step took, to say so in the next run; empty keeps nothing.")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, *binary, *dir, *exit); err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-		os.Exit(1)
-	}
+	os.Exit(demo(os.Stdout, os.Stderr, *binary, *dir, *timings, *exit))
 }
 
-func run(ctx context.Context, out io.Writer, binary, dir string, exitAfter bool) error {
+// demo runs the demo until it is done (-exit) or interrupted and returns the exit code: 0
+// after an interrupt whatever the demo was doing, once the control plane is stopped.
+func demo(out, errOut io.Writer, binary, dir, timings string, exitAfter bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, out, errOut, newSteps(errOut, timings), binary, dir, exitAfter)
+	var stopErr *stopError
+	if ctx.Err() != nil && !errors.As(err, &stopErr) {
+		// Whatever the interrupt cut short (a rollout, a command) failed because of it.
+		fmt.Fprintln(errOut, "demo: interrupted; nothing of the demo is left running")
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "error: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// stopError is a control plane that did not stop cleanly: a failure even after an interrupt,
+// since something may be left running.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return "stopping the control plane: " + e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+func run(ctx context.Context, out, errOut io.Writer, steps *steps, binary, dir string, exitAfter bool) (err error) {
 	if _, err := os.Stat(binary); err != nil {
 		return fmt.Errorf("-binary: %w (run `make build` first)", err)
 	}
@@ -89,18 +116,19 @@ func run(ctx context.Context, out io.Writer, binary, dir string, exitAfter bool)
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "starting kube-apiserver, etcd, kube-controller-manager, kube-scheduler and 3 fake nodes ...")
 	start := time.Now()
+	done := steps.begin("control-plane", "starting kube-apiserver, etcd, kube-controller-manager, kube-scheduler and 3 fake nodes")
 	env, err := testenv.Start(ctx, testenv.Options{CRDs: fixtures.CRDs(), Dir: dir, Controllers: &testenv.ControllerOptions{Nodes: 3}})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		fmt.Fprintln(os.Stderr, "stopping the control plane ...")
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		fmt.Fprintln(errOut, "demo: stopping the control plane")
+		if stopErr := env.Stop(); stopErr != nil {
+			err = errors.Join(err, &stopError{stopErr})
 		}
 	}()
+	done()
 	pathDir, err := env.PluginPath(binary)
 	if err != nil {
 		return err
@@ -110,16 +138,22 @@ func run(ctx context.Context, out io.Writer, binary, dir string, exitAfter bool)
 		return err
 	}
 	environ := env.Environ(env.Kubeconfig, pathDir)
+	done = steps.begin("workload", "applying the workload and waiting for the controllers to roll it out")
 	for _, c := range setup(manifest) {
 		res, err := testenv.Shell(ctx, environ, c)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil || res.ExitCode != 0 {
 			return fmt.Errorf("setting up the demo workload: %s: exit code %d: %v\n%s", c, res.ExitCode, err, res.Stderr)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "control plane up and workload rolled out in %s\n\n", time.Since(start).Round(100*time.Millisecond))
+	done()
+	fmt.Fprintf(errOut, "demo: control plane up and workload rolled out in %s\n\n", human(time.Since(start).Seconds()))
 
 	_, jqErr := exec.LookPath("jq")
 	var failed []string
+	done = steps.begin("commands", "running kubectl idx against it")
 	for _, c := range commands {
 		fmt.Fprintf(out, "$ %s\n", c)
 		if strings.Contains(c, "| jq") && jqErr != nil {
@@ -127,14 +161,18 @@ func run(ctx context.Context, out io.Writer, binary, dir string, exitAfter bool)
 			continue
 		}
 		res, err := testenv.Shell(ctx, environ, c)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		fmt.Fprint(out, res.Stdout)
-		fmt.Fprint(os.Stderr, res.Stderr)
+		fmt.Fprint(errOut, res.Stderr)
 		if err != nil || res.ExitCode != 0 {
 			failed = append(failed, c)
 			fmt.Fprintf(out, "(exit code %d)\n", res.ExitCode)
 		}
 		fmt.Fprintln(out)
 	}
+	done()
 
 	fmt.Fprintln(out, "# Point a shell at the demo cluster:")
 	fmt.Fprintf(out, "export KUBECONFIG=%s\n", env.Kubeconfig)
@@ -151,10 +189,7 @@ func run(ctx context.Context, out io.Writer, binary, dir string, exitAfter bool)
 	if exitAfter {
 		return nil
 	}
-	fmt.Fprintln(os.Stderr, "\nThe control plane keeps running; press Ctrl-C to stop it.")
+	fmt.Fprintln(errOut, "\nThe control plane keeps running; press Ctrl-C to stop it.")
 	<-ctx.Done()
-	if errors.Is(context.Cause(ctx), context.Canceled) {
-		return nil
-	}
-	return context.Cause(ctx)
+	return nil
 }

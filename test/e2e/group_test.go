@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
 
 // The group-by tests compute every expectation from what `kubectl get -o json` says about
@@ -129,6 +131,33 @@ func kubectlItems(t *testing.T, r runner, args ...string) []*unstructured.Unstru
 		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
 	}
 	return list.Items
+}
+
+// settledPods runs answer between two listings of every pod by kubectl and
+// returns the pods once both listings agree (same pods, same resourceVersions),
+// so that an answer is compared with the cluster it was given on.
+func settledPods(t *testing.T, r runner, answer func()) []*corev1.Pod {
+	t.Helper()
+	versions := func(items []*unstructured.Unstructured) []string {
+		var out []string
+		for _, u := range items {
+			out = append(out, nsName(u)+"@"+u.GetResourceVersion())
+		}
+		slices.Sort(out)
+		return out
+	}
+	for attempt := 1; ; attempt++ {
+		before := kubectlItems(t, r, "pods", "-A")
+		answer()
+		after := kubectlItems(t, r, "pods", "-A")
+		if slices.Equal(versions(before), versions(after)) {
+			return typedPods(t, before)
+		}
+		if attempt == 10 {
+			t.Fatalf("the pods kept changing around the answer %d times", attempt)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func nsName(o metav1.Object) string { return o.GetNamespace() + "/" + o.GetName() }
@@ -592,7 +621,10 @@ func TestGroupByNode(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			doc, _ := idxGroups(t, r, false, args...)
+			// Other tests create pods in their own namespaces meanwhile:
+			// the truth is the pods as they were before and after the answer.
+			var doc groupList
+			pods := settledPods(t, r, func() { doc, _ = idxGroups(t, r, false, args...) })
 			if doc.GroupBy != "node" {
 				t.Errorf("groupBy %q", doc.GroupBy)
 			}
@@ -688,7 +720,8 @@ func TestGroupByNode(t *testing.T) {
 	})
 	t.Run("names", func(t *testing.T) {
 		t.Parallel()
-		res := r.idx(t, "pods", "-A", "--by-node", "-o", "name")
+		var res testenv.Result
+		pods := settledPods(t, r, func() { res = r.idx(t, "pods", "-A", "--by-node", "-o", "name") })
 		mustSucceed(t, "kubectl-idx pods -A --by-node -o name", res)
 		type line struct{ group, ns, name string }
 		var lines []line

@@ -1,0 +1,212 @@
+package informer_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+)
+
+// listServer serves a list of pods in JSON the way the API server pages one:
+// at most limit= objects per answer, a continue token to the rest
+// ("o<offset>") and the count of what is left; without a limit, the whole
+// list. It records the limit and continue token of every LIST it answers.
+type listServer struct {
+	pods int
+	// noRemaining leaves remainingItemCount out, as servers before 1.15 did.
+	noRemaining bool
+	// watchList is how the server answers a watch-list (sendInitialEvents):
+	// "" streams the pods and ends them with the bookmark, "stall" never
+	// ends them, "refuse" rejects the parameter as an API server without the
+	// WatchList feature does.
+	watchList string
+
+	mu   sync.Mutex
+	asks []string
+}
+
+func newListServer(t *testing.T, pods int) (*listServer, *rest.Config) {
+	l := &listServer{pods: pods}
+	s := httptest.NewServer(http.HandlerFunc(l.serve))
+	t.Cleanup(s.Close)
+	return l, &rest.Config{Host: s.URL}
+}
+
+func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	w.Header().Set("Content-Type", "application/json")
+	if q.Get("watch") == "true" {
+		if q.Get("sendInitialEvents") == "true" {
+			l.mu.Lock()
+			l.asks = append(l.asks, fmt.Sprintf("watch-list rv=%s match=%s", q.Get("resourceVersion"), q.Get("resourceVersionMatch")))
+			l.mu.Unlock()
+			if l.watchList == "refuse" {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,"message":"sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}`)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+			enc := json.NewEncoder(w)
+			for i := range l.pods {
+				_ = enc.Encode(map[string]any{"type": "ADDED", "object": listedPod(i)})
+			}
+			if l.watchList == "" {
+				end := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{
+					ResourceVersion: "9", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
+				_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": end})
+			}
+			w.(http.Flusher).Flush()
+		} else {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+		return
+	}
+	l.mu.Lock()
+	l.asks = append(l.asks, fmt.Sprintf("limit=%s continue=%s", q.Get("limit"), q.Get("continue")))
+	l.mu.Unlock()
+	from := 0
+	if c := q.Get("continue"); c != "" {
+		if _, err := fmt.Sscanf(c, "o%d", &from); err != nil {
+			http.Error(w, "bad continue token", http.StatusBadRequest)
+			return
+		}
+	}
+	to := l.pods
+	if limit, _ := strconv.Atoi(q.Get("limit")); limit > 0 {
+		to = min(to, from+limit)
+	}
+	list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: metav1.ListMeta{ResourceVersion: "7"}}
+	if to < l.pods {
+		list.Continue = fmt.Sprintf("o%d", to)
+		if !l.noRemaining {
+			left := int64(l.pods - to)
+			list.RemainingItemCount = &left
+		}
+	}
+	for i := from; i < to; i++ {
+		list.Items = append(list.Items, listedPod(i))
+	}
+	_ = json.NewEncoder(w).Encode(&list)
+}
+
+// listedPod is the listServer's pod i.
+func listedPod(i int) corev1.Pod {
+	return corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{
+		Name: fmt.Sprintf("web-%04d", i), Namespace: "shop", ResourceVersion: "7",
+		Labels: map[string]string{"pad": fmt.Sprintf("%0100d", i)},
+	}}
+}
+
+func (l *listServer) lists() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.asks)
+}
+
+// TestFactoryListsUnpagedWhatFitsTheBudget: the first list starts with a small
+// page, which is the whole list when the list is short; a longer list whose
+// size, by that page, fits Config.UnpagedBudget is asked for again unpaged
+// (which the API server answers from its watch cache however long the type
+// has been quiet); a larger one, or one whose size the server does not tell,
+// is read by a watch-list, which the server also answers from its cache.
+// Either way the informer holds every object once.
+func TestFactoryListsUnpagedWhatFitsTheBudget(t *testing.T) {
+	tests := []struct {
+		name        string
+		pods        int
+		budget      int64
+		noRemaining bool
+		want        []string
+	}{
+		{"short list: one page", 60, 0, false, []string{"limit=100 continue="}},
+		{"fits: unpaged", 1000, 0, false, []string{"limit=100 continue=", "limit= continue="}},
+		{"too large: watch-list", 1000, 50 << 10, false, []string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}},
+		{"size untold: watch-list", 1000, 0, true, []string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}},
+		{"budget off: pages from the start", 1000, -1, false, []string{"limit=400 continue=", "limit=400 continue=o400", "limit=400 continue=o800"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, rc := newListServer(t, tc.pods)
+			l.noRemaining = tc.noRemaining
+			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.Shutdown)
+			inf := mustInformer(t, f, podsRes, informer.Full)
+			if err := startAndSync(t, f); err != nil {
+				t.Fatalf("WaitForSync: %v", err)
+			}
+			if got := l.lists(); !slices.Equal(got, tc.want) {
+				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.want)
+			}
+			keys := storeKeys(inf)
+			if len(keys) != tc.pods || len(slices.Compact(slices.Sorted(slices.Values(keys)))) != tc.pods {
+				t.Errorf("%d pods in the store (%d distinct), want %d", len(keys), len(slices.Compact(slices.Sorted(slices.Values(keys)))), tc.pods)
+			}
+		})
+	}
+}
+
+// TestFactoryWatchListFallsBackToPages: a list too large to hold whole goes on
+// in pages, from the start, when the server refuses the watch-list, or when it
+// never ends its initial events (an aggregated API that does not implement
+// it), which is said, naming the type; the factory asks no further watch-list
+// of that type.
+func TestFactoryWatchListFallsBackToPages(t *testing.T) {
+	pages := []string{"limit=400 continue=", "limit=400 continue=o400", "limit=400 continue=o800"}
+	for _, how := range []string{"refuse", "stall"} {
+		t.Run(how, func(t *testing.T) {
+			l, rc := newListServer(t, 1000)
+			l.watchList = how
+			var mu sync.Mutex
+			var warnings []string
+			f, err := informer.NewFactory(rc, informer.Config{
+				PageSize: 400, UnpagedBudget: 50 << 10, WatchListStall: 300 * time.Millisecond, SyncTimeout: 30 * time.Second,
+				OnWarning: func(res informer.Resource, w string) {
+					mu.Lock()
+					defer mu.Unlock()
+					warnings = append(warnings, w)
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.Shutdown)
+			inf := mustInformer(t, f, podsRes, informer.Full)
+			if err := startAndSync(t, f); err != nil {
+				t.Fatalf("WaitForSync: %v", err)
+			}
+			want := append([]string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}, pages...)
+			if got := l.lists(); !slices.Equal(got, want) {
+				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)
+			}
+			if n := len(storeKeys(inf)); n != 1000 {
+				t.Errorf("%d pods in the store, want 1000", n)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var wantWarnings []string
+			if how == "stall" {
+				wantWarnings = []string{"the server did not end the watch-list of pods within 300ms: listed in pages"}
+			}
+			if !slices.Equal(warnings, wantWarnings) {
+				t.Errorf("warnings %q, want %q", warnings, wantWarnings)
+			}
+		})
+	}
+}
