@@ -246,6 +246,40 @@ spec:
 `
 
 	whyUnknownManifest = whyDeployment("held", 1, behaviour("hold"), "", "")
+
+	// The other kinds why walks down: a StatefulSet whose pod crash-loops, a DaemonSet on
+	// the tainted node whose pod cannot pull its image.
+	whyKindsManifest = `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: crashset, labels: {app: crashset}}
+spec:
+  serviceName: crashset
+  replicas: 1
+  selector:
+    matchLabels: {app: crashset}
+  template:
+    metadata:
+      labels: {app: crashset, ` + behaviour("crash-loop") + `}
+    spec:
+      containers:
+      - name: app
+        image: registry.k8s.io/pause:3.10
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: pullset, labels: {app: pullset}}
+spec:
+  selector:
+    matchLabels: {app: pullset}
+  template:
+    metadata:
+      labels: {app: pullset, ` + behaviour("image-pull-backoff") + `}
+    spec:` + tolerateWhy(whyTainted) + `
+      containers:
+      - name: app
+        image: registry.k8s.io/pause:3.10
+`
 )
 
 // whyNode is a node as a kubelet registers it, tainted with whyTaint; kwok runs it when
@@ -290,7 +324,7 @@ func setupWhy(t *testing.T, c *ctrlCluster) *whyWorld {
 	for name, manifest := range map[string]string{
 		"sched": whySchedManifest, "quota": whyQuotaManifest, "create": whyCreateManifest, "limits": whyLimitsManifest, "policy": "",
 		"run": whyRunManifest, "refs": whyRefsManifest, "serve": whyServeManifest, "nodes": whyNodesManifest, "jobs": whyJobsManifest,
-		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest,
+		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest, "kinds": whyKindsManifest,
 	} {
 		ns := "why-" + name
 		c.createNamespace(t, ns)
@@ -319,7 +353,10 @@ type whyClass struct {
 	name   string
 	ns     string // a key of whyWorld.ns
 	object string
-	reason string
+	// objectOf, when set, names the object asked about (KIND/NAME) from the truth once the
+	// fixture is in its state, for an object whose name the controllers choose.
+	objectOf func(t *testing.T, w *whyWorld) string
+	reason   string
 	// severity is the cause's; Error when empty.
 	severity v1alpha1.Severity
 	// culprit reads the truth and returns the culprit it names (Kind/name), or why the
@@ -588,6 +625,62 @@ func whyClasses() []whyClass {
 		{name: "a suspended CronJob", ns: "jobs", object: "cronjob/paused", reason: "Suspended", severity: v1alpha1.SeverityWarning, first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) { return "CronJob/paused", "" },
 			message: `CronJob paused is suspended: it starts no Job on its schedule "* * * * *"`},
+		// The other kinds asked about: each walked down to its own cause.
+		{name: "a StatefulSet whose pod crash-loops", ns: "kinds", object: "statefulset/crashset", reason: "CrashLoopBackOff", first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				return w.podOf(t, "kinds", "crashset", waitingReason("CrashLoopBackOff"))
+			}, message: "container app keeps crashing"},
+		{name: "a DaemonSet whose pod cannot pull its image", ns: "kinds", object: "daemonset/pullset", reason: "ImagePullBackOff", first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				return w.podOf(t, "kinds", "pullset", waitingReason("ImagePullBackOff"))
+			}, message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
+		{name: "a ReplicaSet a ResourceQuota refuses", ns: "quota", reason: "FailedCreate", first: true,
+			objectOf: func(t *testing.T, w *whyWorld) string {
+				rs := w.c.read(t, "replicasets", "-n", w.ns["quota"], "-l", "app=quota").ofKind("ReplicaSet")
+				if len(rs) != 1 {
+					t.Fatalf("%d ReplicaSets of Deployment quota, want 1", len(rs))
+				}
+				return "replicaset/" + rs[0].GetName()
+			},
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				return "ResourceQuota/compute", w.replicaFailure(t, "quota", "quota", "exceeded quota: compute")
+			}, message: "ResourceQuota compute is used up"},
+		{name: "a Job that failed", ns: "jobs", object: "job/flaky-manual", reason: "BackoffLimitExceeded", first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				u := w.c.read(t, "jobs", "-n", w.ns["jobs"]).get("Job", "flaky-manual")
+				if u == nil {
+					return "", "no Job flaky-manual"
+				}
+				for _, c := range typed[batchv1.Job](t, u).Status.Conditions {
+					if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+						return "Job/flaky-manual", ""
+					}
+				}
+				return "", "Job flaky-manual has not failed yet"
+			}, message: "Job flaky-manual failed"},
+		{name: "a claim that cannot be provisioned", ns: "sched", object: "persistentvolumeclaim/data", reason: "ProvisioningFailed", first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				u := w.c.read(t, "persistentvolumeclaims", "-n", w.ns["sched"]).get("PersistentVolumeClaim", "data")
+				if u == nil {
+					return "", "no claim data"
+				}
+				if phase := typed[corev1.PersistentVolumeClaim](t, u).Status.Phase; phase != corev1.ClaimPending {
+					return "", "claim data is " + string(phase)
+				}
+				for _, e := range w.c.read(t, "events", "-n", w.ns["sched"], "--field-selector", "type=Warning,involvedObject.kind=PersistentVolumeClaim,involvedObject.name=data").ofKind("Event") {
+					if typed[corev1.Event](t, e).Reason == "ProvisioningFailed" {
+						return "PersistentVolumeClaim/data", ""
+					}
+				}
+				return "", "no ProvisioningFailed event of claim data yet"
+			}, message: `claim data is Pending: storageclass.storage.k8s.io "why-missing" not found`},
+		{name: "a node that is not Ready", ns: "nodes", object: "node/" + whyLost, within: 3 * time.Minute, first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				if _, notYet := w.nodeReadyReason(t, whyLost); notYet != "" {
+					return "", notYet
+				}
+				return "Node/" + whyLost, ""
+			}, message: "the node is not Ready (Unknown)"},
 	}
 }
 
@@ -697,10 +790,17 @@ func TestWhy(t *testing.T) {
 				if within == 0 {
 					within = 2 * time.Minute
 				}
-				took := eventually(t, within, "the fixture of "+cl.object, func() string {
+				what := cl.object
+				if cl.objectOf != nil {
+					what = cl.name
+				}
+				took := eventually(t, within, "the fixture of "+what, func() string {
 					_, notYet := cl.culprit(t, w)
 					return notYet
 				})
+				if cl.objectOf != nil {
+					cl.object = cl.objectOf(t, w)
+				}
 				doc, culprit, _ := w.whyAnswer(t, cl, 3, cl.object, "-n", w.ns[cl.ns])
 				reason := cl.reason
 				if reason == "" {
