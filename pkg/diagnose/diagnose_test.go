@@ -240,6 +240,23 @@ func TestDiagnose(t *testing.T) {
 			evidence: "spec.nodeSelector",
 		},
 		{
+			name: "no node matches the required node affinity",
+			root: func() *diagnose.Object {
+				p := unschedulable(pod("web-1-a", "web-1"), "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")
+				p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"eu-1a", "eu-1b"}},
+					}}},
+				}}}
+				return obj(p)
+			}(),
+			world:    world{nodes: healthyNodes},
+			status:   v1alpha1.DiagnosisUnhealthy,
+			causes:   []string{"FailedScheduling Pod/web-1-a"},
+			message:  "no node matches the pod's required node affinity (none of 2 nodes)",
+			evidence: "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+		},
+		{
 			name: "a taint of the one node the selector allows",
 			root: func() *diagnose.Object {
 				p := unschedulable(pod("web-1-a", "web-1"), "0/2 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) didn't match Pod's node affinity/selector.")
