@@ -895,6 +895,20 @@ func TestWhy(t *testing.T) {
 			}
 		}
 		checkWorstFirst(t, &doc)
+		// --where keeps the subjects it matches, and only their causes.
+		res = c.idx(t, "why", "-n", w.ns["run"], "-o", "json", "--where", `object.metadata.name == "crash"`)
+		var kept v1alpha1.Diagnosis
+		if err := json.Unmarshal([]byte(res.Stdout), &kept); err != nil || res.ExitCode != 3 || len(kept.Subjects) != 1 || kept.Subjects[0].Object.String() != "Deployment/crash" {
+			t.Fatalf("kubectl idx why -n %s --where: %v\n%s", w.ns["run"], err, res)
+		}
+		for _, c := range kept.Causes {
+			if c.Subject == nil || c.Subject.Name != "crash" {
+				t.Errorf("--where kept a cause of another subject: %s %s under %v", c.Reason, c.Object, c.Subject)
+			}
+		}
+		if !slices.ContainsFunc(kept.Causes, func(c v1alpha1.Cause) bool { return c.Reason == "CrashLoopBackOff" }) {
+			t.Errorf("--where lost the crash loop:\n%s", describeCauses(&kept))
+		}
 		// Every namespace: the quota's and the policy's causes among the others', each
 		// naming its namespace.
 		res = c.idx(t, "why", "-A")
