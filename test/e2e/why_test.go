@@ -282,6 +282,29 @@ spec:
 `
 )
 
+// whyAppCRD is a custom resource kind of why's fixtures: a WhyApp owns a Deployment, as an
+// operator's object owns what it makes.
+const whyAppCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: whyapps.why.kubectl-idx.io
+  labels: {kubectl-idx.io/e2e: controllers}
+spec:
+  group: why.kubectl-idx.io
+  names: {kind: WhyApp, listKind: WhyAppList, plural: whyapps, singular: whyapp}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
 // whyNode is a node as a kubelet registers it, tainted with whyTaint; kwok runs it when
 // managed.
 func whyNode(name string, managed bool) *corev1.Node {
@@ -324,7 +347,7 @@ func setupWhy(t *testing.T, c *ctrlCluster) *whyWorld {
 	for name, manifest := range map[string]string{
 		"sched": whySchedManifest, "quota": whyQuotaManifest, "create": whyCreateManifest, "limits": whyLimitsManifest, "policy": "",
 		"run": whyRunManifest, "refs": whyRefsManifest, "serve": whyServeManifest, "nodes": whyNodesManifest, "jobs": whyJobsManifest,
-		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest, "kinds": whyKindsManifest,
+		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest, "kinds": whyKindsManifest, "custom": "",
 	} {
 		ns := "why-" + name
 		c.createNamespace(t, ns)
@@ -343,6 +366,23 @@ func setupWhy(t *testing.T, c *ctrlCluster) *whyWorld {
 		return ""
 	})
 	c.mustKubectl(t, whyPolicyManifest, "apply", "-n", w.ns["policy"], "-f", "-")
+	// A custom resource owning a Deployment whose pods crash-loop. The CRD stays until the
+	// control plane stops: other tests read every type of the server at once, and a type
+	// removed under them would be a warning they do not expect.
+	c.mustKubectl(t, whyAppCRD, "apply", "-f", "-")
+	c.mustKubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/whyapps.why.kubectl-idx.io")
+	eventually(t, time.Minute, "discovery to serve whyapps", func() string {
+		if !slices.Contains(strings.Fields(c.mustKubectl(t, "", "api-resources", "--api-group=why.kubectl-idx.io", "-o", "name").Stdout), "whyapps.why.kubectl-idx.io") {
+			return "kubectl api-resources lists no whyapps"
+		}
+		return ""
+	})
+	c.mustKubectl(t, "apiVersion: why.kubectl-idx.io/v1\nkind: WhyApp\nmetadata: {name: shop}\nspec: {}\n", "apply", "-n", w.ns["custom"], "-f", "-")
+	uid := strings.TrimSpace(c.mustKubectl(t, "", "get", "whyapp", "shop", "-n", w.ns["custom"], "-o", "jsonpath={.metadata.uid}").Stdout)
+	owned := strings.Replace(whyDeployment("shop-web", 1, behaviour("crash-loop"), "", ""),
+		"metadata: {name: shop-web, labels: {app: shop-web}}",
+		"metadata: {name: shop-web, labels: {app: shop-web}, ownerReferences: [{apiVersion: why.kubectl-idx.io/v1, kind: WhyApp, name: shop, uid: "+uid+", controller: true}]}", 1)
+	c.mustKubectl(t, owned, "apply", "-n", w.ns["custom"], "-f", "-")
 	c.mustKubectl(t, "", "create", "job", "flaky-manual", "--from=cronjob/flaky", "-n", w.ns["jobs"])
 	return w
 }
@@ -674,6 +714,10 @@ func whyClasses() []whyClass {
 				}
 				return "", "no ProvisioningFailed event of claim data yet"
 			}, message: `claim data is Pending: storageclass.storage.k8s.io "why-missing" not found`},
+		{name: "a custom resource, through the Deployment it owns", ns: "custom", object: "whyapp/shop", reason: "CrashLoopBackOff", first: true,
+			culprit: func(t *testing.T, w *whyWorld) (string, string) {
+				return w.podOf(t, "custom", "shop-web", waitingReason("CrashLoopBackOff"))
+			}, message: "container app keeps crashing"},
 		{name: "a node that is not Ready", ns: "nodes", object: "node/" + whyLost, within: 3 * time.Minute, first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) {
 				if _, notYet := w.nodeReadyReason(t, whyLost); notYet != "" {
