@@ -121,6 +121,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdUses(f, streams))
 	root.AddCommand(NewCmdSelects(f, streams))
 	root.AddCommand(NewCmdSelectedBy(f, streams))
+	root.AddCommand(NewCmdWhy(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
 	root.AddCommand(NewCmdMCP(f, streams))
 	root.AddCommand(NewCmdOptions(streams))

@@ -17,9 +17,9 @@ import (
 )
 
 // Document is a document a relation question answers with: the Tree of tree
-// and owners, the RelationList of orphans and uses.
+// and owners, the RelationList of orphans and uses, the Diagnosis of why.
 type Document interface {
-	*v1alpha1.Tree | *v1alpha1.RelationList
+	*v1alpha1.Tree | *v1alpha1.RelationList | *v1alpha1.Diagnosis
 	runtime.Object
 }
 
@@ -49,6 +49,12 @@ func PrintDocuments[D Document](w io.Writer, answers []query.Answer[D], delegate
 			}
 			d.Context = a.Context
 			n += len(d.Items)
+		case *v1alpha1.Diagnosis:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n += len(d.Causes)
 		}
 		docs = append(docs, a.Value)
 	}
@@ -74,6 +80,11 @@ func printDocument(w io.Writer, doc runtime.Object, delegate printers.ResourcePr
 			return PrintUsesGraph(w, d, opts.Format)
 		}
 		return PrintRelationList(w, d, delegate, opts)
+	case *v1alpha1.Diagnosis:
+		if IsGraph(opts.Format) {
+			return fmt.Errorf("-o %s draws relation graphs: use it with kubectl idx tree, owners, selects, selected-by or uses", opts.Format)
+		}
+		return PrintDiagnosis(w, d, delegate, opts)
 	}
 	return fmt.Errorf("printing %T: not a document", doc)
 }
@@ -85,6 +96,8 @@ func documentTable(doc runtime.Object, opts Options) *metav1.Table {
 		return treeTable(d, opts)
 	case *v1alpha1.RelationList:
 		return relationTable(d, opts)
+	case *v1alpha1.Diagnosis:
+		return diagnosisTable(d, opts)
 	}
 	return &metav1.Table{}
 }
@@ -95,6 +108,8 @@ func contextOf(doc runtime.Object) string {
 	case *v1alpha1.Tree:
 		return d.Context
 	case *v1alpha1.RelationList:
+		return d.Context
+	case *v1alpha1.Diagnosis:
 		return d.Context
 	}
 	return ""

@@ -20,9 +20,10 @@
 //   - pkg/informer builds factories, lists and watches, transforms and syncs;
 //     pkg/index holds pure index functions and the queries over indexes
 //     (groups, the owner graph, selectors, references); pkg/feed turns
-//     informer notifications into the change feed.
+//     informer notifications into the change feed; pkg/diagnose names the
+//     causes of a diagnosis from objects already read.
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
-//     RelationList, WatchEvent, CacheStatus), API objects that know nothing
+//     RelationList, Diagnosis, WatchEvent, CacheStatus), API objects that know nothing
 //     of informers; pkg/printers prints them, the objects, Listings and
 //     Answers, importing this package for those types and nothing of
 //     pkg/informer: the engine matches the server's table rows to their
@@ -51,6 +52,11 @@
 //	kubectl idx selects TYPE/NAME       Session.Selection (Selects)
 //	kubectl idx selected-by TYPE/NAME   Session.Selection, inverse (SelectedBy)
 //	kubectl idx events TYPE/NAME        Session.EventList (Events)
+//	kubectl idx why TYPE/NAME           Session.Why: the subtree's kinds and what
+//	                                    a diagnosis looks up (whyReader), the
+//	                                    causes named by package diagnose
+//	kubectl idx why [-A]                Session.WhyAll: every top-level owner
+//	                                    and Service of the scope
 //	kubectl idx watch TYPE[,TYPE]       Follow(FeedQuery): per target its plan
 //	                                    (the types, --owner's UID through
 //	                                    Session.UID, the checkpoint's stream
@@ -62,8 +68,8 @@
 //	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers:
 //	                                    pkg/served asks them
 //
-// The object argument of tree, owners, uses, selects and events resolves
-// through the target's discovery first (Session.Object).
+// The object argument of tree, owners, uses, selects, events and why
+// resolves through the target's discovery first (Session.Object).
 //
 // # Targets and answers
 //
@@ -92,7 +98,7 @@
 // 50 requests a second, in bursts of 300, unless the target's config sets one
 // (client-go's 5 would throttle a question that lists fifty types). The
 // informers of questions that read many types (tree, owners, orphans, uses,
-// selects, selected-by: newWideFactory) list at most 16 at once and drop the
+// selects, selected-by, why: newWideFactory) list at most 16 at once and drop the
 // server's warnings (Warning headers) about types nobody named; a listing's
 // clients keep them, for the process's warning writer to print.
 //

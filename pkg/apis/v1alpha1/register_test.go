@@ -21,6 +21,7 @@ func TestScheme(t *testing.T) {
 	for kind, want := range map[string]runtime.Object{
 		v1alpha1.GroupListKind: &v1alpha1.GroupList{}, v1alpha1.TreeKind: &v1alpha1.Tree{}, v1alpha1.OwnerTreeKind: &v1alpha1.Tree{},
 		v1alpha1.OrphanListKind: &v1alpha1.RelationList{}, v1alpha1.UsesListKind: &v1alpha1.RelationList{},
+		v1alpha1.DiagnosisKind: &v1alpha1.Diagnosis{},
 	} {
 		obj, err := v1alpha1.Scheme.New(v1alpha1.SchemeGroupVersion.WithKind(kind))
 		if err != nil {
