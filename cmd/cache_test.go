@@ -132,7 +132,7 @@ func identityOf(t *testing.T, cfg *rest.Config, user string) warm.Identity {
 // kubectl's words, before any request.
 func TestCacheFlagsAndValidation(t *testing.T) {
 	root := NewCmdRoot(genericiooptions.NewTestIOStreamsDiscard())
-	reading := map[string]bool{"idx": true, "watch": true, "tree": true, "owners": true, "orphans": true, "events": true, "uses": true, "selects": true, "selected-by": true, "history": true, "blame": true}
+	reading := map[string]bool{"idx": true, "watch": true, "tree": true, "owners": true, "orphans": true, "events": true, "uses": true, "selects": true, "selected-by": true, "why": true, "history": true, "blame": true}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, name := range []string{"cache", "max-staleness"} {

@@ -186,7 +186,9 @@ func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
 		return
 	}
 	o.warming = nil
-	if runErr != nil {
+	// A verdict (why's exit status) is an answer in full, not a failure.
+	var exit *exitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.verdict) {
 		return
 	}
 	if err := s.Warm(ctx); err != nil && ctx.Err() == nil {

@@ -33,6 +33,9 @@ const (
 type exitError struct {
 	code int
 	msg  string
+	// verdict marks a code that carries a full answer's verdict (why's),
+	// not a failure.
+	verdict bool
 }
 
 // Error returns what the exit code says, which the command has printed.

@@ -123,6 +123,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.AddCommand(NewCmdSelectedBy(f, streams))
 	root.AddCommand(NewCmdHistory(f, streams))
 	root.AddCommand(NewCmdBlame(f, streams))
+	root.AddCommand(NewCmdWhy(f, streams))
 	root.AddCommand(NewCmdCache(f, streams))
 	root.AddCommand(NewCmdMCP(f, streams))
 	root.AddCommand(NewCmdOptions(streams))

@@ -3,9 +3,9 @@
 // github.com/modelcontextprotocol/go-sdk, over stdio). It is a thin
 // transport over pkg/query: each tool call asks the same engine question a
 // command asks (Session.Get, Tree, Owners, Uses, Selection, Orphans,
-// EventList, Watch) of every context the process serves, and turns the
+// EventList, Watch, Why) of every context the process serves, and turns the
 // answers into small documents (pkg/apis/v1alpha1's QueryAnswer,
-// RelationsAnswer, EventsAnswer, ChangesAnswer, ContextsAnswer).
+// RelationsAnswer, EventsAnswer, ChangesAnswer, ContextsAnswer, WhyAnswer).
 //
 // # Tools
 //
@@ -17,6 +17,8 @@
 //   - events: the events of a subtree, or of a namespace.
 //   - changes: a change feed (kubectl idx watch's) read in steps: the current
 //     state, then the changes after each cursor.
+//   - why: kubectl idx why's diagnosis (Session.Why, or WhyAll without an
+//     object), its causes paged worst first, each of plain strings.
 //   - contexts: the contexts served, reachable or not, and their versions.
 //
 // # Freshness

@@ -179,7 +179,7 @@ func names(views []v1alpha1.ObjectView) []string {
 }
 
 // TestProtocolVersions: every protocol revision the SDK negotiates lists the
-// five tools, each with an input and an output schema, and answers a call.
+// six tools, each with an input and an output schema, and answers a call.
 func TestProtocolVersions(t *testing.T) {
 	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
 	cfg.Clusters[0].ServerVersion = func(context.Context) (string, error) { return "v1.37.2", nil }
@@ -204,7 +204,7 @@ func TestProtocolVersions(t *testing.T) {
 				}
 			}
 			slices.Sort(got)
-			if want := []string{"changes", "contexts", "events", "query", "relations"}; !slices.Equal(got, want) {
+			if want := []string{"changes", "contexts", "events", "query", "relations", "why"}; !slices.Equal(got, want) {
 				t.Errorf("tools %v, want %v", got, want)
 			}
 			var answer v1alpha1.ContextsAnswer

@@ -71,6 +71,12 @@ func (s *Server) addTools() {
 		Annotations: readOnly,
 	}, s.changesTool)
 	sdk.AddTool(s.sdk, &sdk.Tool{
+		Name:        "why",
+		Title:       "Why it is not serving",
+		Description: "Why an object (KIND/NAME), or every top-level owner and Service of a namespace, is not serving: the causes found walking down what it owns, worst first, each with its reason (the Kubernetes one: FailedScheduling, FailedCreate, ImagePullBackOff, CrashLoopBackOff, ...; else MissingReference, RolloutStuck, NoReadyPods, ...), the object to fix, a sentence and the evidence read; and the verdict: Healthy, Unhealthy, or Unknown when something is wrong that no evidence names.",
+		Annotations: readOnly,
+	}, s.whyTool)
+	sdk.AddTool(s.sdk, &sdk.Tool{
 		Name:        "contexts",
 		Title:       "Contexts",
 		Description: "The kubeconfig contexts this server answers: server, default namespace, whether it is reachable, its version.",

@@ -22,8 +22,8 @@
 // per line in JSON), EventsWatchPrinter for events -w (kubectl events -w's
 // table). Event listings print in kubectl events' table (PrintEventTable),
 // relation graphs in -o dot and -o mermaid (PrintTreeGraph, PrintUsesGraph,
-// PrintSelectionGraph), and `cache status` in a table of its own
-// (PrintCacheStatus).
+// PrintSelectionGraph), a diagnosis one line per cause (PrintDiagnosis), and
+// `cache status` in a table of its own (PrintCacheStatus).
 //
 // One context of a plain run prints as kubectl does. An answer over several
 // contexts (query.Answer's Context set) names each object's: a CONTEXT column

@@ -17,10 +17,10 @@ import (
 )
 
 // Document is a document a question about one object answers with: the Tree
-// of tree and owners, the RelationList of orphans and uses, the History of
-// history and the Blame of blame.
+// of tree and owners, the RelationList of orphans and uses, the Diagnosis of
+// why, the History of history and the Blame of blame.
 type Document interface {
-	*v1alpha1.Tree | *v1alpha1.RelationList | *v1alpha1.History | *v1alpha1.Blame
+	*v1alpha1.Tree | *v1alpha1.RelationList | *v1alpha1.Diagnosis | *v1alpha1.History | *v1alpha1.Blame
 	runtime.Object
 }
 
@@ -50,6 +50,12 @@ func PrintDocuments[D Document](w io.Writer, answers []query.Answer[D], delegate
 			}
 			d.Context = a.Context
 			n += len(d.Items)
+		case *v1alpha1.Diagnosis:
+			if d == nil {
+				continue
+			}
+			d.Context = a.Context
+			n += len(d.Causes)
 		case *v1alpha1.History:
 			if d == nil {
 				continue
@@ -87,6 +93,11 @@ func printDocument(w io.Writer, doc runtime.Object, delegate printers.ResourcePr
 			return PrintUsesGraph(w, d, opts.Format)
 		}
 		return PrintRelationList(w, d, delegate, opts)
+	case *v1alpha1.Diagnosis:
+		if IsGraph(opts.Format) {
+			return fmt.Errorf("-o %s draws relation graphs: use it with kubectl idx tree, owners, selects, selected-by or uses", opts.Format)
+		}
+		return PrintDiagnosis(w, d, delegate, opts)
 	case *v1alpha1.History:
 		return PrintHistory(w, d, delegate, opts)
 	case *v1alpha1.Blame:
@@ -102,6 +113,8 @@ func documentTable(doc runtime.Object, opts Options) *metav1.Table {
 		return treeTable(d, opts)
 	case *v1alpha1.RelationList:
 		return relationTable(d, opts)
+	case *v1alpha1.Diagnosis:
+		return diagnosisTable(d, opts)
 	case *v1alpha1.History:
 		return historyTable(d)
 	case *v1alpha1.Blame:
@@ -122,6 +135,8 @@ func contextOf(doc runtime.Object) string {
 	case *v1alpha1.History:
 		return d.Context
 	case *v1alpha1.Blame:
+		return d.Context
+	case *v1alpha1.Diagnosis:
 		return d.Context
 	}
 	return ""

@@ -20,12 +20,13 @@
 //   - pkg/informer builds factories, lists and watches, transforms and syncs;
 //     pkg/index holds pure index functions and the queries over indexes
 //     (groups, the owner graph, selectors, references); pkg/feed turns
-//     informer notifications into the change feed; pkg/history holds the
+//     informer notifications into the change feed; pkg/diagnose names the
+//     causes of a diagnosis from objects already read; pkg/history holds the
 //     pure parts of history and blame (diffs by merge key, managedFields
 //     attribution, gaps, YAML lines).
 //   - pkg/apis/v1alpha1 holds the answer documents (GroupList, Tree,
-//     RelationList, History, Blame, WatchEvent, CacheStatus), API objects
-//     that know nothing of informers; pkg/printers prints them, the objects, Listings and
+//     RelationList, Diagnosis, History, Blame, WatchEvent, CacheStatus), API
+//     objects that know nothing of informers; pkg/printers prints them, the objects, Listings and
 //     Answers, importing this package for those types and nothing of
 //     pkg/informer: the engine matches the server's table rows to their
 //     objects (TableFetch) and merges several contexts' groupings
@@ -53,6 +54,11 @@
 //	kubectl idx selects TYPE/NAME       Session.Selection (Selects)
 //	kubectl idx selected-by TYPE/NAME   Session.Selection, inverse (SelectedBy)
 //	kubectl idx events TYPE/NAME        Session.EventList (Events)
+//	kubectl idx why TYPE/NAME           Session.Why: the subtree's kinds and what
+//	                                    a diagnosis looks up (whyReader), the
+//	                                    causes named by package diagnose
+//	kubectl idx why [-A]                Session.WhyAll: every top-level owner
+//	                                    and Service of the scope
 //	kubectl idx history TYPE/NAME       Session.History: the tree as Tree
 //	                                    finds it, the root, its revisions and
 //	                                    (--uses) what it uses read whole with
@@ -71,8 +77,8 @@
 //	kubectl idx cache serve / status    NewPool (the warm pool), CacheInformers:
 //	                                    pkg/served asks them
 //
-// The object argument of tree, owners, uses, selects, events, history and
-// blame resolves through the target's discovery first (Session.Object).
+// The object argument of tree, owners, uses, selects, events, why, history
+// and blame resolves through the target's discovery first (Session.Object).
 //
 // managedFields are stripped by every informer (informer.Config's
 // KeepManagedFields) but those of the objects history and blame explain:
@@ -108,9 +114,10 @@
 // 50 requests a second, in bursts of 300, unless the target's config sets one
 // (client-go's 5 would throttle a question that lists fifty types). The
 // informers of questions that read many types (tree, owners, orphans, uses,
-// selects, selected-by: newWideFactory) list at most 16 at once and drop the
-// server's warnings (Warning headers) about types nobody named; a listing's
-// clients keep them, for the process's warning writer to print.
+// selects, selected-by, why, history, blame: newWideFactory) list at most 16
+// at once and drop the server's warnings (Warning headers) about types nobody
+// named; a listing's clients keep them, for the process's warning writer to
+// print.
 //
 // Each request is read as much as the output needs (Request.Mode):
 // metadata only for names and for human output, whose cells come from the

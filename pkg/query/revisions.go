@@ -43,13 +43,9 @@ const (
 // to the second.
 const writeTolerance = 3 * time.Second
 
-var (
-	deploymentKind  = schema.GroupKind{Group: "apps", Kind: "Deployment"}
-	statefulSetKind = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	daemonSetKind   = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
-	replicaSetKind  = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-	revisionKind    = schema.GroupKind{Group: "apps", Kind: "ControllerRevision"}
-)
+// revisionKind keeps the revisions of StatefulSets and DaemonSets; the
+// workloads' kinds are declared with why's, in whyread.go.
+var revisionKind = schema.GroupKind{Group: "apps", Kind: "ControllerRevision"}
 
 // revisionsKind is the kind that keeps the revisions of workloads of kind
 // gk, and whether it has any.

@@ -330,7 +330,7 @@ func TestMCPAnswersAsCLI(t *testing.T) {
 			t.Fatalf("protocol %s: %v", v, err)
 		}
 		tools, err := cs.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 5 || cs.InitializeResult().ProtocolVersion != v {
+		if err != nil || len(tools.Tools) != 6 || cs.InitializeResult().ProtocolVersion != v {
 			t.Errorf("protocol %s: negotiated %s, %d tools, %v", v, cs.InitializeResult().ProtocolVersion, len(tools.Tools), err)
 		}
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "query", Arguments: map[string]any{"resources": "pods", "namespace": "shop"}})
@@ -799,7 +799,7 @@ func TestMCPInspector(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"changes", "contexts", "events", "query", "relations"}; !slices.Equal(names, want) {
+	if want := []string{"changes", "contexts", "events", "query", "relations", "why"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	res = inspect("--method", "tools/call", "--tool-name", "query", "--tool-arg", "resources=pods", "--tool-arg", "namespace=shop")

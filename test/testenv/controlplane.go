@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	_ "embed"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -46,8 +47,22 @@ var ControllerAssets = []string{"kube-controller-manager", "kube-scheduler", "kw
 
 // KwokStagesFile is the kwok Stage configuration in the assets directory: the stages kwokctl
 // gives kwok, from the same kwok release, which make nodes Ready, run scheduled pods,
-// complete the pods of Jobs and finish deletions.
+// complete the pods of Jobs and finish deletions. kwok runs them with KubeletStages after
+// them.
 const KwokStagesFile = "kwok-stages.yaml"
+
+// KubeletStages are the stages of the kubelet behaviours kwok's own do not play (an image
+// that cannot be pulled, a crash loop, a readiness that never comes, a failure, a pod held
+// back), each only for pods labelled KubeletBehaviourLabel with its name
+// (kwok-kubelet-stages.yaml). They live in the repository, not in the assets: the assets
+// are built once per kwok release.
+//
+//go:embed kwok-kubelet-stages.yaml
+var KubeletStages []byte
+
+// KubeletBehaviourLabel is the pod label that picks one of KubeletStages: image-pull-backoff,
+// crash-loop, never-ready, fail or hold.
+const KubeletBehaviourLabel = "kubelet.kubectl-idx.io/behaviour"
 
 // KwokNodeAnnotation marks the nodes kwok manages (it runs with
 // --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake), as kwok's docs do.
@@ -304,9 +319,18 @@ func (e *Env) startControllers(ctx context.Context, assets string, opts Controll
 	sched["secure-port"] = ports[1]
 	sched["leader-elect"] = "false"
 	sched["v"] = "2"
+	// kwok's stages, then the kubelet behaviours of the repository's own.
+	stages, err := os.ReadFile(filepath.Join(assets, KwokStagesFile))
+	if err != nil {
+		return fmt.Errorf("reading kwok's stages: %w", err)
+	}
+	stagesPath := filepath.Join(e.Dir, KwokStagesFile)
+	if err := os.WriteFile(stagesPath, slices.Concat(stages, []byte("\n---\n"), KubeletStages), 0o600); err != nil {
+		return fmt.Errorf("writing kwok's stages: %w", err)
+	}
 	kwok := map[string]string{
 		"kubeconfig":                            kubeconfigs["kwok"],
-		"config":                                filepath.Join(assets, KwokStagesFile),
+		"config":                                stagesPath,
 		"manage-all-nodes":                      "false",
 		"manage-nodes-with-annotation-selector": KwokNodeAnnotation + "=fake",
 		// A kubelet's default: kwok renews each node's Lease in kube-node-lease, which is

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -336,7 +337,7 @@ func (s *Server) list(gvk schema.GroupVersionKind, namespace string, query url.V
 		if !labelSel.Matches(labels.Set(a.GetLabels())) {
 			continue
 		}
-		if !fieldSel.Matches(fields.Set{"metadata.name": a.GetName(), "metadata.namespace": a.GetNamespace()}) {
+		if !fieldSel.Matches(fieldSet(obj, a)) {
 			continue
 		}
 		items = append(items, obj.DeepCopyObject())
@@ -350,6 +351,22 @@ func (s *Server) list(gvk schema.GroupVersionKind, namespace string, query url.V
 	}
 	la.SetResourceVersion("1")
 	return list, nil
+}
+
+// fieldSet is what the API server's field selectors match on obj: its name
+// and namespace, and the fields of its kind that kubectl-idx selects by (an
+// event's type and involved object, a pod's node).
+func fieldSet(obj runtime.Object, a metav1.Object) fields.Set {
+	set := fields.Set{"metadata.name": a.GetName(), "metadata.namespace": a.GetNamespace()}
+	switch o := obj.(type) {
+	case *corev1.Event:
+		set["type"], set["reason"] = o.Type, o.Reason
+		set["involvedObject.kind"], set["involvedObject.name"], set["involvedObject.namespace"] = o.InvolvedObject.Kind, o.InvolvedObject.Name, o.InvolvedObject.Namespace
+		set["involvedObject.uid"] = string(o.InvolvedObject.UID)
+	case *corev1.Pod:
+		set["spec.nodeName"], set["status.phase"] = o.Spec.NodeName, string(o.Status.Phase)
+	}
+	return set
 }
 
 func statusResponse(req *http.Request, status *metav1.Status) *http.Response {

@@ -2,9 +2,9 @@
 
 // Package v1alpha1 holds the documents kubectl-idx prints for its own questions:
 // GroupList (--by-owner, --by-node, --by-label, --by-namespace, --by), Tree and
-// OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses), History
-// and Blame (history, blame), the change feed's WatchEvent and CacheStatus
-// (cache status). They are what
+// OwnerTree (tree, owners), OrphanList and UsesList (orphans, uses),
+// Diagnosis (why), History and Blame (history, blame), the change feed's
+// WatchEvent and CacheStatus (cache status). They are what
 // `-o json|yaml|jsonpath|go-template` print and what scripts and jq recipes
 // read, so they are API types: every field has a JSON tag and a comment, a
 // field is never renamed or removed within a version, and README.md documents
@@ -30,8 +30,8 @@
 // object through their own DeepCopyObject, so a copy is the caller's to
 // change, cached objects included.
 //
-// The query engine (pkg/query) builds GroupList, Tree, RelationList, History
-// and Blame;
+// The query engine (pkg/query) builds GroupList, Tree, RelationList,
+// Diagnosis (its causes named by pkg/diagnose), History and Blame;
 // pkg/printers builds each WatchEvent from the feed's event as it prints it;
 // the cache commands fill CacheStatus. Plain listings (`kubectl idx TYPE -o
 // json`) print a v1 List of the objects, as kubectl does, not a document of

@@ -51,11 +51,13 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(CacheStatusKind), &CacheStatus{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(HistoryKind), &History{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(BlameKind), &Blame{})
+	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(DiagnosisKind), &Diagnosis{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(QueryAnswerKind), &QueryAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(RelationsAnswerKind), &RelationsAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(EventsAnswerKind), &EventsAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(ChangesAnswerKind), &ChangesAnswer{})
 	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(ContextsAnswerKind), &ContextsAnswer{})
+	scheme.AddKnownTypeWithName(SchemeGroupVersion.WithKind(WhyAnswerKind), &WhyAnswer{})
 	return nil
 }
 

@@ -22,6 +22,7 @@ func TestScheme(t *testing.T) {
 		v1alpha1.GroupListKind: &v1alpha1.GroupList{}, v1alpha1.TreeKind: &v1alpha1.Tree{}, v1alpha1.OwnerTreeKind: &v1alpha1.Tree{},
 		v1alpha1.OrphanListKind: &v1alpha1.RelationList{}, v1alpha1.UsesListKind: &v1alpha1.RelationList{},
 		v1alpha1.HistoryKind: &v1alpha1.History{}, v1alpha1.BlameKind: &v1alpha1.Blame{},
+		v1alpha1.DiagnosisKind: &v1alpha1.Diagnosis{},
 	} {
 		obj, err := v1alpha1.Scheme.New(v1alpha1.SchemeGroupVersion.WithKind(kind))
 		if err != nil {

@@ -1,0 +1,161 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/diagnose"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+)
+
+// WhyArgs are the why tool's arguments.
+type WhyArgs struct {
+	Object        string   `json:"object,omitempty" jsonschema:"the object, KIND/NAME as kubectl names it (deployment/web, pod/web-7d9c-x2x, service/web, node/worker-1); empty diagnoses every top-level owner and Service of the namespace"`
+	Namespace     string   `json:"namespace,omitempty" jsonschema:"the namespace; default: the context's"`
+	AllNamespaces bool     `json:"allNamespaces,omitempty" jsonschema:"without an object: every namespace"`
+	Where         []string `json:"where,omitempty" jsonschema:"CEL expressions, as kubectl idx why --where: with an object, the objects of its subtree to diagnose; without, the subjects"`
+	Limit         int      `json:"limit,omitempty" jsonschema:"most causes in this answer (default 100, at most 5000)"`
+	Cursor        string   `json:"cursor,omitempty" jsonschema:"nextCursor of the previous answer to the same arguments"`
+	Common
+}
+
+func (s *Server) whyTool(ctx context.Context, _ *sdk.CallToolRequest, in WhyArgs) (*sdk.CallToolResult, *v1alpha1.WhyAnswer, error) {
+	answer, err := s.why(ctx, in)
+	text := ""
+	if answer != nil {
+		// The verdict is ours, not object text: it may be said.
+		text = "why: " + answer.Status + "; " + pageText("causes", answer.Page)
+	}
+	return result(s, "why", answer, text, err)
+}
+
+// why asks every context the question of `kubectl idx why` (Session.Why,
+// or WhyAll without an object) and pages the causes, worst first across the
+// contexts, each context's in its own order.
+func (s *Server) why(ctx context.Context, in WhyArgs) (*v1alpha1.WhyAnswer, error) {
+	var typ, name string
+	if in.Object != "" {
+		var ok bool
+		typ, name, ok = strings.Cut(in.Object, "/")
+		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+			return nil, badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", in.Object)
+		}
+	}
+	limit, err := s.limitOf(in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := guardWhere(in.Where, true); err != nil {
+		return nil, err
+	}
+	sigArgs := in
+	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
+	sig := signature("why", sigArgs)
+	cur, err := decodeCursor(in.Cursor, sig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.newCall(scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), Where: in.Where, signature: sig})
+	if err != nil {
+		return nil, err
+	}
+	defer c.done()
+	answers := ask(ctx, c, func(ctx context.Context, sess *query.Session) (*v1alpha1.Diagnosis, error) {
+		if typ == "" {
+			return sess.WhyAll(ctx, query.WhyOptions{Now: c.start})
+		}
+		obj, err := sess.Object(typ, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.authorize(ctx, sess, obj); err != nil {
+			return nil, err
+		}
+		return sess.Why(ctx, obj, query.WhyOptions{Now: c.start})
+	})
+	warnings, err := outcome(c, answers)
+	if err != nil {
+		return nil, err
+	}
+	answer := v1alpha1.NewWhyAnswer()
+	answer.Status = string(v1alpha1.DiagnosisHealthy)
+	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
+	type ranked struct {
+		cause v1alpha1.Cause
+		view  v1alpha1.CauseView
+	}
+	var causes []ranked
+	cut := func(str string) string { return cutString(str, s.cfg.MaxString) }
+	for i, a := range answers {
+		asOf[i].Context = a.Context
+		d := a.Value
+		if d == nil {
+			continue
+		}
+		asOf[i].Value = d.AsOf
+		switch {
+		case d.Status == v1alpha1.DiagnosisUnhealthy:
+			answer.Status = string(v1alpha1.DiagnosisUnhealthy)
+		case d.Status == v1alpha1.DiagnosisUnknown && answer.Status == string(v1alpha1.DiagnosisHealthy):
+			answer.Status = string(v1alpha1.DiagnosisUnknown)
+		}
+		for _, sub := range d.Subjects {
+			if sub.Status == v1alpha1.DiagnosisHealthy {
+				answer.Healthy++
+				continue
+			}
+			answer.Subjects = append(answer.Subjects, v1alpha1.SubjectView{Context: a.Context, Object: cut(sub.Object.String()), Namespace: sub.Object.Namespace,
+				Status: string(sub.Status), Summary: cut(sub.Summary)})
+		}
+		for _, k := range d.Checked {
+			answer.Checked[k.Kind] += k.Count
+		}
+		for _, u := range d.Unseen {
+			if !slices.Contains(answer.Unseen, u) {
+				answer.Unseen = append(answer.Unseen, u)
+			}
+		}
+		for _, cause := range d.Causes {
+			v := v1alpha1.CauseView{Context: a.Context, Reason: cut(cause.Reason), Severity: string(cause.Severity), Object: cut(cause.Object.String()),
+				Namespace: cause.Object.Namespace, Missing: cause.Object.Missing, Message: cut(cause.Message), Evidence: []string{}}
+			if cause.Subject != nil {
+				v.Subject = cut(cause.Subject.String())
+			}
+			for _, e := range cause.Evidence {
+				v.Evidence = append(v.Evidence, cut(e.String()))
+			}
+			causes = append(causes, ranked{cause: cause, view: v})
+		}
+	}
+	// Worst first across the contexts, each context's own order kept
+	// within a class.
+	slices.SortStableFunc(causes, func(a, b ranked) int { return diagnose.Compare(a.cause, b.cause) })
+	answer.AsOf = c.asOf(asOf)
+	answer.Warnings = append(answer.Warnings, warnings...)
+	answer.Total = len(causes)
+	first := 0
+	if cur != nil {
+		first = min(cur.Offset, len(causes))
+	}
+	page := causes[first:min(len(causes), first+limit)]
+	build := func(k int) *v1alpha1.WhyAnswer {
+		out := *answer
+		out.Causes = make([]v1alpha1.CauseView, k)
+		for i := range k {
+			out.Causes[i] = page[i].view
+		}
+		out.Count = k
+		out.Truncated = first+k < len(causes)
+		out.NextCursor = ""
+		if out.Truncated {
+			out.NextCursor = cursor{Question: sig, Offset: first + k}.encode()
+		}
+		return &out
+	}
+	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
+	return build(k), nil
+}
