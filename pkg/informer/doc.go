@@ -13,7 +13,9 @@
 //     protobuf; Summary objects are Full ones with pods stripped to what group
 //     summaries read; Rows and FullRows keep a *Row per object, the API server's
 //     table row of it with the object's metadata (Rows) or the whole object
-//     (FullRows), for change feeds printed in the server's columns.
+//     (FullRows), for change feeds printed in the server's columns. A mode
+//     covers another when its objects hold all that one reads (Mode.Covers):
+//     a Lender may lend a Full informer for a metadata-only question.
 //   - Page: informers list in paged LISTs of DefaultPageSize objects, at the
 //     latest resource version (consistent, as kubectl get), never with
 //     client-go's streaming watch-list: the pages are what the progress line

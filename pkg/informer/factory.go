@@ -54,6 +54,26 @@ const (
 	Summary
 )
 
+// Covers reports whether an informer in mode m keeps everything a question
+// in mode n reads of each object, so that its store can answer that question
+// too: a Full store holds the metadata and the summary fields of every
+// object, a Summary store the metadata of every object. A warm pool lends a
+// held Full or Summary informer to a question that asks for less of the same
+// objects, instead of keeping a second copy of every object in another mode.
+// Rows and FullRows hold the server's cells, which no other mode has, and
+// cover only themselves.
+func (m Mode) Covers(n Mode) bool {
+	switch {
+	case m == n:
+		return true
+	case m == Full:
+		return n == Summary || n == MetadataOnly
+	case m == Summary:
+		return n == MetadataOnly
+	}
+	return false
+}
+
 // String names the mode in messages ("the pods informer in metadata mode").
 func (m Mode) String() string {
 	switch m {
