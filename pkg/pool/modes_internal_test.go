@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -161,4 +162,58 @@ func TestPoolKeepsACoveredInformerInUse(t *testing.T) {
 	if got := modes(p); !slices.Equal(got, []informer.Mode{informer.Full}) {
 		t.Errorf("the pool holds modes %v once the metadata informer is handed back, want the Full one alone", got)
 	}
+}
+
+// nsQuestion borrows the pods of namespace (all of them when empty) in
+// Full mode from p as one question started now and waits for them.
+func nsQuestion(t *testing.T, p *Pool, namespace string) (*informer.Factory, cache.SharedIndexInformer) {
+	t.Helper()
+	src := p.Source(Freshness{Start: time.Now()}, "", nil)
+	f, err := src.NewFactory(nil, informer.Config{Namespace: namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := f.Informer(podsResource, informer.Full, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	if err := f.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return f, inf
+}
+
+// TestPoolInformersShareParts: the pool's informers keep one copy of what
+// their objects have in common, across informers too: the pods of the shop
+// listed by a namespace's informer and by the all-namespaces one are two
+// objects each, with one copy of their labels and owner references
+// between them.
+func TestPoolInformersShareParts(t *testing.T) {
+	p, _ := newTypedPool(t)
+	shop, shopInf := nsQuestion(t, p, "shop")
+	defer shop.Shutdown()
+	all, allInf := nsQuestion(t, p, "")
+	defer all.Shutdown()
+	get := func(inf cache.SharedIndexInformer, key string) *corev1.Pod {
+		obj, ok, err := inf.GetStore().GetByKey(key)
+		if err != nil || !ok {
+			t.Fatalf("%s not in the store: %v", key, err)
+		}
+		return obj.(*corev1.Pod)
+	}
+	a, b := get(shopInf, "shop/web-1"), get(allInf, "shop/web-1")
+	if a == b {
+		t.Fatal("two informers hold one pod object")
+	}
+	if !sameMap(a.Labels, b.Labels) || !sameMap(a.Labels, get(allInf, "shop/web-2").Labels) {
+		t.Error("the pods of the shop have labels of their own in each informer")
+	}
+}
+
+// sameMap reports whether a and b are one map.
+func sameMap(a, b map[string]string) bool {
+	return a != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }

@@ -76,7 +76,11 @@ type Pool struct {
 	// lists bounds the first LISTs of the pool's informers, each in a
 	// factory of its own.
 	lists *informer.ListLimit
-	now   func() time.Time
+	// sharer makes the objects of every informer of the pool share their
+	// equal parts (informer.Sharer): those of the pods of one template,
+	// of one namespace, across types and modes.
+	sharer *informer.Sharer
+	now    func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -156,6 +160,7 @@ func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error
 		compareUpTo: defaultCompareUpTo,
 		dropAfter:   opts.DropAfter,
 		lists:       informer.NewListLimit(opts.MaxConcurrentLists),
+		sharer:      informer.NewSharer(),
 		now:         time.Now,
 		ctx:         ctx,
 		cancel:      cancel,
@@ -350,6 +355,7 @@ func (p *Pool) startLocked(key poolKey, res informer.Resource, sink informer.Pag
 		OnWatchLost:       w.lost,
 		OnWatchRestored:   w.restored,
 		ListLimit:         p.lists,
+		Sharer:            p.sharer,
 	})
 	// A store made without indexers cannot take any later (client-go's
 	// storeIndex keeps a nil map): questions add theirs as they come.
