@@ -105,6 +105,9 @@ type options struct {
 	// churn is how often a pod's status changes while the bench measures; zero means
 	// never.
 	churn time.Duration
+	// quiet measures again once the churn has stopped and the API server serves
+	// the later pages of a paged LIST from etcd.
+	quiet bool
 	// waitIdle bounds the wait for an idle machine before each measurement (idleWaiter).
 	waitIdle time.Duration
 	// cache times each kubectl idx command through the warm cache too (cache.go).
@@ -147,6 +150,7 @@ func main() {
 	flag.BoolVar(&o.serve, "serve", false, "Create the pods, print a KUBECONFIG for the server and wait until interrupted, measuring nothing: a dev control plane for --profile runs.")
 	flag.DurationVar(&o.waitIdle, "wait-idle", time.Minute, "Before each measurement, wait up to this long for the machine to be idle (at least 90% of its CPU time idle over half a second), so that other work on a shared machine does not land in one command's figures; 0 means never wait.")
 	flag.DurationVar(&o.churn, "churn", 5*time.Second, "Restart a container of a pod this often, through its status as the kubelet writes it, while measuring, as in a cluster at work (the API server serves the later pages of a paged LIST from the watch-cache snapshots such changes leave); 0 means never.")
+	flag.BoolVar(&o.quiet, "quiet", true, "After measuring with -churn, stop it, wait until the API server serves a paged pod LIST's later pages from etcd, as on a cluster nobody wrote pods to for a while (its etcd is compacted every minute here, five by default), and measure everything again; the targets table shows both side by side.")
 	flag.BoolVar(&o.cache, "cache", false, "Time each kubectl idx command through the warm cache too: the first question, which starts it, then again from warm informers, and with --max-staleness 1m; and report the cache process's memory (cache.go).")
 	flag.BoolVar(&o.mcp, "mcp", false, "Measure kubectl idx mcp from its client over stdio instead: warm tool calls' p50 and p99, and the size of a complete answer against kubectl get pods -A -o json, with bytes per pod (mcp.go).")
 	flag.IntVar(&o.mcpCalls, "mcp-calls", 50, "With -mcp, how many warm calls of each question are timed.")
@@ -344,71 +348,154 @@ func run(ctx context.Context, o options) error {
 		children = slices.DeleteFunc(children, func(c child) bool { return !keep[c.label] })
 	}
 	noteFirstCached(children)
-	var results []*measurement
-	for _, c := range children {
-		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer, floor: floorOf(c)})
-	}
-	raws := rawLists(env.Config)
-	for _, r := range raws {
-		results = append(results, &measurement{label: r.label, command: r.command, inProcess: true})
-	}
-
 	guard, err := newMemoryGuard(o.minAvailableMiB << 10)
 	if err != nil {
 		return err
 	}
-	log("measuring (%s)", serverRSS())
 	idle := &idleWaiter{max: o.waitIdle}
-	fromEtcd := podListsFromEtcd(ctx, env.Clientset)
-	rssFile := filepath.Join(env.Dir, "maxrss")
+	m := &measurer{o: o, env: env, envv: envv, children: children, raws: rawLists(env.Config), guard: guard, idle: idle, rssFile: filepath.Join(env.Dir, "maxrss")}
+	churning := fmt.Sprintf("a pod written every %s", o.churn)
+	if o.churn <= 0 {
+		churning = "no pod written while measuring"
+	}
+	phases := []phase{{name: churning}}
+	log("measuring, %s (%s)", churning, serverRSS())
+	if phases[0].results, phases[0].fromEtcd, err = m.measure(ctx); err != nil {
+		return err
+	}
+	if phases[0].fromEtcd > 0 && o.churn > 0 {
+		log("warning: the API server read %d pod LIST pages from etcd instead of its watch cache while measuring with churn", phases[0].fromEtcd)
+	}
+	if o.quiet && o.churn > 0 && !o.scale {
+		stopChurn()
+		log("churn stopped: waiting for the API server to serve a paged pod LIST from etcd, as on a cluster nobody wrote pods to for a while")
+		since := time.Now()
+		if err := waitQuiet(ctx, env.Clientset, 12*time.Minute); err != nil {
+			return err
+		}
+		quiet := phase{name: fmt.Sprintf("quiet: no pod written for %s before measuring", time.Since(since).Round(time.Second))}
+		log("measuring, %s (%s)", quiet.name, serverRSS())
+		if quiet.results, quiet.fromEtcd, err = m.measure(ctx); err != nil {
+			return err
+		}
+		phases = append(phases, quiet)
+	}
+	for _, p := range phases {
+		report(os.Stdout, o, p, nodes, created, weight, idle)
+		reportCache(os.Stdout, o, p.results)
+	}
+	if !o.scale {
+		reportTargets(os.Stdout, phases)
+	}
+	return nil
+}
+
+// phase is one measurement of every command: with churn, or on a quiet cluster.
+type phase struct {
+	name    string
+	results []*measurement
+	// fromEtcd is how many pod LIST requests the API server served from etcd
+	// rather than its watch cache during the phase.
+	fromEtcd int
+}
+
+// measurer runs the commands of one bench o.runs times each.
+type measurer struct {
+	o        options
+	env      *testenv.Env
+	envv     []string
+	children []child
+	raws     []rawList
+	guard    *memoryGuard
+	idle     *idleWaiter
+	rssFile  string
+}
+
+// measure runs every command, then every raw LIST, o.runs times, alternating
+// kubectl and kubectl-idx so drift on the machine hits both alike, and returns
+// the results with how many pod LISTs the server served from etcd meanwhile.
+func (m *measurer) measure(ctx context.Context) ([]*measurement, int, error) {
+	o, envv := m.o, m.envv
+	var results []*measurement
+	for _, c := range m.children {
+		results = append(results, &measurement{label: c.label, command: shellQuote(append([]string{c.path}, c.args...)), ref: c.ref, informer: c.informer, floor: floorOf(c)})
+	}
+	for _, r := range m.raws {
+		results = append(results, &measurement{label: r.label, command: r.command, inProcess: true})
+	}
+	fromEtcd := podListsFromEtcd(ctx, m.env.Clientset)
 	for i := range o.runs {
-		// Alternate kubectl and kubectl-idx so drift on the machine hits both alike.
-		for j, c := range children {
-			m := results[j]
-			if m.failed != "" {
+		for j, c := range m.children {
+			res := results[j]
+			if res.failed != "" {
 				continue
 			}
 			if err := beforeCached(ctx, o, c, envv); err != nil {
-				return err
+				return nil, 0, err
 			}
-			idle.wait(ctx)
-			res, err := measureOnce(ctx, c, m, envv, guard, rssFile)
+			m.idle.wait(ctx)
+			out, err := measureOnce(ctx, c, res, envv, m.guard, m.rssFile)
 			if strings.HasSuffix(c.label, cacheFirst) {
 				// The first question answered directly and handed the cache
 				// process its command, which it runs after: its memory is read
 				// once it has.
-				idle.wait(ctx)
+				m.idle.wait(ctx)
 			}
 			afterCached(ctx, o, c, envv)
-			if !m.killed && (err != nil || res.ExitCode != 0) {
+			if !res.killed && (err != nil || out.ExitCode != 0) {
 				if !o.scale {
-					return fmt.Errorf("%s: %v\n%s", c.label, err, res)
+					return nil, 0, fmt.Errorf("%s: %v\n%s", c.label, err, out)
 				}
 				// At scale a failure is a finding (a sync timeout, an API server limit):
 				// report it and measure the rest.
-				m.failed = failure(res, err)
+				res.failed = failure(out, err)
 			}
-			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, res.Wall.Seconds(), float64(res.MaxRSSKB)/1024, float64(m.bytes)/(1<<20), m.failed)
+			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, out.Wall.Seconds(), float64(out.MaxRSSKB)/1024, float64(res.bytes)/(1<<20), res.failed)
 		}
 		afterCachedRun(ctx, o, envv)
-		for j, r := range raws {
-			idle.wait(ctx)
+		for j, r := range m.raws {
+			m.idle.wait(ctx)
 			wall, n, err := r.do(ctx)
 			if err != nil {
-				return fmt.Errorf("%s: %w", r.label, err)
+				return nil, 0, fmt.Errorf("%s: %w", r.label, err)
 			}
-			m := results[len(children)+j]
-			m.walls, m.bytes = append(m.walls, wall), n
+			res := results[len(m.children)+j]
+			res.walls, res.bytes = append(res.walls, wall), n
 			log("run %d/%d %-34s %7.2fs %18s %8.1f MB out", i+1, o.runs, r.label, wall.Seconds(), "", float64(n)/(1<<20))
 		}
 	}
+	return results, podListsFromEtcd(ctx, m.env.Clientset) - fromEtcd, nil
+}
 
-	if n := podListsFromEtcd(ctx, env.Clientset) - fromEtcd; n > 0 {
-		log("warning: the API server read %d pod LIST pages from etcd instead of its watch cache while measuring", n)
+// waitQuiet returns once the API server serves the later pages of a paged pod
+// LIST from etcd, as it does once no pod changed since etcd's last compaction
+// (every minute on the bench's server, five by default), or fails after
+// timeout.
+func waitQuiet(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		before := podListsFromEtcd(ctx, cs)
+		first, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 50})
+		if err != nil {
+			return fmt.Errorf("listing pods: %w", err)
+		}
+		if first.Continue != "" {
+			if _, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 50, Continue: first.Continue}); err != nil {
+				return fmt.Errorf("listing pods: %w", err)
+			}
+		}
+		if podListsFromEtcd(ctx, cs) > before {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the API server still served a paged pod LIST from its watch cache %s after the churn stopped", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(15 * time.Second):
+		}
 	}
-	report(os.Stdout, o, nodes, created, weight, idle, results)
-	reportCache(os.Stdout, o, results)
-	return nil
 }
 
 // serverOptions returns the control plane the bench starts (one, or one per context with
@@ -420,6 +507,10 @@ func serverOptions(o options) testenv.Options {
 		APIServerFlags: map[string][]string{
 			"max-requests-inflight":          {"2000"},
 			"max-mutating-requests-inflight": {"1000"},
+			// A cluster quiet for a while, with the API server's watch cache
+			// holding no snapshot to serve a paged LIST's later pages from,
+			// within a minute of the churn's end rather than five (-quiet).
+			"etcd-compaction-interval": {"1m"},
 		},
 		// 20,000 pods with managedFields and two revisions each approach etcd's default
 		// 2 GiB backend quota; 8 GiB holds 100,000. Without fsync the creation runs at the
@@ -688,13 +779,15 @@ func rawLists(cfg *rest.Config) []rawList {
 	}
 }
 
-func report(w io.Writer, o options, nodes int, created time.Duration, weight podWeight, idle *idleWaiter, results []*measurement) {
+func report(w io.Writer, o options, p phase, nodes int, created time.Duration, weight podWeight, idle *idleWaiter) {
+	results := p.results
 	mode := ""
 	if o.scale {
 		mode = " (-scale)"
 	}
-	fmt.Fprintf(w, "\nkubectl-idx bench%s: %d pods on %d nodes in %d namespaces, created in %s (%.0f pods/s); %d run(s) each, median shown\n",
-		mode, o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.runs)
+	fmt.Fprintf(w, "\nkubectl-idx bench%s, %s: %d pods on %d nodes in %d namespaces, created in %s (%.0f pods/s); %d run(s) each, median shown\n",
+		mode, p.name, o.pods, nodes, o.namespaces, created.Round(time.Millisecond), float64(o.pods)/created.Seconds(), o.runs)
+	fmt.Fprintf(w, "pod LIST requests the API server served from etcd rather than its watch cache: %d\n", p.fromEtcd)
 	if o.pods != o.requested {
 		fmt.Fprintf(w, "creation stopped at -create-within %s: %d of the %d pods asked for\n", o.createWithin, o.pods, o.requested)
 	}
@@ -747,10 +840,6 @@ func report(w io.Writer, o options, nodes int, created time.Duration, weight pod
 	if o.scale && !o.kubectlJSON {
 		fmt.Fprintln(w, "\nkubectl get pods -A -o json left out (-kubectl-json runs it): it needs about 300 MB per 1,000 realistic pods.")
 	}
-	if !o.scale {
-		reportTargets(w, byLabel)
-	}
-
 	reportCommands(w, o, results, "KUBECONFIG points at the bench server")
 }
 
@@ -774,34 +863,57 @@ var targets = []struct {
 	{"kubectl idx pods -A --by-owner -o name" + cacheFirst, "kubectl idx pods -A --by-owner -o name", 1.1},
 }
 
-// reportTargets prints the targets table: the ratio of the medians, whether it meets
-// the target, and each run's own ratio (the command and its reference ran minutes
-// apart at most, so a run's ratio is less exposed to drift on a shared machine than
-// the medians, which may come from different runs).
-func reportTargets(w io.Writer, byLabel map[string]*measurement) {
+// reportTargets prints the targets table, the phases side by side (with churn,
+// quiet): for each, the ratio of the medians, whether it meets the target, and
+// each run's own ratio (the command and its reference ran minutes apart at
+// most, so a run's ratio is less exposed to drift on a shared machine than the
+// medians, which may come from different runs).
+func reportTargets(w io.Writer, phases []phase) {
 	fmt.Fprintln(w, "\ntargets (wall of kubectl idx over its reference's, this run):")
+	for i, p := range phases {
+		fmt.Fprintf(w, "  [%d] %s\n", i+1, p.name)
+	}
+	byLabel := make([]map[string]*measurement, len(phases))
+	for i, p := range phases {
+		byLabel[i] = map[string]*measurement{}
+		for _, m := range p.results {
+			byLabel[i][m.label] = m
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "command\twall s\tCPU s\treference\twall s\tratio\ttarget\tmet\teach run\t")
+	header := "command\treference\ttarget\t"
+	for i := range phases {
+		header += fmt.Sprintf("[%d] s\tref s\tratio\tmet\teach run\t", i+1)
+	}
+	fmt.Fprintln(tw, header)
 	for _, t := range targets {
 		for _, label := range []string{t.label, t.label + " [baseline]"} {
-			m, ref := byLabel[label], byLabel[t.ref]
-			if m == nil || ref == nil {
-				continue
+			row := fmt.Sprintf("%s\t%s\t<= %.2fx\t", strings.TrimPrefix(label, "kubectl idx "), t.ref, t.max)
+			shown := false
+			for i := range phases {
+				m, ref := byLabel[i][label], byLabel[i][t.ref]
+				if m == nil || ref == nil {
+					row += "-\t-\t-\t-\t-\t"
+					continue
+				}
+				shown = true
+				ratio, _ := ratios(m, ref)
+				met := "no"
+				if r := median(m.walls).Seconds() / median(ref.walls).Seconds(); r <= t.max && m.failed == "" {
+					met = "yes"
+				}
+				if ratio == "" {
+					met = "-"
+				}
+				var each []string
+				for k := range min(len(m.walls), len(ref.walls)) {
+					each = append(each, fmt.Sprintf("%.2fx", m.walls[k].Seconds()/ref.walls[k].Seconds()))
+				}
+				row += fmt.Sprintf("%.2f\t%.2f\t%s\t%s\t%s\t", median(m.walls).Seconds(), median(ref.walls).Seconds(), ratio, met, strings.Join(each, " "))
 			}
-			ratio, _ := ratios(m, ref)
-			met := "no"
-			if r := median(m.walls).Seconds() / median(ref.walls).Seconds(); r <= t.max && m.failed == "" {
-				met = "yes"
+			if shown {
+				fmt.Fprintln(tw, row)
 			}
-			if ratio == "" {
-				met = "-"
-			}
-			var each []string
-			for i := range min(len(m.walls), len(ref.walls)) {
-				each = append(each, fmt.Sprintf("%.2fx", m.walls[i].Seconds()/ref.walls[i].Seconds()))
-			}
-			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%s\t%.2f\t%s\t<= %.2fx\t%s\t%s\t\n", strings.TrimPrefix(label, "kubectl idx "), median(m.walls).Seconds(), median(m.cpu).Seconds(),
-				ref.label, median(ref.walls).Seconds(), ratio, t.max, met, strings.Join(each, " "))
 		}
 	}
 	_ = tw.Flush()

@@ -57,7 +57,9 @@ const (
 
 func TestTablesEveryType(t *testing.T) {
 	t.Run(minorVersion(serverVersion), func(t *testing.T) {
-		checkEveryType(t, controllerCluster(t), serverVersion, true)
+		c := controllerCluster(t)
+		checkEveryType(t, c, serverVersion, true)
+		t.Run("list strategies", func(t *testing.T) { checkListStrategies(t, c) })
 	})
 
 	assets := os.Getenv(PreviousAssetsEnv)
@@ -75,7 +77,9 @@ func TestTablesEveryType(t *testing.T) {
 		if versionErr != nil {
 			t.Fatalf("%s=%s: %v", PreviousAssetsEnv, assets, versionErr)
 		}
-		checkEveryType(t, startPreviousCluster(t, assets), version, false)
+		c := startPreviousCluster(t, assets)
+		checkEveryType(t, c, version, false)
+		t.Run("list strategies", func(t *testing.T) { checkListStrategies(t, c) })
 	})
 }
 

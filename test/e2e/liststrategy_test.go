@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-idx/kubectl-idx/test/testenv"
+)
+
+// strategyObjects is how many ConfigMaps checkListStrategies lists: more than the
+// first, small page of a list (100), so that a way of listing is chosen.
+const strategyObjects = 150
+
+// checkListStrategies checks, on c's API server, that every way kubectl idx reads a
+// list gives what kubectl get gives: one unpaged LIST (a list that fits the unpaged
+// limit), a watch-list (one past it, or of a size the server does not tell, as under a
+// label selector) and pages (with both turned off), for whole objects and for
+// metadata. The request log (-v=6) shows the way taken, so that a test of one way
+// cannot pass by another. An environment value it does not understand is an error.
+func checkListStrategies(t *testing.T, c *ctrlCluster) {
+	ns := "e2e-list-strategies"
+	c.createNamespace(t, ns)
+	ctx := context.Background()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i := range strategyObjects {
+		g.Go(func() error {
+			cm := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Labels: map[string]string{"strategy": "e2e"}},
+				Data:       map[string]string{"i": fmt.Sprint(i), "pad": strings.Repeat("x", 200)},
+			}
+			_, err := c.env.Clientset.CoreV1().ConfigMaps(ns).Create(gctx, cm, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("creating ConfigMaps in %s: %v", ns, err)
+	}
+
+	// A list's requests, as client-go logs them at -v=6.
+	const (
+		probe     = "limit=100&"
+		unpaged   = unpagedMark
+		watchList = "sendInitialEvents=true"
+		paged     = "continue="
+	)
+	ways := []struct {
+		name string
+		env  []string
+		// selector adds -l, under which the server does not count what is left.
+		selector bool
+		// want and wantNot are request log fragments.
+		want, wantNot []string
+	}{
+		{name: "unpaged", want: []string{probe, unpaged}, wantNot: []string{watchList, paged}},
+		{name: "watch-list past the limit", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
+		{name: "watch-list of a size untold", selector: true, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
+		{name: "pages", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=0", "KUBECTL_IDX_WATCH_LIST=off"}, want: []string{"limit="}, wantNot: []string{probe, watchList, unpaged}},
+	}
+	for _, w := range ways {
+		for _, output := range []string{"json", "name"} {
+			t.Run(w.name+" -o "+output, func(t *testing.T) {
+				args := []string{"configmaps", "-n", ns, "-o", output}
+				if w.selector {
+					args = append(args, "-l", "strategy=e2e")
+				}
+				want := c.mustKubectl(t, "", append([]string{"get"}, args...)...)
+				got := run(t, testenv.Cmd{
+					Path: binary, Args: append(args, "-v=6"), Timeout: cmdTimeout,
+					Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, ""), w.env...),
+				})
+				mustSucceed(t, "kubectl idx "+strings.Join(args, " "), got)
+				if output == "json" {
+					gotDoc := decodeDoc(t, "kubectl idx", got.Stdout, false)
+					// The namespace's kube-root-ca.crt is listed too.
+					if items, _ := gotDoc["items"].([]any); len(items) < strategyObjects {
+						t.Fatalf("kubectl idx listed %d ConfigMaps, want at least %d", len(items), strategyObjects)
+					}
+					compareDocs(t, gotDoc, decodeDoc(t, "kubectl", want.Stdout, false), true)
+				} else if got.Stdout != want.Stdout {
+					t.Errorf("kubectl idx -o name differs from kubectl's:\n%s\nwant\n%s", got.Stdout, want.Stdout)
+				}
+				log := listRequests(got.Stderr, "/namespaces/"+ns+"/configmaps")
+				for _, s := range w.want {
+					if !strings.Contains(log, s) {
+						t.Errorf("no request with %q:\n%s", s, log)
+					}
+				}
+				for _, s := range w.wantNot {
+					if strings.Contains(log, s) {
+						t.Errorf("a request with %q:\n%s", s, log)
+					}
+				}
+			})
+		}
+	}
+
+	for _, bad := range []string{"KUBECTL_IDX_UNPAGED_LIMIT=lots", "KUBECTL_IDX_WATCH_LIST=yes"} {
+		res := run(t, testenv.Cmd{
+			Path: binary, Args: []string{"configmaps", "-n", ns}, Timeout: cmdTimeout,
+			Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, ""), bad),
+		})
+		noPanic(t, bad, res)
+		name, _, _ := strings.Cut(bad, "=")
+		if res.ExitCode != 1 || !strings.HasPrefix(res.Stderr, "error: "+bad+": want ") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 {
+			t.Errorf("%s: want exit 1 and one line naming %s\n%s", bad, name, res)
+		}
+	}
+}
+
+// unpagedMark marks, in listRequests' log, a list asked for without a limit.
+const unpagedMark = "(unpaged)"
+
+// listRequests returns the URLs of the GET requests for path in a -v=6 log, one
+// per line, a list without a limit (and not a watch) marked unpagedMark.
+func listRequests(stderr, path string) string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		// I1129 09:41:03.833267 4742 round_trippers.go:632] "Response" verb="GET" url="https://…" status="200 OK" milliseconds=0
+		_, rest, ok := strings.Cut(line, `"Response" verb="GET" url="`)
+		if !ok {
+			continue
+		}
+		url, _, _ := strings.Cut(rest, `"`)
+		p, query, _ := strings.Cut(url, "?")
+		if !strings.HasSuffix(p, path) {
+			continue
+		}
+		// Each parameter ends with &, so that limit=100& is not limit=1000&.
+		url += "&"
+		if !strings.Contains(query, "limit=") && !strings.Contains(query, "watch=") {
+			url += " " + unpagedMark
+		}
+		out = append(out, url)
+	}
+	return strings.Join(out, "\n")
+}
