@@ -13,7 +13,9 @@
 //     protobuf; Summary objects are Full ones with pods stripped to what group
 //     summaries read; Rows and FullRows keep a *Row per object, the API server's
 //     table row of it with the object's metadata (Rows) or the whole object
-//     (FullRows), for change feeds printed in the server's columns.
+//     (FullRows), for change feeds printed in the server's columns. A mode
+//     covers another when its objects hold all that one reads (Mode.Covers):
+//     a Lender may lend a Full informer for a metadata-only question.
 //   - Page: informers list in paged LISTs of DefaultPageSize objects, at the
 //     latest resource version (consistent, as kubectl get), never with
 //     client-go's streaming watch-list: the pages are what the progress line
@@ -34,6 +36,12 @@
 //     its store: a listing printed as it arrives keeps no object.
 //   - Keep: a filter on the objects of every LIST page (Config.Keep, --where
 //     on the object alone): what it refuses never reaches a store or a sink.
+//   - Sharer: what a warm pool gives its informers (Config.Sharer) so that
+//     the objects they keep share their equal parts (the labels, owner
+//     references and pod template of the pods of one ReplicaSet, across
+//     informers and modes) instead of a copy each: each object is shared once
+//     transformed, before the reflector, a PageSink or a tee has it, whether
+//     it came by a page, a watch-list or a watch. A direct run shares nothing.
 //   - Outage: the time a synced informer cannot see changes because its watch
 //     failed, expired (410 Gone) or was cut, until it watches again or has listed
 //     again. Config.OnWatchLost and Config.OnWatchRestored report outages to
@@ -72,7 +80,9 @@
 //     OnOwnerChange handlers. It is safe for concurrent use.
 //
 // Contract: objects read from an informer's store are shared and read-only,
-// and a lent one's are shared with every question that borrows it. Callers
+// and a lent one's are shared with every question that borrows it; with a
+// Sharer, parts of one object are also parts of others, so a change to one
+// would show in objects of other keys and informers. Callers
 // must DeepCopyObject before changing anything, including setting TypeMeta for a
 // printer. Informers run in their own goroutines; stores and indexers are safe for
 // concurrent reads. A PageSink is called from one goroutine at a time, in page

@@ -54,6 +54,26 @@ const (
 	Summary
 )
 
+// Covers reports whether an informer in mode m keeps everything a question
+// in mode n reads of each object, so that its store can answer that question
+// too: a Full store holds the metadata and the summary fields of every
+// object, a Summary store the metadata of every object. A warm pool lends a
+// held Full or Summary informer to a question that asks for less of the same
+// objects, instead of keeping a second copy of every object in another mode.
+// Rows and FullRows hold the server's cells, which no other mode has, and
+// cover only themselves.
+func (m Mode) Covers(n Mode) bool {
+	switch {
+	case m == n:
+		return true
+	case m == Full:
+		return n == Summary || n == MetadataOnly
+	case m == Summary:
+		return n == MetadataOnly
+	}
+	return false
+}
+
 // String names the mode in messages ("the pods informer in metadata mode").
 func (m Mode) String() string {
 	switch m {
@@ -150,6 +170,14 @@ type Config struct {
 	// a store after its sync judges them itself. It is called from the
 	// goroutines that fetch pages and must be safe for concurrent use.
 	Keep func(res Resource, obj runtime.Object) bool
+	// Sharer, when non-nil, makes the objects the factory's informers keep
+	// share their equal parts with each other's and with those of every
+	// factory given the same Sharer (see Sharer): a warm cache's informers
+	// keep their objects for hours. Each object is shared once transformed
+	// and before the reflector has it (a list's page, a watch-list's or a
+	// watch's event); the stores' objects are read-only as ever, and a
+	// direct run, which keeps its objects for one answer, leaves it nil.
+	Sharer *Sharer
 }
 
 // Clients are the API clients a Factory lists and watches with. NewFactory builds
@@ -269,6 +297,9 @@ type entry struct {
 	// authorized, when set, is what the informer waits for before it lists
 	// (Lender.Authorize): it fails as its list would have when that fails.
 	authorized func(context.Context) error
+	// json is set when the objects are typed ones read as JSON
+	// (Clients.TypedJSON), which a Sharer leaves as they are.
+	json bool
 }
 
 // fail records err as e's failure unless one is recorded already.
@@ -540,6 +571,18 @@ func (f *Factory) transform(mode Mode) cache.TransformFunc {
 	return nil
 }
 
+// sharer is the Sharer of e's objects: Config.Sharer, but for the
+// server's rows, which share nothing, a list that goes to a sink in place
+// of the store, and objects decoded from JSON (Clients.TypedJSON's), whose
+// empty and missing lists the protobuf encodings Sharer compares do not tell
+// apart.
+func (f *Factory) sharer(e *entry) *Sharer {
+	if e.mode == Rows || e.mode == FullRows || e.sink != nil || e.json {
+		return nil
+	}
+	return f.cfg.Sharer
+}
+
 // DropManagedFields is the informer transform that clears metadata.managedFields.
 // Transforms run on freshly decoded objects before they reach the store, so
 // mutating them here is allowed.
@@ -591,7 +634,7 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		newClient := f.clients.Typed
 		if f.clients.TypedJSON != nil && wire.EmbedsTypeMeta(reflect.TypeOf(obj)) {
-			newClient = f.clients.TypedJSON
+			newClient, e.json = f.clients.TypedJSON, true
 		}
 		client, err := newClient(e.res.GVK.GroupVersion())
 		if err != nil {
@@ -669,6 +712,16 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 				return nil, err
 			}
 		}
+		if sharer := f.sharer(e); sharer != nil {
+			// What is kept of the page, before anyone (the reflector, a
+			// PageSink, a tee) reads it.
+			if err := meta.EachListItem(obj, func(item runtime.Object) error {
+				sharer.Share(item)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
 		return obj, nil
 	}
 	// One page as pages reads it, in a goroutine of its own while the page
@@ -718,7 +771,11 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
-			return watchFn(ctx, o)
+			w, err := watchFn(ctx, o)
+			if sharer := f.sharer(e); err == nil && sharer != nil {
+				w = sharedWatch(w, f.transform(e.mode), sharer)
+			}
+			return w, err
 		},
 	}}, example, nil
 }

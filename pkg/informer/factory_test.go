@@ -332,6 +332,23 @@ func TestFactoryInformerIsSharedPerResourceAndMode(t *testing.T) {
 	}
 }
 
+func TestModeCovers(t *testing.T) {
+	all := []informer.Mode{informer.Full, informer.MetadataOnly, informer.Rows, informer.FullRows, informer.Summary}
+	// What each mode's store can answer besides its own questions.
+	covers := map[informer.Mode][]informer.Mode{
+		informer.Full:    {informer.MetadataOnly, informer.Summary},
+		informer.Summary: {informer.MetadataOnly},
+	}
+	for _, m := range all {
+		for _, n := range all {
+			want := m == n || slices.Contains(covers[m], n)
+			if got := m.Covers(n); got != want {
+				t.Errorf("%s.Covers(%s) = %v, want %v", m, n, got, want)
+			}
+		}
+	}
+}
+
 func TestFactoryInformerIndexers(t *testing.T) {
 	byNode := func(obj any) ([]string, error) { return []string{obj.(*corev1.Pod).Spec.NodeName}, nil }
 	byImage := func(obj any) ([]string, error) { return []string{obj.(*corev1.Pod).Spec.Containers[0].Image}, nil }

@@ -53,10 +53,14 @@ type Loan struct {
 	// factory's own.
 	Informer cache.SharedIndexInformer
 	// Runner is the factory that runs the lent informer, for the same
-	// resource and mode, another than the borrowing one: the borrowing
+	// resource, in Mode, another than the borrowing one: the borrowing
 	// factory waits for that informer's sync, reports its failure and counts
 	// its progress as its own.
 	Runner *Factory
+	// Mode is the mode Runner runs the informer in: the one asked for, or
+	// one that Covers it (a Full informer lent to a metadata-only
+	// question), whose objects then hold more than the question reads.
+	Mode Mode
 }
 
 // borrowLocked is Informer for a factory with a lender; f.mu is held.
@@ -66,8 +70,8 @@ func (f *Factory) borrowLocked(res Resource, mode Mode, indexers cache.Indexers,
 		return nil, err
 	}
 	var e *entry
-	if loan.Runner != nil && loan.Runner != f {
-		e = loan.Runner.entry(res, mode)
+	if loan.Runner != nil && loan.Runner != f && loan.Mode.Covers(mode) {
+		e = loan.Runner.entry(res, loan.Mode)
 	}
 	if e == nil {
 		return nil, fmt.Errorf("the %s informer in %s mode was lent by a factory that does not run it", res.Name(), mode)

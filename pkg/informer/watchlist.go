@@ -86,7 +86,7 @@ func (f *Factory) watchList(ctx context.Context, e *entry, o metav1.ListOptions,
 		return nil, err
 	}
 	defer w.Stop()
-	transform := f.transform(e.mode)
+	transform, sharer := f.transform(e.mode), f.sharer(e)
 	stall := f.cfg.WatchListStall
 	timer := time.NewTimer(stall)
 	defer timer.Stop()
@@ -116,6 +116,9 @@ func (f *Factory) watchList(ctx context.Context, e *entry, o metav1.ListOptions,
 					if _, err := transform(ev.Object); err != nil {
 						return nil, err
 					}
+				}
+				if sharer != nil {
+					sharer.Share(ev.Object)
 				}
 				items = append(items, ev.Object)
 				e.received.Add(1)

@@ -199,7 +199,7 @@ func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers ca
 			return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 		}
 		maps.Copy(l.indexers, indexers)
-		return informer.Loan{Informer: l.inf, Runner: l.w.factory}, nil
+		return informer.Loan{Informer: l.inf, Runner: l.w.factory, Mode: l.w.key.mode}, nil
 	}
 	c := b.startCheckLocked(res, key.namespace, key.labelSelector, key.fieldSelector)
 	if c != nil && sink != nil {
@@ -219,7 +219,9 @@ func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers ca
 		return informer.Loan{}, fmt.Errorf("adding indexers to the %s informer: %w", res.Name(), err)
 	}
 	b.src.mu.Lock()
-	b.src.borrowed[key] = true
+	// What the next question of the signature is to prefetch: the informer
+	// lent, which may cover the mode asked for.
+	b.src.borrowed[w.key] = true
 	b.src.mu.Unlock()
 	l := &loan{w: w, key: key, sink: sink, teed: teed, check: c, indexers: maps.Clone(indexers)}
 	if l.indexers == nil {
@@ -233,7 +235,7 @@ func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers ca
 	b.byKey[key] = l
 	// The factory's waits, failures and progress line follow the warm
 	// informer, which its own factory runs.
-	return informer.Loan{Informer: l.inf, Runner: w.factory}, nil
+	return informer.Loan{Informer: l.inf, Runner: w.factory, Mode: w.key.mode}, nil
 }
 
 // Authorize starts the asker's check of what an informer the factory runs
@@ -373,7 +375,9 @@ func (b *borrower) prove(ctx context.Context, l *loan) (confirmation, error) {
 	var needsList *errNeedsList
 	if errors.As(err, &needsList) {
 		if needsList.always {
-			b.src.pool.markUnprovable(l.key, needsList.why)
+			// Whatever the mode, its objects' stores cannot be shown
+			// current.
+			b.src.pool.markUnprovable([]poolKey{l.key, l.w.key}, needsList.why)
 		}
 		c, err = b.relist(ctx, l)
 	}

@@ -47,6 +47,11 @@ type Options struct {
 // question has held for DropAfter is stopped and forgotten, and so is one
 // whose list failed for good, so that the next question tries again.
 //
+// The pool holds one copy of a type's objects between modes: a question is
+// lent a synced informer of its key in a mode that covers the one it asks
+// for (informer.Mode.Covers: a Full one for a metadata-only question), and
+// an informer nobody holds that such a one covers is stopped and forgotten.
+//
 // Before a question reads a borrowed store, its factory's WaitForSync makes
 // sure the store holds every write the API server acknowledged before the
 // question started (see fresh.go): one LIST of at most one object for the
@@ -71,7 +76,11 @@ type Pool struct {
 	// lists bounds the first LISTs of the pool's informers, each in a
 	// factory of its own.
 	lists *informer.ListLimit
-	now   func() time.Time
+	// sharer makes the objects of every informer of the pool share their
+	// equal parts (informer.Sharer): those of the pods of one template,
+	// of one namespace, across types and modes.
+	sharer *informer.Sharer
+	now    func() time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -151,6 +160,7 @@ func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error
 		compareUpTo: defaultCompareUpTo,
 		dropAfter:   opts.DropAfter,
 		lists:       informer.NewListLimit(opts.MaxConcurrentLists),
+		sharer:      informer.NewSharer(),
 		now:         time.Now,
 		ctx:         ctx,
 		cancel:      cancel,
@@ -267,6 +277,11 @@ func (p *Pool) acquire(key poolKey, res informer.Resource, sink informer.PageSin
 		w.refs = 1
 		return w, w.tee, nil
 	}
+	if w := p.coveringLocked(key); w != nil {
+		w.refs++
+		w.lastUsed = p.now()
+		return w, nil, nil
+	}
 	w = p.warm[key]
 	if w != nil && w.failed() != nil {
 		// Its list failed for good and it stopped: a new question tries
@@ -286,6 +301,47 @@ func (p *Pool) acquire(key poolKey, res informer.Resource, sink informer.PageSin
 	return w, teed, nil
 }
 
+// wider are the modes whose informers may be lent for a question in a mode
+// they cover (informer.Mode.Covers), widest first.
+var wider = []informer.Mode{informer.Full, informer.Summary}
+
+// coveringLocked returns the warm informer of key's objects in a wider mode
+// that covers key's, synced, widest first; nil when there is none. A
+// question lent it reads the one copy of those objects the pool already
+// holds (a realistic pod without managedFields, decoded, is about 16 KB in
+// Full mode, 6 KB in Summary mode and 2 KB as metadata). One still listing
+// is not waited for: the question's own mode lists faster.
+func (p *Pool) coveringLocked(key poolKey) *warm {
+	for _, m := range wider {
+		if m == key.mode || !m.Covers(key.mode) {
+			continue
+		}
+		k := key
+		k.mode = m
+		if w := p.warm[k]; w != nil && w.failed() == nil && w.inf.HasSynced() {
+			return w
+		}
+	}
+	return nil
+}
+
+// retireCoveredLocked forgets the informers nobody holds whose objects a
+// synced informer of the same key in a wider mode holds too, and returns
+// them for the caller to stop once p.mu is released: coveringLocked lends
+// the wider one in their place from now on, so they would only be dropped
+// for being unused DropAfter later, their copy held meanwhile.
+func (p *Pool) retireCoveredLocked() []*warm {
+	var retired []*warm
+	for k, w := range p.warm {
+		if w.refs == 0 && p.coveringLocked(k) != nil {
+			delete(p.warm, k)
+			p.dropped++
+			retired = append(retired, w)
+		}
+	}
+	return retired
+}
+
 // startLocked starts the informer of key in a factory of its own, in the
 // pool's context, sharing the pool's clients and its bound on LISTs; its first
 // list goes to sink too, when set.
@@ -299,6 +355,7 @@ func (p *Pool) startLocked(key poolKey, res informer.Resource, sink informer.Pag
 		OnWatchLost:       w.lost,
 		OnWatchRestored:   w.restored,
 		ListLimit:         p.lists,
+		Sharer:            p.sharer,
 	})
 	// A store made without indexers cannot take any later (client-go's
 	// storeIndex keeps a nil map): questions add theirs as they come.
@@ -326,9 +383,14 @@ func (p *Pool) release(w *warm) {
 	w.refs--
 	w.lastUsed = p.now()
 	stop := w.refs == 0 && p.warm[w.key] != w
+	// The question may have synced a wider informer that covers others.
+	retired := p.retireCoveredLocked()
 	p.mu.Unlock()
 	if stop {
 		w.factory.Shutdown()
+	}
+	for _, r := range retired {
+		r.factory.Shutdown()
 	}
 }
 
@@ -370,16 +432,18 @@ func (p *Pool) prefetch(signature string, fresh Freshness) {
 	}
 }
 
-// markUnprovable records that the stores of key cannot be shown current by
-// a probe, and stops keeping its informer warm.
-func (p *Pool) markUnprovable(key poolKey, why string) {
+// markUnprovable records that the stores of keys cannot be shown current by
+// a probe, and stops keeping their informers warm.
+func (p *Pool) markUnprovable(keys []poolKey, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.unprovable[key] = why
-	if w := p.warm[key]; w != nil {
-		delete(p.warm, key)
-		if w.refs == 0 {
-			go w.factory.Shutdown()
+	for _, key := range keys {
+		p.unprovable[key] = why
+		if w := p.warm[key]; w != nil {
+			delete(p.warm, key)
+			if w.refs == 0 {
+				go w.factory.Shutdown()
+			}
 		}
 	}
 }
@@ -407,11 +471,12 @@ func (p *Pool) janitor() {
 	}
 }
 
-// dropIdle stops and forgets the informers nobody has held for dropAfter.
+// dropIdle stops and forgets the informers nobody has held for dropAfter,
+// and those nobody holds that a wider one covers (retireCoveredLocked).
 func (p *Pool) dropIdle() {
 	now := p.now()
-	var idle []*warm
 	p.mu.Lock()
+	idle := p.retireCoveredLocked()
 	for k, w := range p.warm {
 		if w.refs == 0 && now.Sub(w.lastUsed) >= p.dropAfter {
 			idle = append(idle, w)
@@ -519,7 +584,8 @@ type Status struct {
 	// Informers are the pool's informers, sorted by resource, namespace
 	// and mode.
 	Informers []WarmStatus
-	// Dropped counts the informers dropped for being unused.
+	// Dropped counts the informers dropped for being unused, or for being
+	// covered by an informer of the same objects in a wider mode.
 	Dropped int
 	// DropAfter is how long an unused informer is kept.
 	DropAfter time.Duration

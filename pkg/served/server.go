@@ -57,6 +57,8 @@ type Server struct {
 	// encodings keeps the JSON encodings of the objects -o json answers
 	// print, for the next answer.
 	encodings *printers.Encodings
+	// trim hands back what the commands' lists left behind once none runs.
+	trim *trimmer
 
 	// ready is closed once the server has found its identity itself and
 	// started its pool (pool is nil if it could not): no command is
@@ -77,7 +79,7 @@ const maxVerified = 64
 
 // New returns a Server of opts; Serve runs it.
 func New(opts Options) *Server {
-	return &Server{opts: opts, verified: map[[sha256.Size]byte]warm.Identity{}, ready: make(chan struct{})}
+	return &Server{opts: opts, verified: map[[sha256.Size]byte]warm.Identity{}, ready: make(chan struct{}), trim: newTrimmer()}
 }
 
 // Serve listens on the socket of the server's identity, makes sure cfg's
@@ -226,6 +228,8 @@ func (s *Server) handle(ctx context.Context, req *warm.RunRequest, stdout, stder
 	if s.pool == nil {
 		return warm.Decline
 	}
+	s.trim.start()
+	defer s.trim.done()
 	run := s.Run(req)
 	streams := genericiooptions.IOStreams{
 		In:     strings.NewReader(""),
