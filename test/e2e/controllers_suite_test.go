@@ -502,19 +502,27 @@ func (c *ctrlCluster) installWidgets(t *testing.T) string {
 	c.mustKubectl(t, widgetCRD, "apply", "-f", "-")
 	t.Cleanup(func() { c.kubectl(t, "", "delete", "crd", "widgets.ctrl.kubectl-idx.io", "--wait=false") })
 	c.mustKubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/widgets.ctrl.kubectl-idx.io")
-	var kinds []string
+	var kinds string
 	eventually(t, time.Minute, "discovery to serve widgets", func() string {
-		kinds = nil
-		for _, r := range strings.Fields(c.mustKubectl(t, "", "api-resources", "--verbs=list", "--namespaced", "-o", "name").Stdout) {
-			if r != "events" && r != "events.events.k8s.io" {
-				kinds = append(kinds, r)
-			}
-		}
-		if !slices.Contains(kinds, "widgets.ctrl.kubectl-idx.io") {
+		kinds = c.listableKinds(t)
+		if !slices.Contains(strings.Split(kinds, ","), "widgets.ctrl.kubectl-idx.io") {
 			return "kubectl api-resources lists no widgets"
 		}
 		return ""
 	})
+	return kinds
+}
+
+// listableKinds returns every namespaced type the API server serves now that can be
+// listed, but Events (core and events.k8s.io), comma-separated.
+func (c *ctrlCluster) listableKinds(t *testing.T) string {
+	t.Helper()
+	var kinds []string
+	for _, r := range strings.Fields(c.mustKubectl(t, "", "api-resources", "--verbs=list", "--namespaced", "-o", "name").Stdout) {
+		if r != "events" && r != "events.events.k8s.io" {
+			kinds = append(kinds, r)
+		}
+	}
 	return strings.Join(kinds, ",")
 }
 

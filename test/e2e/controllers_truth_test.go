@@ -46,7 +46,13 @@ func (n *ctrlNS) scope() []string {
 // mirror pods there.
 func (n *ctrlNS) world(t *testing.T) workloads {
 	t.Helper()
-	return n.c.read(t, n.kinds+",nodes", n.scope()...)
+	kinds := n.kinds
+	if n.name == "" {
+		// Across namespaces, other tests' custom resources come and go
+		// (TestWhy's WhyApps own Deployments): every type served now.
+		kinds = n.c.listableKinds(t)
+	}
+	return n.c.read(t, kinds+",nodes", n.scope()...)
 }
 
 // read reads the objects of kinds in the namespace.
