@@ -65,17 +65,12 @@ func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.Changes
 	if timeout < 0 || timeout > maxChangesTimeout {
 		return nil, badArgument("timeoutSeconds must be between 0 and %d", int(maxChangesTimeout.Seconds()))
 	}
-	limit, err := s.limitOf(in.Limit)
-	if err != nil {
-		return nil, err
-	}
 	if err := guardWhere(in.Where, readsSecrets(in.Resources)); err != nil {
 		return nil, err
 	}
 	sigArgs := in
 	sigArgs.Cursor, sigArgs.Limit, sigArgs.TimeoutSeconds, sigArgs.MaxStalenessSeconds = "", 0, 0, 0
-	sig := signature("changes", sigArgs)
-	cur, err := decodeCursor(in.Cursor, sig)
+	limit, sig, cur, err := s.paging("changes", in.Limit, in.Cursor, sigArgs)
 	if err != nil {
 		return nil, err
 	}

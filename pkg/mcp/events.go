@@ -60,20 +60,14 @@ func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAns
 	}
 	var typ, name string
 	if in.Object != "" {
-		var ok bool
-		typ, name, ok = strings.Cut(in.Object, "/")
-		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
-			return nil, badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", in.Object)
+		var err error
+		if typ, name, err = objectArg(in.Object); err != nil {
+			return nil, err
 		}
-	}
-	limit, err := s.limitOf(in.Limit)
-	if err != nil {
-		return nil, err
 	}
 	sigArgs := in
 	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	sig := signature("events", sigArgs)
-	cur, err := decodeCursor(in.Cursor, sig)
+	limit, sig, cur, err := s.paging("events", in.Limit, in.Cursor, sigArgs)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sort"
+	"strings"
 )
 
 // cursor is where an answer goes on: passed back, it continues the same
@@ -93,4 +94,29 @@ func jsonSize(v any) int {
 		return 0
 	}
 	return len(b)
+}
+
+// paging returns the page size a call asks for (limitOf), the signature of
+// its question (tool and sigArgs, its arguments without the cursor, the limit
+// and what only bounds the wait) and the cursor it continues from, if any.
+func (s *Server) paging(tool string, limit int, cursorText string, sigArgs any) (int, string, *cursor, error) {
+	limit, err := s.limitOf(limit)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	sig := signature(tool, sigArgs)
+	cur, err := decodeCursor(cursorText, sig)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	return limit, sig, cur, nil
+}
+
+// objectArg splits an object argument, KIND/NAME.
+func objectArg(object string) (typ, name string, err error) {
+	typ, name, ok := strings.Cut(object, "/")
+	if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", object)
+	}
+	return typ, name, nil
 }

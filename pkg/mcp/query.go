@@ -174,17 +174,12 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 	if err != nil {
 		return nil, err
 	}
-	limit, err := s.limitOf(in.Limit)
-	if err != nil {
-		return nil, err
-	}
 	if err := guardWhere(in.Where, readsSecrets(in.Resources)); err != nil {
 		return nil, err
 	}
 	sigArgs := in
 	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	sig := signature("query", sigArgs)
-	cur, err := decodeCursor(in.Cursor, sig)
+	limit, sig, cur, err := s.paging("query", in.Limit, in.Cursor, sigArgs)
 	if err != nil {
 		return nil, err
 	}

@@ -56,23 +56,17 @@ func (s *Server) relations(ctx context.Context, in RelationsArgs) (*v1alpha1.Rel
 			return nil, badArgument("orphans takes no object: it looks at the whole namespace")
 		}
 	} else {
-		var ok bool
-		typ, name, ok = strings.Cut(in.Object, "/")
-		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
-			return nil, badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", in.Object)
+		var err error
+		if typ, name, err = objectArg(in.Object); err != nil {
+			return nil, err
 		}
-	}
-	limit, err := s.limitOf(in.Limit)
-	if err != nil {
-		return nil, err
 	}
 	if err := guardWhere(in.Where, true); err != nil {
 		return nil, err
 	}
 	sigArgs := in
 	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	sig := signature("relations", sigArgs)
-	cur, err := decodeCursor(in.Cursor, sig)
+	limit, sig, cur, err := s.paging("relations", in.Limit, in.Cursor, sigArgs)
 	if err != nil {
 		return nil, err
 	}

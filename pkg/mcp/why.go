@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"slices"
-	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,23 +38,17 @@ func (s *Server) whyTool(ctx context.Context, _ *sdk.CallToolRequest, in WhyArgs
 func (s *Server) why(ctx context.Context, in WhyArgs) (*v1alpha1.WhyAnswer, error) {
 	var typ, name string
 	if in.Object != "" {
-		var ok bool
-		typ, name, ok = strings.Cut(in.Object, "/")
-		if !ok || typ == "" || name == "" || strings.Contains(name, "/") {
-			return nil, badArgument("object must be KIND/NAME, e.g. deployment/web, got %q", in.Object)
+		var err error
+		if typ, name, err = objectArg(in.Object); err != nil {
+			return nil, err
 		}
-	}
-	limit, err := s.limitOf(in.Limit)
-	if err != nil {
-		return nil, err
 	}
 	if err := guardWhere(in.Where, true); err != nil {
 		return nil, err
 	}
 	sigArgs := in
 	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	sig := signature("why", sigArgs)
-	cur, err := decodeCursor(in.Cursor, sig)
+	limit, sig, cur, err := s.paging("why", in.Limit, in.Cursor, sigArgs)
 	if err != nil {
 		return nil, err
 	}
