@@ -26,7 +26,8 @@ Each line names its source:
   managedFields  who last wrote which field, and when: read for the object,
                  its revisions and what it uses, nowhere else
   event          the Events of the objects; the API server keeps an event
-                 about an hour after it last happened
+                 about an hour after it last happened (its --event-ttl: say
+                 another with this command's --event-ttl)
   object         the objects' creation, and a deletion under way
   checkpoint     what a kubectl idx watch --checkpoint FILE recorded, given
                  --from-checkpoint FILE: when each object last changed while it
@@ -55,8 +56,8 @@ var historyExample = `  # What changed under a Deployment, and who changed it
   # Who changed the pod template, revision by revision, with jq
   kubectl idx history deployment/web -n shop -o json | jq -r '.entries[] | select(.source == "revision") | "\(.revision.number) \([.managers[].manager] | join(","))"'
 
-  # The stretches nothing covers
-  kubectl idx history deployment/web -n shop --since 24h -o json | jq -r '.gaps[] | "\(.from) \(.to)"'`
+  # The stretches nothing covers, on a cluster whose API server keeps events 3 hours
+  kubectl idx history deployment/web -n shop --since 24h --event-ttl 3h -o json | jq -r '.gaps[] | "\(.from) \(.to)"'`
 
 // HistoryOptions holds the flags and state of the history command.
 type HistoryOptions struct {
@@ -67,8 +68,10 @@ type HistoryOptions struct {
 	Uses bool
 	// FromCheckpoint is --from-checkpoint's path, "" for none.
 	FromCheckpoint string
+	// EventTTL is --event-ttl: how long the API server keeps an event.
+	EventTTL time.Duration
 
-	sinceSet bool
+	sinceSet, eventTTLSet bool
 	// now is the clock the window ends at; nil means time.Now.
 	now func() time.Time
 }
@@ -86,6 +89,7 @@ func NewCmdHistory(f *Flags, streams genericiooptions.IOStreams) *cobra.Command 
 	}, o)
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only what happened within a relative duration like 5s, 2m, or 3h; the stretches of it no source covers are gaps. Defaults to the object's whole life.")
 	cmd.Flags().BoolVar(&o.Uses, "uses", false, "Also show what happened to the ConfigMaps, Secrets (their metadata only), PersistentVolumeClaims and ServiceAccount the object's pod spec uses.")
+	cmd.Flags().DurationVar(&o.EventTTL, "event-ttl", query.DefaultEventTTL, "How long the API server keeps an event after it last happened (its own --event-ttl flag). The events are taken to cover this last stretch of the window only: before it, a stretch no other source covers is a gap.")
 	cmd.Flags().StringVar(&o.FromCheckpoint, "from-checkpoint", "", "Fold in what the kubectl idx watch --checkpoint file at this path recorded: when each object last changed while the feed ran, and what changed or went since. Read only, never locked or written; refused if it was written for another cluster or another feed.")
 	return cmd
 }
@@ -94,6 +98,7 @@ func NewCmdHistory(f *Flags, streams genericiooptions.IOStreams) *cobra.Command 
 func (o *HistoryOptions) Complete(cmd *cobra.Command, args []string) error {
 	if cmd != nil {
 		o.sinceSet = cmd.Flags().Changed("since")
+		o.eventTTLSet = cmd.Flags().Changed("event-ttl")
 	}
 	return o.completeObject(cmd, "show the history of", args)
 }
@@ -107,6 +112,9 @@ func (o *HistoryOptions) Validate() error {
 	if o.Since < 0 || o.sinceSet && o.Since == 0 {
 		return errors.New("--since must be greater than 0")
 	}
+	if o.EventTTL < 0 || o.eventTTLSet && o.EventTTL == 0 {
+		return errors.New("--event-ttl must be greater than 0")
+	}
 	return nil
 }
 
@@ -116,7 +124,7 @@ func (o *HistoryOptions) historyOptions() query.HistoryOptions {
 	if o.now != nil {
 		now = o.now
 	}
-	opts := query.HistoryOptions{Now: now(), Uses: o.Uses, Checkpoint: o.FromCheckpoint}
+	opts := query.HistoryOptions{Now: now(), Uses: o.Uses, Checkpoint: o.FromCheckpoint, EventTTL: o.EventTTL}
 	if o.Since > 0 {
 		opts.Since = opts.Now.Add(-o.Since)
 	}

@@ -26,6 +26,9 @@ func TestHistoryFlags(t *testing.T) {
 		{name: "no object", args: []string{"history"}, wantErr: "you must specify the object to show the history of as TYPE/NAME, e.g. deployment/web"},
 		{name: "--since negative", args: []string{"history", "deploy/web", "--since=-1h"}, wantErr: "--since must be greater than 0"},
 		{name: "--since zero", args: []string{"history", "deploy/web", "--since", "0"}, wantErr: "--since must be greater than 0"},
+		{name: "--event-ttl zero", args: []string{"history", "deploy/web", "--event-ttl", "0"}, wantErr: "--event-ttl must be greater than 0"},
+		{name: "--event-ttl negative", args: []string{"history", "deploy/web", "--event-ttl=-5m"}, wantErr: "--event-ttl must be greater than 0"},
+		{name: "blame --event-ttl", args: []string{"blame", "deploy/web", "--event-ttl", "1h"}, wantErr: "unknown flag: --event-ttl"},
 		{name: "--sort-by", args: []string{"history", "deploy/web", "--sort-by", "{.time}"}, wantErr: "--sort-by is not supported by kubectl idx history"},
 		{name: "-o dot", args: []string{"history", "deploy/web", "-o", "dot"}, wantErr: "-o dot draws relation graphs: use it with kubectl idx tree, owners, selects, selected-by or uses"},
 		{name: "blame, no object", args: []string{"blame"}, wantErr: "you must specify the object to blame as TYPE/NAME, e.g. deployment/web"},
@@ -60,6 +63,13 @@ func historyCase(t *testing.T, blame bool, output string, args ...string) (comma
 					t.Fatal(err)
 				}
 				o.Since, o.sinceSet = d, true
+				i++
+			case "--event-ttl":
+				d, err := time.ParseDuration(args[i+1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.EventTTL, o.eventTTLSet = d, true
 				i++
 			}
 		}
@@ -102,6 +112,20 @@ func TestHistoryRun(t *testing.T) {
 				t.Errorf("gap %+v", doc.Gaps[0])
 			}
 		}},
+		// The events cover what --event-ttl says the API server keeps: the
+		// last 3 hours leave no gap, the last 30 minutes a longer one.
+		{name: "--event-ttl 3h", output: "json", args: []string{"--since", "3h", "--event-ttl", "3h"}, check: func(t *testing.T, stdout string) {
+			doc := decodeHistoryGaps(t, stdout)
+			if len(doc.Gaps) != 0 {
+				t.Errorf("gaps %+v, want none: the events of the last 3 hours cover the window", doc.Gaps)
+			}
+		}},
+		{name: "--event-ttl 30m", output: "json", args: []string{"--since", "3h", "--event-ttl", "30m"}, check: func(t *testing.T, stdout string) {
+			doc := decodeHistoryGaps(t, stdout)
+			if len(doc.Gaps) != 1 || doc.Gaps[0].From != "2026-03-01T09:00:00Z" || doc.Gaps[0].To != "2026-03-01T10:00:00Z" || !strings.Contains(doc.Gaps[0].Reason, "events expire about 30m0s after they last happened") {
+				t.Errorf("gaps %+v, want 09:00 to 10:00, the events said to expire after 30 minutes", doc.Gaps)
+			}
+		}},
 		{name: "yaml", output: "yaml", args: []string{"--uses"}, check: func(t *testing.T, stdout string) {
 			var doc map[string]any
 			if err := yaml.Unmarshal([]byte(stdout), &doc); err != nil || doc["kind"] != "History" {
@@ -140,6 +164,17 @@ func TestHistoryRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodeHistoryGaps reads the gaps of a History document in JSON.
+func decodeHistoryGaps(t *testing.T, stdout string) (doc struct {
+	Gaps []struct{ From, To, Reason string }
+}) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	return doc
 }
 
 // TestBlameRun: the object's YAML, each line beside who last wrote its

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -1053,5 +1054,129 @@ func TestBlame(t *testing.T) {
 	var back map[string]any
 	if err := yaml.Unmarshal([]byte(strings.Join(yamlText, "\n")), &back); err != nil || back["kind"] != "Deployment" {
 		t.Errorf("the YAML beside the writers does not read back: %v\n%s", err, strings.Join(yamlText, "\n"))
+	}
+}
+
+// TestHistoryRevisionsGone: the stretch before the oldest revision kept is a gap when no
+// other source reaches it. On a control plane of its own, whose API server keeps events 20 s
+// (--event-ttl 20s), a Deployment keeping one old revision (revisionHistoryLimit 1) is rolled
+// out twice; once kubectl shows revision 1's ReplicaSet deleted by the deployment controller
+// and no event from before revision 2 kept, history told the server's TTL reports the
+// stretch from the Deployment's creation to revision 2 as a gap, and told the default hour,
+// which would still hold those events, none.
+func TestHistoryRevisionsGone(t *testing.T) {
+	t.Parallel()
+	const ttl = 20 * time.Second
+	e := startOwnEnv(t, testenv.Options{
+		Controllers:    &testenv.ControllerOptions{Nodes: 1},
+		APIServerFlags: map[string][]string{"event-ttl": {ttl.String()}},
+	})
+	bin, err := e.PluginPath(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ctrlCluster{env: e, pluginPath: bin}
+	const ns = "history-gone"
+	c.createNamespace(t, ns)
+	n := &ctrlNS{c: c, name: ns}
+	c.mustKubectl(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trimmed}
+spec:
+  replicas: 1
+  revisionHistoryLimit: 1
+  selector:
+    matchLabels: {app: trimmed}
+  template:
+    metadata:
+      labels: {app: trimmed}
+    spec:
+      containers:
+      - {name: app, image: `+pauseImage+`}
+`, "apply", "-n", ns, "-f", "-")
+	rolled := func() {
+		t.Helper()
+		c.mustKubectl(t, "", "rollout", "status", "deployment/trimmed", "-n", ns, "--timeout=3m")
+	}
+	rolled()
+	// The sources keep their times to the second: revisions seconds apart are told apart.
+	time.Sleep(3 * time.Second)
+	c.mustKubectl(t, "", "set", "env", "deployment/trimmed", "STEP=2", "-n", ns)
+	rolled()
+	time.Sleep(3 * time.Second)
+	c.mustKubectl(t, "", "set", "env", "deployment/trimmed", "STEP=3", "-n", ns)
+	rolled()
+
+	// kubectl's truth: the ReplicaSets of revisions 2 and 3 only, and no event older than
+	// revision 2.
+	var rev2 time.Time
+	eventually(t, gcTimeout, "the deployment controller to delete revision 1's ReplicaSet", func() string {
+		var kept []string
+		for _, rs := range n.read(t, "replicasets").items {
+			r := rs.GetAnnotations()["deployment.kubernetes.io/revision"]
+			kept = append(kept, r)
+			if r == "2" {
+				rev2 = rs.GetCreationTimestamp().Time
+			}
+		}
+		if slices.Sort(kept); !slices.Equal(kept, []string{"2", "3"}) {
+			return fmt.Sprintf("revisions kept %v", kept)
+		}
+		return ""
+	})
+	eventually(t, 2*time.Minute, "the events from before revision 2 to expire", func() string {
+		for _, u := range n.read(t, "events").items {
+			var ev corev1.Event
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if at := eventTime(&ev); at.Before(rev2) {
+				return fmt.Sprintf("event %s (%s) of %s is kept", ev.Name, ev.Reason, at.Format(time.RFC3339))
+			}
+		}
+		return ""
+	})
+	created := n.getObject(t, "deployment/trimmed").GetCreationTimestamp().Time
+
+	doc := n.historyOf(t, "deployment/trimmed", "--event-ttl", ttl.String())
+	revs := slices.Sorted(maps.Keys(doc.rollouts("Deployment")))
+	if !slices.Equal(revs, []int64{2, 3}) {
+		t.Errorf("revisions %v, want kubectl's 2 and 3", revs)
+	}
+	if len(doc.Gaps) != 1 {
+		t.Fatalf("gaps %+v, want one: from the creation to revision 2", doc.Gaps)
+	}
+	// The gap ends where the revisions start (revision 2's ReplicaSet) or, if earlier, where
+	// the events the server still keeps start (20 s before the question).
+	g, end := doc.Gaps[0], rev2
+	if kept := doc.To.Add(-ttl); kept.Before(end) {
+		end = kept
+	}
+	if !g.From.Time.Equal(created) || !doc.From.Equal(created) || !g.To.Time.Equal(end) || !end.After(created) {
+		t.Errorf("gap %s to %s, want from the creation (%s) to %s: revision 2's ReplicaSet (%s) or the oldest event kept (%s)", g.From, g.To, created, end, rev2, doc.To.Add(-ttl))
+	}
+	for _, want := range []string{"it is before the oldest revision kept (revision 2", "events expire about 20s after they last happened", "no checkpoint was given"} {
+		if !strings.Contains(g.Reason, want) {
+			t.Errorf("gap reason %q lacks %q", g.Reason, want)
+		}
+	}
+	for _, cov := range doc.Coverage {
+		if cov.Source == v1alpha1.SourceRevision && !strings.Contains(cov.Description, "the revisions before 2 are no longer kept") {
+			t.Errorf("the revisions' coverage does not say revision 1 is gone: %q", cov.Description)
+		}
+	}
+	res := c.idx(t, "history", "deployment/trimmed", "-n", ns, "--event-ttl", ttl.String())
+	mustSucceed(t, "kubectl idx history --event-ttl 20s", res)
+	// The gap's row precedes every revision's.
+	gapRow, revRow := strings.Index(res.Stdout, "   gap   "), strings.Index(res.Stdout, "   revision 2   ")
+	if gapRow < 0 || revRow < 0 || gapRow > revRow || !strings.Contains(res.Stdout[gapRow:], "nothing known until") {
+		t.Errorf("no gap row before revision 2's:\n%s", res.Stdout)
+	}
+	t.Logf("kubectl idx history deployment/trimmed --event-ttl 20s:\n%s", res.Stdout)
+
+	// Told the default hour, the events would cover the whole life: no gap.
+	if doc := n.historyOf(t, "deployment/trimmed"); len(doc.Gaps) != 0 {
+		t.Errorf("with --event-ttl's default of 1h, gaps %+v, want none", doc.Gaps)
 	}
 }
