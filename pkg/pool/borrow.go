@@ -176,6 +176,9 @@ type loan struct {
 	// an empty informer in place of the warm one.
 	check  *check
 	denied error
+	// warnedUpTo is how many of its warm informer's warnings the question
+	// has been told, or was not to be: those of lists before it borrowed.
+	warnedUpTo int
 }
 
 // Borrow lends the factory the pool's informer of res in mode under its
@@ -223,7 +226,7 @@ func (b *borrower) Borrow(res informer.Resource, mode informer.Mode, indexers ca
 	// lent, which may cover the mode asked for.
 	b.src.borrowed[w.key] = true
 	b.src.mu.Unlock()
-	l := &loan{w: w, key: key, sink: sink, teed: teed, check: c, indexers: maps.Clone(indexers)}
+	l := &loan{w: w, key: key, sink: sink, teed: teed, check: c, indexers: maps.Clone(indexers), warnedUpTo: w.warningsBefore()}
 	if l.indexers == nil {
 		l.indexers = cache.Indexers{}
 	}
@@ -355,6 +358,7 @@ func (b *borrower) Settle(ctx context.Context, partial bool) ([]informer.Skipped
 				return nil, err
 			}
 		}
+		b.tellWarnings(l)
 		b.mu.Lock()
 		l.settled = true
 		regs := slices.Clone(l.regs)
@@ -407,7 +411,7 @@ func (b *borrower) relist(ctx context.Context, l *loan) (confirmation, error) {
 	at := p.now()
 	pf := informer.NewFactoryWithClients(p.clients, informer.Config{
 		Namespace: l.key.namespace, LabelSelector: l.key.labelSelector, FieldSelector: l.key.fieldSelector,
-		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: b.cfg.SyncTimeout,
+		KeepManagedFields: l.key.keepManagedFields, SyncTimeout: b.cfg.SyncTimeout, OnWarning: b.cfg.OnWarning,
 	})
 	b.mu.Lock()
 	indexers := maps.Clone(l.indexers)
@@ -429,6 +433,20 @@ func (b *borrower) relist(ctx context.Context, l *loan) (confirmation, error) {
 	l.inf.SharedIndexInformer = inf
 	b.mu.Unlock()
 	return confirmation{rv: n, rvText: rv, at: at}, nil
+}
+
+// tellWarnings tells the question what its warm informer warned of while
+// the question waited for it (a watch-list the server did not end, listed in
+// pages instead), as a direct run's factory tells it of its own lists.
+func (b *borrower) tellWarnings(l *loan) {
+	ws := l.w.warningsSince(l.warnedUpTo)
+	l.warnedUpTo += len(ws)
+	if b.cfg.OnWarning == nil {
+		return
+	}
+	for _, msg := range ws {
+		b.cfg.OnWarning(l.w.res, msg)
+	}
 }
 
 // toSinkWhole hands a streamed list's sink the whole store, in List's order,

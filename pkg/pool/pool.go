@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -230,6 +231,46 @@ type warm struct {
 	// probeErr the last transient failure of a probe: what a timeout says.
 	target   string
 	probeErr error
+	// warnings are what its lists warned of (informer.Config.OnWarning),
+	// the last maxWarnings of them, and warned counts them all: a question
+	// that waited for a list is told what it warned of.
+	warnings []string
+	warned   int
+}
+
+// maxWarnings bounds the warnings a warm informer keeps for the questions
+// that wait for it.
+const maxWarnings = 8
+
+// warn keeps a warning of w's lists for the questions waiting for them.
+func (w *warm) warn(_ informer.Resource, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warned++
+	w.warnings = append(w.warnings, msg)
+	if len(w.warnings) > maxWarnings {
+		w.warnings = slices.Delete(w.warnings, 0, len(w.warnings)-maxWarnings)
+	}
+}
+
+// warningsBefore is where a question that borrows w now starts hearing its
+// warnings: from the first when its first list is still under way (the
+// question waits for it), from the next otherwise.
+func (w *warm) warningsBefore() int {
+	if w.inf != nil && w.inf.HasSynced() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.warned
+	}
+	return 0
+}
+
+// warningsSince returns the warnings of w after the first n, of those kept.
+func (w *warm) warningsSince(n int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	kept := w.warned - len(w.warnings)
+	return slices.Clone(w.warnings[max(n, kept)-kept:])
 }
 
 // outage is a watch that is down.
@@ -354,6 +395,7 @@ func (p *Pool) startLocked(key poolKey, res informer.Resource, sink informer.Pag
 		KeepManagedFields: key.keepManagedFields,
 		OnWatchLost:       w.lost,
 		OnWatchRestored:   w.restored,
+		OnWarning:         w.warn,
 		ListLimit:         p.lists,
 		Sharer:            p.sharer,
 	})

@@ -48,6 +48,8 @@ type fakeCluster struct {
 	compareLists  int
 	bookmarkAfter time.Duration
 	probeErr      error
+	// onList, when set, runs as an informer's list begins.
+	onList func()
 }
 
 // fakeStream is one informer watch: the events after its resourceVersion,
@@ -68,6 +70,12 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 	metav1.AddMetaToScheme(scheme)
 	c.client = metadatafake.NewSimpleMetadataClient(scheme)
 	c.client.PrependReactor("list", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		c.mu.Lock()
+		onList := c.onList
+		c.mu.Unlock()
+		if onList != nil {
+			onList()
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.lists++
@@ -967,5 +975,62 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	c.mu.Unlock()
 	if after != before {
 		t.Errorf("a store of 4 objects was compared with compareUpTo 2")
+	}
+}
+
+// TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf: what a warm
+// informer's list warns of (a watch-list the server did not end, listed in
+// pages) reaches every question that waited for that list, as a direct run's
+// factory tells its own; a later question, which waited for no list, is not
+// told it again.
+func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
+	c := newFakeCluster(t)
+	c.write("a")
+	p := newTestPool(t, c, Options{})
+	const msg = "the server did not end the watch-list of pods within 10s: listed in pages"
+	c.mu.Lock()
+	c.onList = func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, w := range p.warm {
+			w.warn(podsResource, msg)
+		}
+	}
+	c.mu.Unlock()
+	var mu sync.Mutex
+	var told []string
+	cfg := informer.Config{OnWarning: func(res informer.Resource, w string) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, res.Name()+": "+w)
+	}}
+	heard := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := told
+		told = nil
+		return out
+	}
+	f, inf, _, err := question(t, p, Freshness{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(inf); !slices.Equal(got, []string{"shop/a"}) {
+		t.Errorf("store %v", got)
+	}
+	f.Shutdown()
+	if got, want := heard(), []string{"pods: " + msg}; !slices.Equal(got, want) {
+		t.Errorf("the question that waited for the list was told %q, want %q", got, want)
+	}
+	c.mu.Lock()
+	c.onList = nil
+	c.mu.Unlock()
+	f, _, _, err = question(t, p, Freshness{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if got := heard(); len(got) != 0 {
+		t.Errorf("a question lent the synced informer was told %q again", got)
 	}
 }
