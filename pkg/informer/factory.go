@@ -814,10 +814,17 @@ const probePage = 100
 // by object; and in pages of o.Limit from the small one where the server
 // refuses or stalls a watch-list, or for tables.
 //
-// A list that goes to a sink or a tee (a streamed -o json) stays in pages: each
-// is printed, and dropped, while the next arrives, where one answer or a
-// watch-list would be held whole until its end (on 20,000 realistic pods,
-// -o json took 623 MB that way against 214 MB in pages).
+// A list of whole objects that goes to a sink or a tee (a streamed -o json)
+// stays in pages: each is printed, and dropped, while the next arrives, where
+// one answer or a watch-list would be held whole until its end (on 20,000
+// realistic pods, -o json took 623 MB that way against 214 MB in pages). One
+// of metadata only (a streamed -o name) is chosen as any list is: its objects
+// are small once managedFields are dropped, and on a quiet cluster its later
+// pages would be read from etcd (pods -A -o name at 20,000 realistic pods:
+// 3.32 s in pages against 0.67 s while pods were written).
+//
+// Either way the list reaches the sink in the server's order, the order of
+// its pages.
 func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	fetch func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	streamList func(context.Context, metav1.ListOptions, runtime.Object) (runtime.Object, error),
@@ -841,7 +848,7 @@ func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 		e.received.Add(n)
 		return obj, nil
 	}
-	if e.sink != nil || e.tee.Load() != nil {
+	if (e.sink != nil || e.tee.Load() != nil) && e.mode != MetadataOnly {
 		e.received.Add(n)
 		pages.Ahead(ctx, wire.NextPage(o, lm.GetContinue()))
 		return obj, nil

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,11 +62,19 @@ func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			w.WriteHeader(http.StatusOK)
 			enc := json.NewEncoder(w)
+			// A metadata client's watch gets PartialObjectMetadata, as the
+			// API server sends it.
+			typeMeta := metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+			if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadata") {
+				typeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}
+			}
 			for i := range l.pods {
-				_ = enc.Encode(map[string]any{"type": "ADDED", "object": listedPod(i)})
+				p := listedPod(i)
+				p.TypeMeta = typeMeta
+				_ = enc.Encode(map[string]any{"type": "ADDED", "object": p})
 			}
 			if l.watchList == "" {
-				end := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{
+				end := corev1.Pod{TypeMeta: typeMeta, ObjectMeta: metav1.ObjectMeta{
 					ResourceVersion: "9", Annotations: map[string]string{metav1.InitialEventsAnnotationKey: "true"}}}
 				_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": end})
 			}
@@ -252,5 +261,48 @@ func TestFactoryStreamsInPages(t *testing.T) {
 	defer sink.mu.Unlock()
 	if want := []int{100, 400, 400, 100}; !slices.Equal(sink.pages, want) {
 		t.Errorf("pages handed to the sink %v, want %v", sink.pages, want)
+	}
+}
+
+// TestFactoryStreamsMetadataAsAnyList: a list of metadata only that goes to a
+// sink (a streamed -o name) is chosen as any list is: within the budget it is
+// asked for again unpaged and handed over whole; past it, read by a
+// watch-list; where the server refuses that, in pages.
+func TestFactoryStreamsMetadataAsAnyList(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		budget    int64
+		watchList string
+		lists     []string
+		pages     []int
+	}{
+		{"fits: unpaged", 0, "", []string{"limit=100 continue=", "limit= continue="}, []int{1000}},
+		{"too large: watch-list", 50 << 10, "", []string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}, []int{1000}},
+		{"watch-list refused: pages", 50 << 10, "refuse", []string{"limit=100 continue=", "watch-list rv= match=NotOlderThan", "limit=400 continue=", "limit=400 continue=o400", "limit=400 continue=o800"}, []int{400, 400, 200}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, rc := newListServer(t, 1000)
+			l.watchList = tc.watchList
+			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.Shutdown)
+			sink := &pageCounter{}
+			if _, err := f.StreamInformer(podsRes, informer.MetadataOnly, sink); err != nil {
+				t.Fatal(err)
+			}
+			if err := startAndSync(t, f); err != nil {
+				t.Fatalf("WaitForSync: %v", err)
+			}
+			if got := l.lists(); !slices.Equal(got, tc.lists) {
+				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.lists)
+			}
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			if !slices.Equal(sink.pages, tc.pages) {
+				t.Errorf("pages handed to the sink %v, want %v", sink.pages, tc.pages)
+			}
+		})
 	}
 }

@@ -21,7 +21,8 @@ const strategyObjects = 150
 // list gives what kubectl get gives: one unpaged LIST (a list that fits the unpaged
 // limit), a watch-list (one past it, or of a size the server does not tell, as under a
 // label selector) and pages (with both turned off), for whole objects and for
-// metadata; a listing printed as it arrives stays in pages. The request log (-v=6) shows the way taken, so that a test of one way
+// metadata; a listing of whole objects printed as it arrives stays in pages, one of
+// names is listed as any list is. The request log (-v=6) shows the way taken, so that a test of one way
 // cannot pass by another. An environment value it does not understand is an error.
 func checkListStrategies(t *testing.T, c *ctrlCluster) {
 	ns := "e2e-list-strategies"
@@ -59,19 +60,28 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 		// other ways list them with the namespace's ServiceAccounts, which is
 		// answered from informers' stores.
 		streamed bool
+		// outputs are the -o values tried; none means json and name.
+		outputs []string
 		// want and wantNot are request log fragments.
 		want, wantNot []string
 	}{
 		{name: "unpaged", want: []string{probe, unpaged}, wantNot: []string{watchList, paged}},
 		{name: "watch-list past the limit", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
 		{name: "watch-list of a size untold", selector: true, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
-		// A listing of one type is printed page by page as it arrives,
-		// never held whole: pages after the small one, whatever the size.
-		{name: "streamed", streamed: true, want: []string{probe, paged}, wantNot: []string{unpaged, watchList}},
+		// A listing of whole objects of one type is printed page by page as
+		// it arrives, never held whole: pages after the small one, whatever
+		// the size. One of names, which reads metadata only, is listed as
+		// any list is.
+		{name: "streamed", streamed: true, outputs: []string{"json"}, want: []string{probe, paged}, wantNot: []string{unpaged, watchList}},
+		{name: "streamed metadata", streamed: true, outputs: []string{"name"}, want: []string{probe, unpaged}, wantNot: []string{watchList, paged}},
+		{name: "streamed metadata past the limit", streamed: true, outputs: []string{"name"}, env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
 		{name: "pages", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=0", "KUBECTL_IDX_WATCH_LIST=off"}, want: []string{"limit="}, wantNot: []string{probe, watchList, unpaged}},
 	}
 	for _, w := range ways {
-		for _, output := range []string{"json", "name"} {
+		if w.outputs == nil {
+			w.outputs = []string{"json", "name"}
+		}
+		for _, output := range w.outputs {
 			t.Run(w.name+" -o "+output, func(t *testing.T) {
 				types := "configmaps,serviceaccounts"
 				if w.streamed {
