@@ -22,7 +22,7 @@ const strategyObjects = 150
 // limit), a watch-list (one past it, or of a size the server does not tell, as under a
 // label selector) and pages (with both turned off), for whole objects and for
 // metadata; a listing of whole objects printed as it arrives stays in pages, one of
-// names is listed as any list is. The request log (-v=6) shows the way taken, so that a test of one way
+// names is asked for unpaged within the limit. The request log (-v=6) shows the way taken, so that a test of one way
 // cannot pass by another. An environment value it does not understand is an error.
 func checkListStrategies(t *testing.T, c *ctrlCluster) {
 	ns := "e2e-list-strategies"
@@ -70,11 +70,11 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 		{name: "watch-list of a size untold", selector: true, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
 		// A listing of whole objects of one type is printed page by page as
 		// it arrives, never held whole: pages after the small one, whatever
-		// the size. One of names, which reads metadata only, is listed as
-		// any list is.
+		// the size. One of names, which reads metadata only, is asked for
+		// unpaged within the limit, in pages past it.
 		{name: "streamed", streamed: true, outputs: []string{"json"}, want: []string{probe, paged}, wantNot: []string{unpaged, watchList}},
 		{name: "streamed metadata", streamed: true, outputs: []string{"name"}, want: []string{probe, unpaged}, wantNot: []string{watchList, paged}},
-		{name: "streamed metadata past the limit", streamed: true, outputs: []string{"name"}, env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, watchList}, wantNot: []string{paged, unpaged}},
+		{name: "streamed metadata past the limit", streamed: true, outputs: []string{"name"}, env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=1Ki"}, want: []string{probe, paged}, wantNot: []string{watchList, unpaged}},
 		{name: "pages", env: []string{"KUBECTL_IDX_UNPAGED_LIMIT=0", "KUBECTL_IDX_WATCH_LIST=off"}, want: []string{"limit="}, wantNot: []string{probe, watchList, unpaged}},
 	}
 	for _, w := range ways {
