@@ -81,8 +81,10 @@ import (
 //     and the store holds every write up to R. One thing a state cannot
 //     show is an object both created and deleted after A and by L: absent at
 //     A and at L, its two changes are still on their way to the store, which
-//     holds it for the moment between applying them; that is as true of a
-//     store compared before a watch's bookmark was awaited as of one raced.
+//     holds it for the moment between applying them, when a question
+//     reading the store would see an object deleted before it started. Only
+//     a bound on the store's stream (step 3) rules that out; a comparison
+//     does not, for a small store compared first as for a big one raced.
 //
 //     The LIST is made cheap (metadataProber.compare): unpaged, so the
 //     server serves it from one snapshot of its watch cache; protobuf, read
