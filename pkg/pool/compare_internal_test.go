@@ -19,8 +19,8 @@ import (
 )
 
 // TestMetadataProberCompare: the prober's compared LIST asks for the
-// informer's objects, metadata only, protobuf first, with its selectors and
-// limit and no resourceVersion (a consistent LIST), without compression and
+// informer's objects, metadata only, protobuf first, with its selectors, at
+// the resourceVersion given or later, without compression and
 // over HTTP/1.1 from a server on this machine; it hands over each object's namespace, name and
 // resourceVersion from a protobuf answer and from a JSON one alike, says
 // whether it handed over all of them, stops when asked, and fails with the
@@ -55,8 +55,8 @@ func TestMetadataProberCompare(t *testing.T) {
 		switch {
 		case r.URL.Path != "/api/v1/namespaces/shop/pods":
 			t.Errorf("path %s", r.URL.Path)
-		case q.Get("resourceVersion") != "" || q.Get("labelSelector") != "app=web" || q.Get("limit") != "":
-			t.Errorf("query %s, want labelSelector=app=web and no resourceVersion nor limit", r.URL.RawQuery)
+		case q.Get("resourceVersion") != "40" || q.Get("resourceVersionMatch") != "NotOlderThan" || q.Get("labelSelector") != "app=web" || q.Get("limit") != "":
+			t.Errorf("query %s, want labelSelector=app=web, resourceVersion 40 or later and no limit", r.URL.RawQuery)
 		case !strings.HasPrefix(r.Header.Get("Accept"), "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"):
 			t.Errorf("Accept %q", r.Header.Get("Accept"))
 		case strings.Contains(r.Header.Get("Accept-Encoding"), "gzip"):
@@ -89,7 +89,7 @@ func TestMetadataProberCompare(t *testing.T) {
 	for _, format := range []string{"protobuf", "json"} {
 		answer.Store(format)
 		var got []string
-		rv, whole, err := p.compare(context.Background(), w, 0, func(ns, name, rv []byte) bool {
+		rv, whole, err := p.compare(context.Background(), w, 0, "40", func(ns, name, rv []byte) bool {
 			got = append(got, fmt.Sprintf("%s/%s@%s", ns, name, rv))
 			return true
 		})
@@ -97,13 +97,13 @@ func TestMetadataProberCompare(t *testing.T) {
 			t.Errorf("%s: read %v at %q (whole %v, %v), want %s at 42, whole", format, got, rv, whole, err, want)
 		}
 		n := 0
-		_, whole, err = p.compare(context.Background(), w, 0, func(_, _, _ []byte) bool { n++; return false })
+		_, whole, err = p.compare(context.Background(), w, 0, "40", func(_, _, _ []byte) bool { n++; return false })
 		if err != nil || whole || n != 1 {
 			t.Errorf("%s: stopped at the first object: %d read, whole %v, %v", format, n, whole, err)
 		}
 	}
 	answer.Store("forbidden")
-	if _, _, err := p.compare(context.Background(), w, 0, func(_, _, _ []byte) bool { return true }); err == nil || !strings.Contains(err.Error(), "forbidden") {
+	if _, _, err := p.compare(context.Background(), w, 0, "40", func(_, _, _ []byte) bool { return true }); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Errorf("a forbidden LIST: %v", err)
 	}
 	if requests.Load() != 5 {

@@ -62,9 +62,10 @@ import (
 //     2.3 s away; a store that differs waits for step 3.
 //
 //     Why a comparison proves it (compare). The LIST is consistent (no
-//     resourceVersion): the server answers with its state of the objects at
-//     a resourceVersion L at or past every write acknowledged before the
-//     LIST was sent, R among them, and L < R is refused here. The store's
+//     resourceVersion), or unpaged at R or later (resourceVersionMatch
+//     NotOlderThan): the server answers with its state of the objects at a
+//     resourceVersion L at or past R, and so at or past every write
+//     acknowledged before the question; L < R is refused here. The store's
 //     applied resourceVersion A is read before the LIST is sent and again
 //     once its last object was compared; the same value says the store
 //     applied nothing in between (client-go sets it, under the store's lock,
@@ -474,11 +475,19 @@ func (w *warm) retrying(ctx context.Context, ask func() error) error {
 // resourceVersion, which the confirmation is of, as of ts. The reading stops
 // at the first object that differs.
 func (w *warm) compare(ctx context.Context, target uint64, limit int64, ts time.Time) (confirmation, bool, error) {
+	// Unpaged, the LIST asks for the target or later: the server's watch
+	// cache of the type has caught up with it already (step 1), and it
+	// answers at once, where a consistent LIST would first ask etcd for its
+	// latest revision and wait for the cache to catch up with that.
+	atLeast := ""
+	if limit == 0 {
+		atLeast = strconv.FormatUint(target, 10)
+	}
 	store := w.inf.GetIndexer()
 	before := store.LastStoreSyncResourceVersion()
 	same, listed := true, 0
 	var key []byte
-	rvText, whole, err := w.pool.probe.compare(ctx, w, limit, func(namespace, name, rv []byte) bool {
+	rvText, whole, err := w.pool.probe.compare(ctx, w, limit, atLeast, func(namespace, name, rv []byte) bool {
 		listed++
 		key = append(key[:0], namespace...)
 		if len(namespace) > 0 {
@@ -712,13 +721,13 @@ type prober interface {
 	// LIST of at most one object of w's resource in w's namespace.
 	current(ctx context.Context, w *warm) (string, error)
 	// compare reads w's objects (its namespace and selectors), metadata
-	// only, from a consistent LIST of at most limit of them (0: all,
-	// unpaged), handing item the namespace, name and resourceVersion of each
-	// as it arrives (valid during the call only); item returning false stops
-	// the reading. It returns the list's resourceVersion, the server's
-	// current one, and whether every object was handed over (no continue
-	// token, not stopped).
-	compare(ctx context.Context, w *warm, limit int64, item func(namespace, name, resourceVersion []byte) bool) (rv string, whole bool, err error)
+	// only, from a LIST of at most limit of them (0: all, unpaged), handing
+	// item the namespace, name and resourceVersion of each as it arrives
+	// (valid during the call only); item returning false stops the reading.
+	// The LIST is consistent, or with atLeast at that resourceVersion or
+	// later. It returns the list's resourceVersion and whether every object
+	// was handed over (no continue token, not stopped).
+	compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(namespace, name, resourceVersion []byte) bool) (rv string, whole bool, err error)
 	// watch watches w's objects (its namespace and selectors), or with whole
 	// every object of its type, from rv, with bookmarks, for
 	// probeWatchTimeout seconds.
@@ -797,11 +806,14 @@ func (p metadataProber) current(ctx context.Context, w *warm) (string, error) {
 // metadataListAccept asks for a metadata-only list, protobuf first.
 const metadataListAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
-func (p metadataProber) compare(ctx context.Context, w *warm, limit int64, item func(namespace, name, resourceVersion []byte) bool) (string, bool, error) {
+func (p metadataProber) compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(namespace, name, resourceVersion []byte) bool) (string, bool, error) {
 	opts := metav1.ListOptions{
 		Limit:         limit,
 		LabelSelector: w.key.labelSelector,
 		FieldSelector: w.key.fieldSelector,
+	}
+	if atLeast != "" {
+		opts.ResourceVersion, opts.ResourceVersionMatch = atLeast, metav1.ResourceVersionMatchNotOlderThan
 	}
 	if p.keys == nil {
 		list, err := p.resource(w).List(ctx, opts)
@@ -817,8 +829,9 @@ func (p metadataProber) compare(ctx context.Context, w *warm, limit int64, item 
 		return list.ResourceVersion, list.Continue == "", nil
 	}
 	// A consistent LIST (no resourceVersion) is served from the API
-	// server's watch cache once it has caught up with etcd; unpaged, from
-	// one snapshot of it.
+	// server's watch cache once it has caught up with etcd, one at or past
+	// atLeast once it has caught up with that; unpaged, from one snapshot of
+	// it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := p.keys.Get().AbsPath(resourcePath(w)...).

@@ -22,7 +22,7 @@ type settledProber struct{}
 
 func (settledProber) current(context.Context, *warm) (string, error) { return "1", nil }
 
-func (settledProber) compare(context.Context, *warm, int64, func(_, _, _ []byte) bool) (string, bool, error) {
+func (settledProber) compare(context.Context, *warm, int64, string, func(_, _, _ []byte) bool) (string, bool, error) {
 	return "1", true, nil
 }
 

@@ -49,6 +49,9 @@ type fakeCluster struct {
 	// their delay.
 	compareLists, compareEnded, compareCancelled int
 	compareAfter                                 time.Duration
+	// compareAtLeast is the resourceVersion the last compared LIST asked
+	// for, or "" for a consistent one.
+	compareAtLeast string
 	// watchStopped counts the probe watches their prober stopped,
 	// watchCancelled those the server saw cancelled before their bookmark.
 	watchStopped, watchCancelled int
@@ -176,10 +179,11 @@ func (c *fakeCluster) current(context.Context, *warm) (string, error) {
 	return strconv.FormatUint(c.rv, 10), nil
 }
 
-func (c *fakeCluster) compare(ctx context.Context, w *warm, limit int64, item func(namespace, name, rv []byte) bool) (string, bool, error) {
+func (c *fakeCluster) compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(namespace, name, rv []byte) bool) (string, bool, error) {
 	c.mu.Lock()
 	c.probeLists++
 	c.compareLists++
+	c.compareAtLeast = atLeast
 	if c.probeErr != nil {
 		err := c.probeErr
 		c.mu.Unlock()
@@ -681,8 +685,8 @@ func (e expiredProber) current(ctx context.Context, w *warm) (string, error) {
 	return e.c.current(ctx, w)
 }
 
-func (e expiredProber) compare(ctx context.Context, w *warm, limit int64, item func(_, _, _ []byte) bool) (string, bool, error) {
-	return e.c.compare(ctx, w, limit, item)
+func (e expiredProber) compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(_, _, _ []byte) bool) (string, bool, error) {
+	return e.c.compare(ctx, w, limit, atLeast, item)
 }
 
 func (e expiredProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
@@ -1067,6 +1071,12 @@ func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
 	}
 	if got := src.AsOf()[0].ResourceVersion; got != strconv.FormatUint(want, 10) {
 		t.Errorf("AsOf resourceVersion %s, want the LIST's, %d", got, want)
+	}
+	c.mu.Lock()
+	atLeast := c.compareAtLeast
+	c.mu.Unlock()
+	if atLeast != strconv.FormatUint(want, 10) {
+		t.Errorf("the LIST asked for resourceVersion %q or later, want the server's current one, %d", atLeast, want)
 	}
 	lists, listsEnded, _, watches, watchesStopped, _ := c.compareCounts()
 	if lists != 1 || listsEnded != 1 {
