@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
@@ -23,8 +22,8 @@ type settledProber struct{}
 
 func (settledProber) current(context.Context, *warm) (string, error) { return "1", nil }
 
-func (settledProber) list(context.Context, *warm, int64) (*metav1.PartialObjectMetadataList, error) {
-	return &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}, nil
+func (settledProber) compare(context.Context, *warm, int64, string, func(_, _, _ []byte) bool) (string, bool, error) {
+	return "1", true, nil
 }
 
 func (settledProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
@@ -40,7 +39,7 @@ func newTypedPool(t *testing.T) (*Pool, *fakeapi.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.compareUpTo = 0
+	p.compareUpTo, p.raceUpTo = 0, 0
 	t.Cleanup(p.Close)
 	return p, s
 }

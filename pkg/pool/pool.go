@@ -73,7 +73,11 @@ type Pool struct {
 	// compareUpTo is the size up to which a store is shown current by
 	// comparing it with a LIST of its objects (fresh.go); 0 never does.
 	compareUpTo int
-	dropAfter   time.Duration
+	// raceUpTo is the size up to which a bigger store is compared with a
+	// LIST of its objects at the same time as its probe watches, the first
+	// to prove it current winning (fresh.go); 0 never does.
+	raceUpTo  int
+	dropAfter time.Duration
 	// lists bounds the first LISTs of the pool's informers, each in a
 	// factory of its own.
 	lists *informer.ListLimit
@@ -129,7 +133,11 @@ func New(restConfig *rest.Config, opts Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newPool(f.Clients(), nil, opts)
+	keys, err := newKeysClient(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	return newPool(f.Clients(), metadataProber{client: f.Clients().Metadata, keys: keys}, opts)
 }
 
 // NewWithClients returns a Pool over the given clients, which need a
@@ -146,7 +154,7 @@ func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error
 		if clients.Metadata == nil {
 			return nil, errors.New("a pool needs a metadata client for its freshness probes")
 		}
-		probe = metadataProber{clients.Metadata}
+		probe = metadataProber{client: clients.Metadata}
 	}
 	if opts.DropAfter <= 0 {
 		opts.DropAfter = DefaultDropAfter
@@ -159,6 +167,7 @@ func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error
 		clients:     clients,
 		probe:       probe,
 		compareUpTo: defaultCompareUpTo,
+		raceUpTo:    defaultRaceUpTo,
 		dropAfter:   opts.DropAfter,
 		lists:       informer.NewListLimit(opts.MaxConcurrentLists),
 		sharer:      informer.NewSharer(),

@@ -44,10 +44,19 @@ type fakeCluster struct {
 	lists    int
 	// Probes: how many, and the delay before a probe's bookmark.
 	probeLists, probeWatches, wholeWatches int
-	// compareLists counts the probe LISTs of a store's objects.
-	compareLists  int
-	bookmarkAfter time.Duration
-	probeErr      error
+	// compareLists counts the probe LISTs of a store's objects, compareEnded
+	// those that returned, compareCancelled those cancelled, compareAfter
+	// their delay.
+	compareLists, compareEnded, compareCancelled int
+	compareAfter                                 time.Duration
+	// compareAtLeast is the resourceVersion the last compared LIST asked
+	// for, or "" for a consistent one.
+	compareAtLeast string
+	// watchStopped counts the probe watches their prober stopped,
+	// watchCancelled those the server saw cancelled before their bookmark.
+	watchStopped, watchCancelled int
+	bookmarkAfter                time.Duration
+	probeErr                     error
 	// onList, when set, runs as an informer's list begins.
 	onList func()
 }
@@ -178,25 +187,50 @@ func (c *fakeCluster) current(context.Context, *warm) (string, error) {
 	return strconv.FormatUint(c.rv, 10), nil
 }
 
-func (c *fakeCluster) list(_ context.Context, w *warm, limit int64) (*metav1.PartialObjectMetadataList, error) {
+func (c *fakeCluster) compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(namespace, name, rv []byte) bool) (string, bool, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.probeLists++
 	c.compareLists++
+	c.compareAtLeast = atLeast
 	if c.probeErr != nil {
-		return nil, c.probeErr
+		err := c.probeErr
+		c.mu.Unlock()
+		return "", false, err
 	}
-	list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatUint(c.rv, 10)}}
+	rv := strconv.FormatUint(c.rv, 10)
+	var items []*metav1.PartialObjectMetadata
+	more := false
 	for _, key := range slices.Sorted(maps.Keys(c.objs)) {
 		if o := c.objs[key]; w.key.namespace == "" || o.Namespace == w.key.namespace {
-			if int64(len(list.Items)) == limit {
-				list.Continue = "more"
+			if limit > 0 && int64(len(items)) == limit {
+				more = true
 				break
 			}
-			list.Items = append(list.Items, *o.DeepCopy())
+			items = append(items, o.DeepCopy())
 		}
 	}
-	return list, nil
+	delay := c.compareAfter
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.compareEnded++
+		if ctx.Err() != nil {
+			c.compareCancelled++
+		}
+		c.mu.Unlock()
+	}()
+	// The answer arrives after delay, as a big LIST's does.
+	select {
+	case <-time.After(delay):
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	}
+	for _, o := range items {
+		if !item([]byte(o.Namespace), []byte(o.Name), []byte(o.ResourceVersion)) {
+			return rv, false, nil
+		}
+	}
+	return rv, !more, nil
 }
 
 func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool) (watch.Interface, error) {
@@ -234,6 +268,9 @@ func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool)
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
+			c.mu.Lock()
+			c.watchCancelled++
+			c.mu.Unlock()
 			return
 		}
 		c.mu.Lock()
@@ -245,20 +282,33 @@ func (c *fakeCluster) watch(ctx context.Context, w *warm, rv string, whole bool)
 			fw.Action(watch.Bookmark, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(now, 10)}})
 		}
 	}()
-	return fw, nil
+	return stopCounter{fw, c}, nil
+}
+
+// stopCounter counts the probe watches their prober stopped.
+type stopCounter struct {
+	watch.Interface
+	c *fakeCluster
+}
+
+func (s stopCounter) Stop() {
+	s.c.mu.Lock()
+	s.c.watchStopped++
+	s.c.mu.Unlock()
+	s.Interface.Stop()
 }
 
 // newTestPool returns a pool over c whose informers stop when the test ends.
 // Its stores are shown current by the server's resourceVersion and probe
-// watches only, never by a LIST of their objects (compareUpTo), which the
-// tests of comparing turn on.
+// watches only, never by a LIST of their objects (compareUpTo, raceUpTo),
+// which the tests of comparing turn on.
 func newTestPool(t *testing.T, c *fakeCluster, opts Options) *Pool {
 	t.Helper()
 	p, err := newPool(informer.Clients{Metadata: c.client}, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.compareUpTo = 0
+	p.compareUpTo, p.raceUpTo = 0, 0
 	t.Cleanup(p.Close)
 	return p
 }
@@ -643,8 +693,8 @@ func (e expiredProber) current(ctx context.Context, w *warm) (string, error) {
 	return e.c.current(ctx, w)
 }
 
-func (e expiredProber) list(ctx context.Context, w *warm, limit int64) (*metav1.PartialObjectMetadataList, error) {
-	return e.c.list(ctx, w, limit)
+func (e expiredProber) compare(ctx context.Context, w *warm, limit int64, atLeast string, item func(_, _, _ []byte) bool) (string, bool, error) {
+	return e.c.compare(ctx, w, limit, atLeast, item)
 }
 
 func (e expiredProber) watch(context.Context, *warm, string, bool) (watch.Interface, error) {
@@ -953,7 +1003,8 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	}
 	f.Shutdown()
 
-	// A store bigger than compareUpTo is not compared.
+	// A store bigger than compareUpTo is not compared first (nor, with
+	// raceUpTo 0, at all).
 	c.write("web-3")
 	c.write("web-4")
 	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
@@ -975,6 +1026,155 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	c.mu.Unlock()
 	if after != before {
 		t.Errorf("a store of 4 objects was compared with compareUpTo 2")
+	}
+}
+
+// racingPool returns a pool over c whose stores of more than 2 objects are
+// compared with a LIST of their objects while their probe watches (race),
+// and c holding 4 pods in the shop, warm: a big store.
+func racingPool(t *testing.T, c *fakeCluster) *Pool {
+	t.Helper()
+	for _, name := range []string{"web-1", "web-2", "web-3", "web-4"} {
+		c.write(name)
+	}
+	p := newTestPool(t, c, Options{})
+	p.compareUpTo, p.raceUpTo = 2, 10
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	return p
+}
+
+// compareCounts returns c's compared LISTs, started, ended and cancelled,
+// and its probe watches, started, stopped by their prober and cancelled.
+func (c *fakeCluster) compareCounts() (lists, listsEnded, listsCancelled, watches, watchesStopped, watchesCancelled int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compareLists, c.compareEnded, c.compareCancelled, c.probeWatches, c.watchStopped, c.watchCancelled
+}
+
+// TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow: a store
+// bigger than compareUpTo, quiet while other types are written, is shown
+// current by the LIST of its objects at once, not by the bookmark seconds
+// away; the probe watch racing it is cancelled, and both have ended when the
+// question has its answer.
+func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
+	c := newFakeCluster(t)
+	p := racingPool(t, c)
+	c.mu.Lock()
+	c.bookmarkAfter = 5 * time.Second
+	c.mu.Unlock()
+	c.otherWrite()
+	want := c.otherWrite()
+	start := time.Now()
+	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the question took %v, the bookmark's wait", took)
+	}
+	if got := src.AsOf()[0].ResourceVersion; got != strconv.FormatUint(want, 10) {
+		t.Errorf("AsOf resourceVersion %s, want the LIST's, %d", got, want)
+	}
+	c.mu.Lock()
+	atLeast := c.compareAtLeast
+	c.mu.Unlock()
+	if atLeast != strconv.FormatUint(want, 10) {
+		t.Errorf("the LIST asked for resourceVersion %q or later, want the server's current one, %d", atLeast, want)
+	}
+	lists, listsEnded, _, watches, watchesStopped, _ := c.compareCounts()
+	if lists != 1 || listsEnded != 1 {
+		t.Errorf("%d compared LISTs, %d ended, want 1 and 1", lists, listsEnded)
+	}
+	if watches != 1 || watchesStopped != 1 {
+		t.Errorf("%d probe watches, %d stopped, want the one that raced the LIST, stopped", watches, watchesStopped)
+	}
+	waitUntil(t, "the server to see the probe watch cancelled", func() bool {
+		_, _, _, _, _, cancelled := c.compareCounts()
+		return cancelled == 1
+	})
+}
+
+// TestPoolBigStoreThatDiffersWaitsForTheChange: a big store a write is on its
+// way to differs from the LIST of its objects, so the LIST proves nothing:
+// the question waits for the probe to bound the changes and the store to
+// apply the write, however soon the LIST answered.
+func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
+	c := newFakeCluster(t)
+	p := racingPool(t, c)
+	c.mu.Lock()
+	c.bookmarkAfter = 300 * time.Millisecond
+	c.mu.Unlock()
+	c.hold(true)
+	wrote := c.write("web-3")
+	c.otherWrite()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		c.hold(false)
+	}()
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	obj, _, _ := inf.GetStore().GetByKey("shop/web-3")
+	if got := obj.(*metav1.PartialObjectMetadata).ResourceVersion; got != strconv.FormatUint(wrote, 10) {
+		t.Errorf("web-3 at resourceVersion %s, want the write's, %d", got, wrote)
+	}
+	if lists, listsEnded, _, watches, _, _ := c.compareCounts(); lists != 1 || listsEnded != 1 || watches != 1 {
+		t.Errorf("%d compared LISTs (%d ended) and %d probe watches, want one of each", lists, listsEnded, watches)
+	}
+
+	// A deletion on its way: the store holds one object more than the LIST.
+	c.hold(true)
+	c.mu.Lock()
+	c.rv++
+	gone := c.objs["shop/web-4"].DeepCopy()
+	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
+	delete(c.objs, "shop/web-4")
+	c.history = append(c.history, watch.Event{Type: watch.Deleted, Object: gone})
+	c.mu.Unlock()
+	c.otherWrite()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		c.hold(false)
+	}()
+	f2, inf, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Shutdown()
+	if slices.Contains(names(inf), "shop/web-4") {
+		t.Errorf("store %v still holds a pod deleted before the question", names(inf))
+	}
+}
+
+// TestPoolBigStoreSlowListLosesToTheWatch: when the probe's watch proves the
+// store current first, the LIST racing it is cancelled and has ended by the
+// time the question has its answer: nothing of the race outlives it.
+func TestPoolBigStoreSlowListLosesToTheWatch(t *testing.T) {
+	c := newFakeCluster(t)
+	p := racingPool(t, c)
+	c.mu.Lock()
+	c.compareAfter = 5 * time.Second
+	c.mu.Unlock()
+	c.otherWrite()
+	start := time.Now()
+	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the question took %v, the LIST's wait", took)
+	}
+	lists, listsEnded, listsCancelled, watches, _, _ := c.compareCounts()
+	if lists != 1 || listsEnded != 1 || listsCancelled != 1 || watches != 1 {
+		t.Errorf("%d compared LISTs, %d ended, %d cancelled, and %d probe watches, want the LIST that raced the watch, ended and cancelled, and one watch", lists, listsEnded, listsCancelled, watches)
 	}
 }
 

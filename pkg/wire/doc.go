@@ -30,15 +30,20 @@
 //   - Table reader (DecodeTable): the API server's meta.k8s.io/v1 Table read
 //     by hand in the form the server writes it, anything else through the
 //     general JSON decoder, so that both read every input alike.
+//   - Keys reader (ReadListKeys): a protobuf LIST answer read as it arrives
+//     for only each item's namespace, name and resourceVersion, the rest
+//     skipped undecoded: what the freshness proof compares a warm store with
+//     (pkg/pool). On a metadata-only page of realistic pods it reads about
+//     ten times faster than the general decoder decodes.
 //   - Embedded TypeMeta (EmbedsTypeMeta): the built-in kinds protobuf cannot
 //     carry whole (an embedded object's apiVersion and kind), which the
 //     informers read as JSON.
 //
 // The byte readers are fuzzed (FuzzStripManagedFields, FuzzDecodeTable,
-// `make fuzz`): whatever the bytes, they never panic, a stripped answer
+// FuzzReadListKeys, `make fuzz`): whatever the bytes, they never panic, a stripped answer
 // decodes to the answer's list without its items' managedFields, and the
 // table reader reads every input as the general decoder does. The benchmarks (go test -bench
-// 'DecodeTable|Strip|Pipeline') read a page of 2,000 pods like
+// 'DecodeTable|Strip|Pipeline|ReadListKeys') read a page of 2,000 pods like
 // testdata/pod-realistic.json, the bench's: light fixtures make every figure
 // look better than a user sees.
 //
