@@ -316,7 +316,9 @@ func (b *borrower) Settle(ctx context.Context, partial bool) ([]informer.Skipped
 			if p.err != nil {
 				return p.err
 			}
+			b.mu.Lock()
 			l.asOf = p.c
+			b.mu.Unlock()
 			b.src.record(l.w, p.c)
 			return nil
 		})
@@ -516,6 +518,107 @@ type borrowedInformer struct {
 	cache.SharedIndexInformer
 	b *borrower
 	l *loan
+}
+
+// GetStore is GetIndexer: the question's view of the store.
+func (i *borrowedInformer) GetStore() cache.Store { return i.GetIndexer() }
+
+// GetIndexer is the store as the question may read it: with the objects a
+// comparison showed to be phantoms hidden until the store has applied the
+// comparison's resourceVersion (confirmation.hideAbove).
+func (i *borrowedInformer) GetIndexer() cache.Indexer {
+	idx := i.SharedIndexInformer.GetIndexer()
+	i.b.mu.Lock()
+	c := i.l.asOf
+	i.b.mu.Unlock()
+	if c.hideUpTo == 0 {
+		return idx
+	}
+	if applied, err := strconv.ParseUint(idx.LastStoreSyncResourceVersion(), 10, 64); err == nil && applied >= c.hideUpTo {
+		return idx
+	}
+	return phantomFilter{Indexer: idx, above: c.hideAbove, upTo: c.hideUpTo}
+}
+
+// phantomFilter is a store without the objects it holds at a resourceVersion
+// in (above, upTo]: after a comparison showed the store the server's state
+// at upTo while it had applied above, those can only be objects created and
+// deleted again in that stretch, whose changes are still on their way to it
+// (fresh.go, step 2).
+type phantomFilter struct {
+	cache.Indexer
+	above, upTo uint64
+}
+
+func (f phantomFilter) phantom(obj any) bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	return err == nil && rv > f.above && rv <= f.upTo
+}
+
+func (f phantomFilter) keep(objs []any) []any {
+	out := objs[:0:0]
+	for _, o := range objs {
+		if !f.phantom(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (f phantomFilter) List() []any { return f.keep(f.Indexer.List()) }
+
+func (f phantomFilter) ListKeys() []string {
+	var keys []string
+	for _, o := range f.List() {
+		if k, err := cache.MetaNamespaceKeyFunc(o); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func (f phantomFilter) Get(obj any) (any, bool, error) {
+	o, ok, err := f.Indexer.Get(obj)
+	if err != nil || !ok || f.phantom(o) {
+		return nil, false, err
+	}
+	return o, true, nil
+}
+
+func (f phantomFilter) GetByKey(key string) (any, bool, error) {
+	o, ok, err := f.Indexer.GetByKey(key)
+	if err != nil || !ok || f.phantom(o) {
+		return nil, false, err
+	}
+	return o, true, nil
+}
+
+func (f phantomFilter) Index(indexName string, obj any) ([]any, error) {
+	objs, err := f.Indexer.Index(indexName, obj)
+	return f.keep(objs), err
+}
+
+func (f phantomFilter) ByIndex(indexName, indexedValue string) ([]any, error) {
+	objs, err := f.Indexer.ByIndex(indexName, indexedValue)
+	return f.keep(objs), err
+}
+
+func (f phantomFilter) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	keys, err := f.Indexer.IndexKeys(indexName, indexedValue)
+	if err != nil {
+		return nil, err
+	}
+	out := keys[:0:0]
+	for _, k := range keys {
+		if _, ok, _ := f.GetByKey(k); ok {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 func (i *borrowedInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {

@@ -81,11 +81,14 @@ import (
 //     left an object the store lacks, nor changed or deleted one it holds,
 //     and the store holds every write up to R. One thing a state cannot
 //     show is an object both created and deleted after A and by L: absent at
-//     A and at L, its two changes are still on their way to the store, which
-//     holds it for the moment between applying them, when a question
-//     reading the store would see an object deleted before it started. Only
-//     a bound on the store's stream (step 3) rules that out; a comparison
-//     does not, for a small store compared first as for a big one raced.
+//     A and at L, its changes are still on their way to the store, which
+//     holds it for the moment between applying them. Every change on its way
+//     up to L is of such an object (any other would have made the store
+//     differ), and every later one is at a resourceVersion past L: so until
+//     the store has applied L, an object it holds at a resourceVersion in
+//     (A, L] is such a phantom, and the question's view of the store hides
+//     it (confirmation.hideAbove, phantomFilter), for a small store compared
+//     first as for a big one raced.
 //
 //     The LIST is made cheap (metadataProber.compare): unpaged, so the
 //     server serves it from one snapshot of its watch cache; protobuf, read
@@ -172,6 +175,13 @@ type confirmation struct {
 	rv     uint64
 	rvText string
 	at     time.Time
+	// hideAbove and hideUpTo, when hideUpTo is set, are the store's applied
+	// resourceVersion and the LIST's of a comparison that showed it current
+	// (compare): any object the store comes to hold at a resourceVersion in
+	// between, before it has applied hideUpTo, is one created and deleted
+	// again in that stretch, on its way to the store, and is hidden from the
+	// questions (phantoms).
+	hideAbove, hideUpTo uint64
 }
 
 // covers reports whether c shows a store current enough for want.
@@ -336,10 +346,18 @@ func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 	if err != nil {
 		return confirmation{}, err
 	}
-	if applied >= target || shown >= target {
+	if applied >= target {
 		// The store holds the server's state at target or later: it has
-		// applied target, or was shown current at target or later already
-		// (nothing was written anywhere since).
+		// applied target.
+		return c, nil
+	}
+	if shown >= target {
+		// It was shown current at target or later already (nothing was
+		// written anywhere since): by a comparison, whose phantoms, if any,
+		// are still hidden.
+		w.mu.Lock()
+		c.hideAbove, c.hideUpTo = w.confirmed.hideAbove, w.confirmed.hideUpTo
+		w.mu.Unlock()
 		return c, nil
 	}
 	size := len(w.inf.GetStore().ListKeys())
@@ -516,7 +534,11 @@ func (w *warm) compare(ctx context.Context, target uint64, limit int64, ts time.
 	if err != nil || rv < target {
 		return confirmation{}, false, nil
 	}
-	return confirmation{rv: rv, rvText: rvText, at: ts}, true, nil
+	c := confirmation{rv: rv, rvText: rvText, at: ts}
+	if applied, err := strconv.ParseUint(before, 10, 64); err == nil && applied < rv {
+		c.hideAbove, c.hideUpTo = applied, rv
+	}
+	return c, true, nil
 }
 
 func (w *warm) setProbeErr(err error) {

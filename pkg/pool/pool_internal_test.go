@@ -163,6 +163,36 @@ func (c *fakeCluster) deliverLocked() {
 	}
 }
 
+// deliverUpTo delivers the changes held back up to resourceVersion rv, and
+// holds the later ones still.
+func (c *fakeCluster) deliverUpTo(rv uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.watchers {
+		for _, ev := range c.history {
+			if at := rvOf(ev.Object); at > s.sent && at <= rv {
+				if s.namespace == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == s.namespace {
+					s.w.Action(ev.Type, ev.Object.DeepCopyObject())
+				}
+				s.sent = at
+			}
+		}
+	}
+}
+
+// deleteIn deletes pod name in namespace.
+func (c *fakeCluster) deleteIn(namespace, name string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rv++
+	gone := c.objs[namespace+"/"+name].DeepCopy()
+	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
+	delete(c.objs, namespace+"/"+name)
+	c.history = append(c.history, watch.Event{Type: watch.Deleted, Object: gone})
+	c.deliverLocked()
+	return c.rv
+}
+
 func rvOf(obj runtime.Object) uint64 {
 	n, _ := strconv.ParseUint(obj.(*metav1.PartialObjectMetadata).ResourceVersion, 10, 64)
 	return n
@@ -1233,4 +1263,56 @@ func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
 	if got := heard(); len(got) != 0 {
 		t.Errorf("a question lent the synced informer was told %q again", got)
 	}
+}
+
+// TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore: a pod
+// created and deleted again while both changes are on their way to a store is
+// absent from the store and from the LIST it is compared with, so the
+// comparison shows the store current; when the store then applies the
+// creation, the question, which started after the deletion, does not see the
+// pod, by any way it reads the store.
+func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T) {
+	c := newFakeCluster(t)
+	p := racingPool(t, c)
+	c.mu.Lock()
+	c.bookmarkAfter = 5 * time.Second
+	c.mu.Unlock()
+	c.hold(true)
+	created := c.write("ghost")
+	c.deleteIn("shop", "ghost")
+	c.otherWrite()
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	if lists, _, _, _, _, _ := c.compareCounts(); lists != 1 {
+		t.Fatalf("%d compared LISTs, want this question's shown current by one", lists)
+	}
+	c.deliverUpTo(created)
+	p.mu.Lock()
+	var raw cache.Indexer
+	for _, w := range p.warm {
+		raw = w.inf.GetIndexer()
+	}
+	p.mu.Unlock()
+	waitUntil(t, "the store to apply the creation", func() bool {
+		_, ok, _ := raw.GetByKey("shop/ghost")
+		return ok
+	})
+	want := []string{"shop/web-1", "shop/web-2", "shop/web-3", "shop/web-4"}
+	if got := names(inf); !slices.Equal(got, want) {
+		t.Errorf("the question's store keys %v, want %v", got, want)
+	}
+	if _, ok, _ := inf.GetStore().GetByKey("shop/ghost"); ok {
+		t.Error("GetByKey found the pod deleted before the question")
+	}
+	if n := len(inf.GetIndexer().List()); n != 4 {
+		t.Errorf("List has %d objects, want 4", n)
+	}
+	c.hold(false)
+	waitUntil(t, "the store to apply the deletion", func() bool {
+		_, ok, _ := raw.GetByKey("shop/ghost")
+		return !ok
+	})
 }
