@@ -151,4 +151,3 @@ func TestIsLoopback(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
