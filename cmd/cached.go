@@ -356,7 +356,8 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 		return err
 	}
 
-	f.WrapConfigFn = req.Credential.Apply
+	// The client's credential, then the compression rule the root set.
+	f.WrapConfigFn = composeWrap(f.WrapConfigFn, req.Credential.Apply)
 	if names, err := f.contextNames(); err != nil || names != nil {
 		// Several contexts are answered directly (viaCache); an error is
 		// the direct run's to report.
@@ -416,4 +417,19 @@ func resolvePaths(cmd *cobra.Command, dir string) error {
 		return set(tmpl, tmpl.Value.String())
 	}
 	return nil
+}
+
+// composeWrap returns a WrapConfigFn that applies first, then outer (either
+// nil for none); outer is an earlier WrapConfigFn, such as the root's
+// compression rule, that a later one must not drop.
+func composeWrap(outer, first func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
+	return func(cfg *rest.Config) *rest.Config {
+		if first != nil {
+			cfg = first(cfg)
+		}
+		if outer != nil {
+			cfg = outer(cfg)
+		}
+		return cfg
+	}
 }

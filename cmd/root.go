@@ -105,6 +105,15 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 
 	flags := root.PersistentFlags()
 	configFlags.AddFlags(flags)
+	// No compression from a server on loopback unless --disable-compression
+	// is given either way (query.CompressionRule), for every client built
+	// from the connection flags: a context's (forContext copies it), the
+	// cache server's, the MCP server's.
+	disableCompression := flags.Lookup("disable-compression")
+	if disableCompression != nil {
+		disableCompression.Usage = "If true, opt-out of response compression for all requests to the server. Unset, a server on a loopback address (127.0.0.0/8, ::1, localhost) is asked for none, and any other server for gzip."
+	}
+	configFlags.WrapConfigFn = query.CompressionRule(func() bool { return disableCompression != nil && disableCompression.Changed }, nil)
 	// kubectl's --context, which here also takes a list.
 	flags.Lookup("context").Usage = "The name of the kubeconfig context to use, or several, comma-separated (a,b,c), to ask each cluster at once."
 	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
