@@ -110,15 +110,3 @@ func TestMetadataProberCompare(t *testing.T) {
 		t.Errorf("%d requests, want 5", requests.Load())
 	}
 }
-
-func TestLoopback(t *testing.T) {
-	for host, want := range map[string]bool{
-		"https://127.0.0.1:6443": true, "127.0.0.1:6443": true, "https://localhost:6443": true,
-		"https://[::1]:6443": true, "http://127.0.0.2": true, "localhost": true,
-		"https://10.0.0.1:6443": false, "https://api.example.com": false, "example.com:443": false, "": false,
-	} {
-		if got := loopback(host); got != want {
-			t.Errorf("loopback(%q) = %v, want %v", host, got, want)
-		}
-	}
-}

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -782,29 +779,13 @@ func newKeysClient(restConfig *rest.Config) (rest.Interface, error) {
 		cfg.Timeout = 0
 		cfg.Wrap(wire.ProgressDeadline(timeout))
 	}
-	if loopback(cfg.Host) {
+	if informer.IsLoopback(cfg.Host) {
 		cfg.DisableCompression = true
 		cfg.TLSClientConfig.NextProtos = []string{"http/1.1"}
 	}
 	cfg.GroupVersion = &schema.GroupVersion{}
 	cfg.APIPath = "/unused"
 	return rest.RESTClientFor(cfg)
-}
-
-// loopback reports whether host (a rest.Config's: a URL or host[:port]) is
-// this machine's loopback interface.
-func loopback(host string) bool {
-	if u, err := url.Parse(host); err == nil && u.Host != "" {
-		host = u.Host
-	}
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 func (p metadataProber) resource(w *warm) metadata.ResourceInterface {

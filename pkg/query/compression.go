@@ -1,17 +1,15 @@
 package query
 
 import (
-	"net"
-	"net/url"
-	"strings"
-
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
 // CompressionRule returns the wrapper (for ConfigFlags.WrapConfigFn) that
 // gives every REST config the tool builds its default for response
 // compression, after next (nil for none) has done its part: no compression
-// from a server on a loopback address (IsLoopback), unless explicit says the
+// from a server on a loopback address (informer.IsLoopback), unless explicit says the
 // user set --disable-compression, either way, in which case the config keeps
 // what the flag and kubeconfig made it.
 //
@@ -25,33 +23,11 @@ func CompressionRule(explicit func() bool, next func(*rest.Config) *rest.Config)
 		if next != nil {
 			cfg = next(cfg)
 		}
-		if cfg == nil || cfg.DisableCompression || (explicit != nil && explicit()) || !IsLoopback(cfg.Host) {
+		if cfg == nil || cfg.DisableCompression || (explicit != nil && explicit()) || !informer.IsLoopback(cfg.Host) {
 			return cfg
 		}
 		cfg = rest.CopyConfig(cfg)
 		cfg.DisableCompression = true
 		return cfg
 	}
-}
-
-// IsLoopback says whether host, a REST config's Host (a URL, or host[:port]
-// as kubeconfigs also write it), names a loopback address: 127.0.0.0/8, ::1
-// or localhost.
-func IsLoopback(host string) bool {
-	if host == "" {
-		return false
-	}
-	if !strings.Contains(host, "://") {
-		host = "https://" + host
-	}
-	u, err := url.Parse(host)
-	if err != nil {
-		return false
-	}
-	name := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
 }
