@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
@@ -340,7 +341,7 @@ func contextWarnings(name string, err error) []string {
 	}
 	out := make([]string, 0, len(errs))
 	for _, e := range errs {
-		out = append(out, prefixContext(name, warningText(e)))
+		out = append(out, prefixContext(name, errtext.Warning(e)))
 	}
 	return out
 }

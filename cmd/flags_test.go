@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 )
 
 // TestBadFlagValues runs every command that takes flags through Execute, as
@@ -79,7 +81,7 @@ func TestBadFlagValues(t *testing.T) {
 		{name: "--context unknown", args: []string{"pods", "--context", "nope"}, want: `error: context "nope" does not exist`},
 		{name: "--cluster unknown", args: []string{"pods", "--cluster", "nope"}, want: `error: no server found for cluster "nope"`},
 		{name: "--user unknown", args: []string{"pods", "--user", "nope"}, want: `error: auth info "nope" does not exist`},
-		{name: "--kubeconfig missing", args: []string{"pods", "--kubeconfig", "{missing}"}, want: "error: stat {missing}: no such file or directory\n" + demoHint},
+		{name: "--kubeconfig missing", args: []string{"pods", "--kubeconfig", "{missing}"}, want: "error: stat {missing}: no such file or directory\n" + errtext.DemoHint},
 		{name: "--server not a URL", args: []string{"pods", "-s", "http://[::1"}, want: `error: host must be a URL or a host:port pair: "http://[::1"`},
 		{name: "--as-group without --as", args: []string{"pods", "--as-group", "g"}, want: "error: requesting uid, groups or user-extra for test without impersonating a user"},
 		{name: "--insecure-skip-tls-verify with a CA", args: []string{"pods", "-s", "https://127.0.0.1:1", "--insecure-skip-tls-verify", "--certificate-authority", ca}, want: "error: specifying a root certificates file with the insecure flag is not allowed"},

@@ -22,6 +22,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -29,13 +30,13 @@ import (
 
 // The fuzz targets of the command layer: every string a user types that cmd
 // parses itself. None may panic, every error must print as one line (Execute
-// prints FormatError and README promises one line), and what parses must mean
+// prints errtext.Format and README promises one line), and what parses must mean
 // the same after a round trip through its canonical form.
 
 // assertOneLine fails unless err prints as a single "error: " line.
 func assertOneLine(t *testing.T, err error) {
 	t.Helper()
-	msg := FormatError(err)
+	msg := errtext.Format(err)
 	if strings.ContainsAny(msg, "\r\n") {
 		t.Errorf("error prints on several lines: %q", msg)
 	}

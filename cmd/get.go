@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +17,8 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
+
 	// Mode, how much of each object a listing reads; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -130,87 +131,16 @@ func (o *GetOptions) Complete(cmd *cobra.Command, args []string) error {
 	return o.complete()
 }
 
-// watchError is the answer to kubectl get's -w and --watch-only: the
-// listing prints once, and the feed of the same arguments is kubectl idx
-// watch's. It is not run in their place: its output (TIME and EVENT
-// columns, a JSON document per line) is not what kubectl get -w prints, and
-// the listing's groupings and --sort-by have no feed. The command suggested
-// is the user's own, -w taken out and --watch-only kept, quoted for a shell.
+// watchError is the answer to kubectl get's -w and --watch-only
+// (errtext.WatchInstead): the listing prints once. It is not run in their
+// place: its output (TIME and EVENT columns, a JSON document per line) is
+// not what kubectl get -w prints, and the listing's groupings and --sort-by
+// have no feed.
 func (o *GetOptions) watchError(cmd *cobra.Command, args []string) error {
-	words := args
 	if o.run != nil && cmd != nil {
-		words = withoutWatchFlag(o.run.args, cmd.Flags())
+		return errtext.WatchInstead(o.run.args, cmd.Flags())
 	}
-	quoted := make([]string, len(words))
-	for i, w := range words {
-		quoted[i] = shellQuote(w)
-	}
-	return fmt.Errorf("kubectl idx lists once; to follow changes use: kubectl idx watch %s", strings.Join(quoted, " "))
-}
-
-// withoutWatchFlag returns args less -w and --watch, also where -w is one of
-// several shorthands (-Aw), read as flags parses them: a flag's value (-l w,
-// -nw) is kept as it is.
-func withoutWatchFlag(args []string, flags *pflag.FlagSet) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return append(out, args[i:]...)
-		case a == "--watch" || strings.HasPrefix(a, "--watch="):
-		case strings.HasPrefix(a, "--"):
-			out = append(out, a)
-			if f := flags.Lookup(a[2:]); f != nil && f.NoOptDefVal == "" && i+1 < len(args) {
-				i++
-				out = append(out, args[i])
-			}
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			kept, valueNext := withoutWatchShorthand(a[1:], flags)
-			if kept != "" {
-				out = append(out, "-"+kept)
-			}
-			if valueNext && i+1 < len(args) {
-				i++
-				out = append(out, args[i])
-			}
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// withoutWatchShorthand returns a group of shorthands ("Aw" of -Aw) less w,
-// and whether the last of them takes its value from the next argument. The
-// first shorthand that takes a value takes the rest of the group as it
-// (-lw is -l w).
-func withoutWatchShorthand(group string, flags *pflag.FlagSet) (string, bool) {
-	kept := ""
-	for j := 0; j < len(group); j++ {
-		f := flags.ShorthandLookup(group[j : j+1])
-		switch {
-		case f != nil && f.Name == "watch":
-			if j+1 < len(group) && group[j+1] == '=' {
-				return kept, false
-			}
-		case f == nil || f.NoOptDefVal == "" || j+1 < len(group) && group[j+1] == '=':
-			// A value follows, in this argument or the next.
-			return kept + group[j:], f != nil && f.NoOptDefVal == "" && j+1 == len(group)
-		default:
-			kept += group[j : j+1]
-		}
-	}
-	return kept, false
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but letters,
-// digits and the punctuation of flags, names and selectors.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return errtext.WatchInstead(args, nil)
 }
 
 // Validate checks the flags and the shape of the arguments; it does no I/O.

@@ -26,6 +26,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -363,7 +364,7 @@ func TestGetRun(t *testing.T) {
 		golden     string // stdout golden file under testdata/
 		check      func(t *testing.T, stdout string)
 		wantErrOut string
-		wantErr    string // FormatError of Run's error
+		wantErr    string // errtext.Format of Run's error
 	}{
 		{name: "pods", args: []string{"pods"}, golden: "testdata/get_pods.golden"},
 		{name: "pods wide", args: []string{"po"}, flags: runFlags{format: "wide"}, golden: "testdata/get_pods_wide.golden"},
@@ -544,7 +545,7 @@ func errorString(err error) string {
 	if err == nil {
 		return ""
 	}
-	return FormatError(err)
+	return errtext.Format(err)
 }
 
 // jsonItems returns the kind of a JSON document and the names of its items, or its

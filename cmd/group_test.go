@@ -132,7 +132,7 @@ func TestGroupRun(t *testing.T) {
 		golden     string // stdout golden file under testdata/
 		check      func(t *testing.T, stdout string)
 		wantErrOut string
-		wantErr    string // FormatError of Run's error
+		wantErr    string // errtext.Format of Run's error
 	}{
 		// --by-label
 		{name: "by label", args: []string{"pods"}, group: byLabel("app"), golden: "testdata/group_by_label.golden"},

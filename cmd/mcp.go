@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/mcp"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -108,10 +109,10 @@ func (o *MCPOptions) Run(ctx context.Context) error {
 		Names:   o.names,
 		Query: query.Config{
 			SyncTimeout:  o.SyncTimeout,
-			WarningText:  warningText,
+			WarningText:  errtext.Warning,
 			ObjectStatus: printers.ObjectStatus,
 		},
-		ErrorText: FormatError,
+		ErrorText: errtext.Format,
 		Limit:     o.Limit,
 		MaxBytes:  o.MaxBytes,
 		Version:   version.Version,

@@ -19,6 +19,7 @@ import (
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -215,7 +216,7 @@ func (o *QueryOptions) config() query.Config {
 		FieldSelector:     o.FieldSelector,
 		KeepManagedFields: o.PrintFlags.JSONYamlPrintFlags.ShowManagedFields,
 		SyncTimeout:       o.SyncTimeout,
-		WarningText:       warningText,
+		WarningText:       errtext.Warning,
 		ObjectStatus:      printers.ObjectStatus,
 		Where:             o.where,
 	}
@@ -240,7 +241,7 @@ func (o *QueryOptions) printOptions(warnings []string) printers.Options {
 		SortBy:        o.sortBy(),
 		Now:           time.Now(),
 		Warnings:      warnings,
-		ErrorText:     warningText,
+		ErrorText:     errtext.Warning,
 	}
 }
 

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -34,9 +34,6 @@ type RelationOptions struct {
 	// graph with -o dot and -o mermaid.
 	graphs bool
 }
-
-// graphCommands names the commands that draw relation graphs, for messages.
-const graphCommands = "kubectl idx tree, owners, selects, selected-by or uses"
 
 func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
 	o := &RelationOptions{QueryOptions: newQueryOptions(f, streams)}
@@ -164,7 +161,7 @@ func (o *RelationOptions) addGraphPrintFlags(cmd *cobra.Command) {
 func (o *RelationOptions) graphPrinter() (cliprinters.ResourcePrinter, error) {
 	if format := *o.PrintFlags.OutputFormat; printers.IsGraph(format) {
 		if !o.graphs {
-			return nil, errNoGraph(format)
+			return nil, errtext.NoGraph(format)
 		}
 		return nil, nil
 	}
@@ -174,23 +171,6 @@ func (o *RelationOptions) graphPrinter() (cliprinters.ResourcePrinter, error) {
 		return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)}
 	}
 	return p, err
-}
-
-// errNoGraph is the error of -o dot or -o mermaid on a command without
-// graphs.
-func errNoGraph(format string) error {
-	return fmt.Errorf("-o %s draws relation graphs: use it with %s", format, graphCommands)
-}
-
-// graphFormatError words the printer error of a command without graphs (get,
-// watch) asked for -o dot or -o mermaid as errNoGraph does; other errors
-// pass as they are.
-func graphFormatError(err error) error {
-	var e genericclioptions.NoCompatiblePrinterError
-	if errors.As(err, &e) && e.OutputFormat != nil && printers.IsGraph(*e.OutputFormat) {
-		return errNoGraph(*e.OutputFormat)
-	}
-	return err
 }
 
 // splitObjectArg checks the shape of the one object argument and splits it

@@ -171,7 +171,7 @@ func TestRelationRun(t *testing.T) {
 		golden     string
 		check      func(t *testing.T, stdout string)
 		wantErrOut string
-		wantErr    string // FormatError of the error
+		wantErr    string // errtext.Format of the error
 	}{
 		{name: "tree", command: "tree", args: []string{"deployment/web"}, golden: "testdata/tree_deployment.golden"},
 		{name: "tree, TYPE NAME", command: "tree", args: []string{"rollout", "checkout"}, output: "name", wantOut: "rollout.example.com/checkout\nreplicaset.apps/checkout-1\n"},

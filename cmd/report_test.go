@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -285,19 +286,19 @@ func TestReportFailedContext(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			one := tc.run(t, []query.Target{{Err: refused}})
-			if want := []string{FormatError(refused)}; one.code != 1 || !slices.Equal(one.stderr, want) || one.stdout != "" {
+			if want := []string{errtext.Format(refused)}; one.code != 1 || !slices.Equal(one.stderr, want) || one.stdout != "" {
 				t.Errorf("one context: exit %d, stderr %q, stdout %q; want 1 and %q", one.code, one.stderr, one.stdout, want)
 			}
 
 			answered := tc.targets(t, *w, "a")
 			two := tc.run(t, append(answered, query.Target{Context: "down", Err: refused}))
-			failure := fmt.Sprintf("warning: context %q: %s", "down", warningText(refused))
+			failure := fmt.Sprintf("warning: context %q: %s", "down", errtext.Warning(refused))
 			if two.code != ExitPartial || !slices.Contains(two.stderr, failure) || hasNotice(two.stderr) {
 				t.Errorf("two contexts, one down: exit %d, stderr %q; want %d, the warning %q and no notice", two.code, two.stderr, ExitPartial, failure)
 			}
 
 			none := tc.run(t, []query.Target{{Context: "down", Err: refused}, {Context: "gone", Err: refused}})
-			want := []string{failure, fmt.Sprintf("warning: context %q: %s", "gone", warningText(refused)), "error: no context could answer: all 2 failed"}
+			want := []string{failure, fmt.Sprintf("warning: context %q: %s", "gone", errtext.Warning(refused)), "error: no context could answer: all 2 failed"}
 			if none.code != 1 || !slices.Equal(none.stderr, want) || none.stdout != "" {
 				t.Errorf("every context down: exit %d, stderr %q, stdout %q; want 1 and %q", none.code, none.stderr, none.stdout, want)
 			}

@@ -8,12 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -24,10 +20,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/homedir"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -76,7 +71,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl idx"
 	root.SilenceUsage = true
 	root.SilenceErrors = true
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return errtext.Flag(err) })
 	// Global flags are listed by kubectl idx options, not under every command.
 	root.SetUsageFunc(usage)
 	prof := &profiling{}
@@ -225,56 +220,11 @@ func finish(ctx context.Context, err error, errOut io.Writer, kubeconfig string)
 	if errors.As(err, &exit) {
 		return exit.code
 	}
-	fmt.Fprintln(errOut, FormatError(err))
-	if (reachingCluster(err) || missingKubeconfig(err, kubeconfig)) && noKubeconfig(kubeconfig) {
-		fmt.Fprintln(errOut, demoHint)
+	fmt.Fprintln(errOut, errtext.Format(err))
+	if errtext.NeedsDemoHint(err, kubeconfig) {
+		fmt.Fprintln(errOut, errtext.DemoHint)
 	}
 	return 1
-}
-
-// demoHint follows kubectl's error when the kubeconfig read does not exist
-// (noKubeconfig): a newcomer learns how to get a cluster to try kubectl-idx
-// on.
-const demoHint = "No kubeconfig found: to try kubectl idx on a local cluster, run `make demo` in a clone of https://github.com/kubectl-idx/kubectl-idx"
-
-// noKubeconfig reports whether the kubeconfig that is read does not exist:
-// the file --kubeconfig (flag) names, else every file KUBECONFIG lists (the
-// loader passes over those missing), else ~/.kube/config when no in-cluster
-// config stands in for it.
-func noKubeconfig(flag string) bool {
-	if flag != "" {
-		return !exists(flag)
-	}
-	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
-		return !slices.ContainsFunc(filepath.SplitList(env), exists)
-	}
-	if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
-		return false
-	}
-	return !exists(filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName))
-}
-
-// exists reports whether a file is at path: anything but "not found" counts,
-// as the loader then reads it and says what is wrong.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return path != "" && !errors.Is(err, fs.ErrNotExist)
-}
-
-// missingKubeconfig reports whether err is the loader's for the file
-// --kubeconfig (flag) names, which does not exist; kubectl words it as the
-// stat error.
-func missingKubeconfig(err error, flag string) bool {
-	var pathErr *fs.PathError
-	return flag != "" && errors.As(err, &pathErr) && pathErr.Path == flag && errors.Is(err, fs.ErrNotExist)
-}
-
-// reachingCluster reports whether err comes from reaching a cluster, or from
-// the configuration that says how: kubectl's defaults point nowhere
-// (localhost:8080) without a kubeconfig.
-func reachingCluster(err error) bool {
-	var urlErr *url.Error
-	return errors.As(err, &urlErr) || clientcmd.IsEmptyConfig(err) || clientcmd.IsConfigurationInvalid(err)
 }
 
 // eventsCommand is the name of the events subcommand, which is also the name

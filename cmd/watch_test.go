@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -362,7 +363,7 @@ func TestWatchRunOwnerNotFound(t *testing.T) {
 	h := startWatch(t, s, []string{"pods"}, watchFlags{owner: "deployment/gone"})
 	err := <-h.done
 	h.done <- err
-	if got := FormatError(err); got != `Error from server (NotFound): deployments.apps "gone" not found` {
+	if got := errtext.Format(err); got != `Error from server (NotFound): deployments.apps "gone" not found` {
 		t.Errorf("error = %s", got)
 	}
 }

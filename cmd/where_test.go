@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
@@ -172,7 +173,7 @@ func TestWhereRun(t *testing.T) {
 			}
 			err := h.run(t)
 			if tc.wantErr != "" {
-				if err == nil || FormatError(err) != tc.wantErr {
+				if err == nil || errtext.Format(err) != tc.wantErr {
 					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
 				}
 				if n := s.Contacted(); n != 0 {

@@ -1,4 +1,10 @@
-package cmd
+// Package errtext words errors the way kubectl does, one line each, for the
+// commands' stderr and for the warnings that name what an answer misses: API
+// errors, connection failures, flag values Go's parsers reject, -o dot or -o
+// mermaid where no graph is drawn. It also says what follows an error when
+// no kubeconfig is found, and rewrites a command line that asked for what
+// another command does.
+package errtext
 
 import (
 	"errors"
@@ -7,32 +13,33 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	// ListError, to word a list that failed for good.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
 
-// FormatError renders err the way kubectl does: API errors as
+// Format renders err the way kubectl does: API errors as
 // `Error from server (Reason): ...`, connection failures as kubectl words them,
 // everything else as `error: ...`. A list that failed for good on the transport
 // (*informer.ListError) keeps its own wording, which names the type listed.
 // Aggregated errors print one line each. -o dot or -o mermaid on a command
 // without graphs says which commands have them.
-func FormatError(err error) string {
+func Format(err error) string {
 	err = graphFormatError(err)
 	var agg utilerrors.Aggregate
 	if errors.As(err, &agg) && len(agg.Errors()) == 1 {
-		return FormatError(agg.Errors()[0])
+		return Format(agg.Errors()[0])
 	}
 	if errors.As(err, &agg) && len(agg.Errors()) > 1 {
 		lines := make([]string, 0, len(agg.Errors()))
 		for _, e := range agg.Errors() {
-			lines = append(lines, FormatError(e))
+			lines = append(lines, Format(e))
 		}
 		return strings.Join(lines, "\n")
 	}
@@ -77,11 +84,11 @@ func FormatError(err error) string {
 // lineBreaks escapes line breaks as Go would quote them.
 var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
 
-// flagError rewords the flag values pflag rejects with Go's own parse errors
+// Flag rewords the flag values pflag rejects with Go's own parse errors
 // (`strconv.ParseBool: parsing "maybe": invalid syntax`, `time: missing unit
 // in duration "1"`) to say what the flag takes; other flag errors pass as
-// they are. Commands get it from the root command.
-func flagError(_ *cobra.Command, err error) error {
+// they are. Commands get it from the root command's flag error function.
+func Flag(err error) error {
 	// pflag's InvalidValueError, by its methods: pflag is no direct dependency.
 	var invalid interface {
 		GetValue() string
@@ -112,13 +119,32 @@ func flagError(_ *cobra.Command, err error) error {
 	return fmt.Errorf("%s%s", strings.TrimSuffix(err.Error(), cause.Error()), want)
 }
 
-// warningText is err as FormatError words it, without the "error: " prefix,
-// for use inside a warning line: a --where error without its caret lines.
-func warningText(err error) string {
-	text := strings.TrimPrefix(FormatError(err), "error: ")
+// Warning is err as Format words it, without the "error: " prefix, for use
+// inside a warning line: a --where error without its caret lines.
+func Warning(err error) string {
+	text := strings.TrimPrefix(Format(err), "error: ")
 	var whereErr *where.Error
 	if errors.As(err, &whereErr) {
 		text, _, _ = strings.Cut(text, "\n")
 	}
 	return text
+}
+
+// GraphCommands names the commands that draw relation graphs, for messages.
+const GraphCommands = "kubectl idx tree, owners, selects, selected-by or uses"
+
+// NoGraph is the error of -o dot or -o mermaid on a command without graphs.
+func NoGraph(format string) error {
+	return fmt.Errorf("-o %s draws relation graphs: use it with %s", format, GraphCommands)
+}
+
+// graphFormatError words the printer error of a command without graphs (get,
+// watch) asked for -o dot or -o mermaid as NoGraph does; other errors pass
+// as they are.
+func graphFormatError(err error) error {
+	var e genericclioptions.NoCompatiblePrinterError
+	if errors.As(err, &e) && e.OutputFormat != nil && printers.IsGraph(*e.OutputFormat) {
+		return NoGraph(*e.OutputFormat)
+	}
+	return err
 }
