@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
 
@@ -107,7 +108,7 @@ func (o *CacheOptions) complete() error {
 	if o.cfg, err = o.ConfigFlags.ToRESTConfig(); err != nil {
 		return err
 	}
-	o.context, err = contextName(o.ConfigFlags)
+	o.context, err = query.ContextName(o.ConfigFlags)
 	return err
 }
 

@@ -452,7 +452,7 @@ func TestServedRunVerifiesTheAsker(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.SetContext(context.Background())
-		return prepareServed(run.served, cmd, &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true)})
+		return prepareServed(run.served, cmd, &Flags{ContextFlags: query.ContextFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}})
 	}
 	for _, token := range []string{"alice-1", "alice-2", "alice-1"} {
 		if err := prepare(&warm.Credential{Authorization: "Bearer " + token}); err != nil {

@@ -204,23 +204,6 @@ func cacheProblem(err error) string {
 	return strings.TrimPrefix(err.Error(), served.ErrNoCache.Error()+": ")
 }
 
-// contextName is the kubeconfig context the flags select: --context, or the
-// kubeconfig's current context.
-func contextName(flags *genericclioptions.ConfigFlags) (string, error) {
-	if flags == nil {
-		// A tree built on its own (tests): no kubeconfig.
-		return "", nil
-	}
-	if flags.Context != nil && *flags.Context != "" {
-		return *flags.Context, nil
-	}
-	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
-		return "", err
-	}
-	return raw.CurrentContext, nil
-}
-
 // pathFlags are the flags that name files, of every command: a relative
 // path is the asker's, resolved against their working directory in a served
 // run (the server runs in "/"), and against the starter's in the start
@@ -348,17 +331,17 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 		if err != nil {
 			return err
 		}
-		f.kubeconfig = filepath.SplitList(list)
+		f.Kubeconfig = filepath.SplitList(list)
 	} else if home != "" {
-		f.kubeconfig = []string{filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)}
+		f.Kubeconfig = []string{filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)}
 	}
-	if err := f.useKubeconfig(f.ConfigFlags); err != nil {
+	if err := f.UseKubeconfig(f.ConfigFlags); err != nil {
 		return err
 	}
 
 	// The client's credential, then the compression rule the root set.
 	f.WrapConfigFn = composeWrap(f.WrapConfigFn, req.Credential.Apply)
-	if names, err := f.contextNames(); err != nil || names != nil {
+	if names, err := f.ContextNames(); err != nil || names != nil {
 		// Several contexts are answered directly (viaCache); an error is
 		// the direct run's to report.
 		return errDecline

@@ -367,7 +367,7 @@ func (c *completer) cluster() genericclioptions.RESTClientGetter {
 		return c.getter
 	}
 	if first, _, ok := strings.Cut(*c.flags.Context, ","); ok {
-		return c.flags.forContext(first)
+		return c.flags.ForContext(first)
 	}
 	return c.getter
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	discoveryfake "k8s.io/client-go/discovery/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 )
 
 func TestCompletionOptionsValidation(t *testing.T) {
@@ -123,7 +125,7 @@ func TestTypeCompletion(t *testing.T) {
 // through the hidden __complete command as a shell does, from a kubeconfig with
 // three contexts. Only the kubeconfig is read: the server must not be contacted.
 func TestContextCompletion(t *testing.T) {
-	kubeconfig := writeContextsKubeconfig(t, untouchedServer(t), "gamma", "alpha", "beta")
+	kubeconfig := fixtures.ContextsKubeconfig(t, untouchedServer(t), "gamma", "alpha", "beta")
 
 	const (
 		space   = cobra.ShellCompDirectiveNoFileComp

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 )
 
@@ -14,7 +15,7 @@ import (
 // line saying how to get a local cluster; with a kubeconfig, or an error that
 // is not about reaching a cluster, by nothing.
 func TestDemoHint(t *testing.T) {
-	server := "http://" + closedAddress(t)
+	server := "http://" + fixtures.ClosedAddress(t)
 	refused := "The connection to the server " + strings.TrimPrefix(server, "http://") + " was refused - did you specify the right host or port?"
 	missing := filepath.Join(t.TempDir(), "nonexistent")
 	tests := []struct {

@@ -203,7 +203,7 @@ func TestGetValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewGetOptions(&Flags{AllNamespaces: tc.all}, genericiooptions.NewTestIOStreamsDiscard())
+			o := NewGetOptions(&Flags{ContextFlags: query.ContextFlags{AllNamespaces: tc.all}}, genericiooptions.NewTestIOStreamsDiscard())
 			o.args, o.SyncTimeout, o.LabelSelector, o.FieldSelector = tc.args, tc.timeout, tc.label, tc.fld
 			err := o.Validate()
 			if tc.wantErr == "" {

@@ -130,7 +130,7 @@ func (o *HistoryOptions) historyOptions() query.HistoryOptions {
 	}
 	if o.FromCheckpoint != "" && !o.several() {
 		// A name that cannot be read is no name, as for --checkpoint.
-		opts.ContextName, _ = contextName(o.ConfigFlags)
+		opts.ContextName, _ = query.ContextName(o.ConfigFlags)
 	}
 	return opts
 }

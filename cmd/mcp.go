@@ -76,7 +76,7 @@ func (o *MCPOptions) Complete(_ *cobra.Command, _ []string) error {
 		return err
 	}
 	if len(o.targets) == 1 && o.targets[0].Context == "" {
-		name, err := contextName(o.ConfigFlags)
+		name, err := query.ContextName(o.ConfigFlags)
 		if err != nil {
 			return err
 		}

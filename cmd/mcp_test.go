@@ -47,7 +47,7 @@ func TestMCPRun(t *testing.T) {
 	target := faketarget.New(t, "", s, "shop", fixtures.RelationAPIResources())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	f := &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true), resolved: []query.Target{target}}
+	f := &Flags{ContextFlags: query.ContextFlags{ConfigFlags: genericclioptions.NewConfigFlags(true)}, resolved: []query.Target{target}}
 	cmd := NewCmdMCP(f, genericiooptions.IOStreams{In: inR, Out: outW, ErrOut: io.Discard})
 	cmd.SetArgs(nil)
 	done := make(chan error, 1)

@@ -304,7 +304,7 @@ func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter
 		q.Filters = o.streamFilters()
 		if !o.several() {
 			// A name that cannot be read is no name, as when there is none.
-			q.ContextName, _ = contextName(o.ConfigFlags)
+			q.ContextName, _ = query.ContextName(o.ConfigFlags)
 		}
 	}
 	out := bufio.NewWriterSize(o.Out, 64<<10)

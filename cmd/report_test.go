@@ -146,7 +146,7 @@ type ran struct {
 func (tc commandCase) run(t *testing.T, targets []query.Target) ran {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	f := &Flags{ConfigFlags: genericclioptions.NewConfigFlags(true), AllNamespaces: tc.all, resolved: targets}
+	f := &Flags{ContextFlags: query.ContextFlags{ConfigFlags: genericclioptions.NewConfigFlags(true), AllNamespaces: tc.all}, resolved: targets}
 	cmd := tc.cmd(f, streams)
 	// As the root command runs them: errors are Execute's to print.
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true

@@ -30,12 +30,7 @@ import (
 // Flags are the flags every command shares: kubectl's connection flags and
 // -A, bound once on the root command.
 type Flags struct {
-	*genericclioptions.ConfigFlags
-	// AllNamespaces is -A.
-	AllNamespaces bool
-	// AllContexts is --all-contexts: every context of the kubeconfig, as
-	// --context a,b,c names several.
-	AllContexts bool
+	query.ContextFlags
 
 	// resolved are targets resolved already, by tests, over fake clients:
 	// resolveTargets returns them instead of reading the kubeconfig. It is
@@ -45,9 +40,15 @@ type Flags struct {
 	// server, the request it answers (cached.go). Nil for a tree built on
 	// its own.
 	run *runContext
-	// kubeconfig, when set, are the kubeconfig files the connection flags
-	// read in place of the process environment's (useKubeconfig).
-	kubeconfig []string
+}
+
+// resolveTargets resolves the contexts the flags name, once, before any
+// request (query.ContextFlags.Targets).
+func (f *Flags) resolveTargets() ([]query.Target, error) {
+	if f.resolved != nil {
+		return f.resolved, nil
+	}
+	return f.Targets()
 }
 
 // NewCmdRoot returns the `kubectl idx` command. The root command itself lists
@@ -61,7 +62,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 // writes once the command is done.
 func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Command, *profiling) {
 	configFlags := genericclioptions.NewConfigFlags(true)
-	f := &Flags{ConfigFlags: configFlags, run: run}
+	f := &Flags{ContextFlags: query.ContextFlags{ConfigFlags: configFlags}, run: run}
 	o := NewGetOptions(f, streams)
 	root := newCmdGet(o)
 	root.Use = "idx [(-o|--output=)json|yaml|name|wide|jsonpath|go-template|custom-columns|...] (TYPE[.VERSION][.GROUP] [NAME ...] | TYPE[.VERSION][.GROUP]/NAME ...) [flags]"

@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
@@ -43,7 +44,7 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 	// The starter's kubeconfig files, absolute: this process runs in "/",
 	// and its environment has no KUBECONFIG.
 	if p.Kubeconfig != nil {
-		if err := readKubeconfigs(flags, filepath.SplitList(*p.Kubeconfig)); err != nil {
+		if err := query.ReadKubeconfigs(flags, filepath.SplitList(*p.Kubeconfig)); err != nil {
 			return err
 		}
 	}
@@ -63,7 +64,7 @@ func runCacheServer(ctx context.Context, in io.Reader, idle, dropAfter time.Dura
 		}
 		x.Env = append(env, x.Env...)
 	}
-	name, err := contextName(flags)
+	name, err := query.ContextName(flags)
 	if err != nil {
 		return err
 	}

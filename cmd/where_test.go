@@ -82,7 +82,7 @@ func TestWhereFlagErrors(t *testing.T) {
 // test must never contact.
 func twoContextKubeconfig(t *testing.T) string {
 	t.Helper()
-	return writeContextsKubeconfig(t, untouchedServer(t), "a", "b")
+	return fixtures.ContextsKubeconfig(t, untouchedServer(t), "a", "b")
 }
 
 // TestWhereRun: what --where makes of an answer, through the listing
