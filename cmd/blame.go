@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -45,7 +46,7 @@ func NewCmdBlame(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Long:    blameLong,
 		Example: blameExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

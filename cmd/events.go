@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -87,7 +88,7 @@ func NewCmdEvents(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Long:    eventsLong,
 		Example: eventsExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 	cmd.Flags().StringSliceVar(&o.Types, "types", nil, "Output only events of given types.")
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only events whose last occurrence is newer than a relative duration like 5s, 2m, or 3h. Defaults to all events.")

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -85,7 +86,7 @@ func NewCmdHistory(f *Flags, streams genericiooptions.IOStreams) *cobra.Command 
 		Long:    historyLong,
 		Example: historyExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only what happened within a relative duration like 5s, 2m, or 3h; the stretches of it no source covers are gaps. Defaults to the object's whole life.")
 	cmd.Flags().BoolVar(&o.Uses, "uses", false, "Also show what happened to the ConfigMaps, Secrets (their metadata only), PersistentVolumeClaims and ServiceAccount the object's pod spec uses.")

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -39,7 +40,7 @@ func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Long:    ownersLong,
 		Example: ownersExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -73,7 +74,7 @@ func newCmdSelects(f *Flags, streams genericiooptions.IOStreams, inverse bool) *
 		Long:    selectsLong,
 		Example: selectsExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}
 	if inverse {
 		cmd.Use = "selected-by (TYPE/NAME | TYPE NAME)"

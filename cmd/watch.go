@@ -15,6 +15,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 
 	// Mode, how much of each object a feed reads; no informer starts here.
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -145,7 +146,7 @@ func NewCmdWatch(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		RunE:    runE(o),
 	}
 	// Types and names complete as for `kubectl idx`.
-	cmd.ValidArgsFunction = newCompleter(f).typeAndName
+	cmd.ValidArgsFunction = completion.New(&f.ContextFlags).TypeAndName
 	addFeedPrintFlags(cmd, o.PrintFlags)
 	o.addSelectorFlags(cmd)
 	cmd.Flags().StringVar(&o.Owner, "owner", "", "Only objects owned by this object, given as TYPE/NAME (e.g. deployment/web), directly or through owners in between such as ReplicaSets, including the object itself when its type is watched.")

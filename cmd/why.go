@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -79,7 +80,7 @@ func NewCmdWhy(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Long:    whyLong,
 		Example: whyExample,
 		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: newCompleter(f).object,
+		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 
