@@ -589,7 +589,7 @@ func TestPathFlagsAreResolved(t *testing.T) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		check := func(f *pflag.Flag) {
-			if looksLikePath.MatchString(f.Usage) && !pathFlags[f.Name] && !notPaths[f.Name] {
+			if looksLikePath.MatchString(f.Usage) && !served.PathFlags[f.Name] && !notPaths[f.Name] {
 				t.Errorf("%s --%s names a file (%q) but is not among pathFlags", c.CommandPath(), f.Name, f.Usage)
 			}
 		}
@@ -621,7 +621,7 @@ func TestPathFlagsAreResolved(t *testing.T) {
 		if err := cmd.ParseFlags(rest); err != nil {
 			t.Fatal(err)
 		}
-		if err := resolvePaths(cmd, dir); err != nil {
+		if err := served.ResolvePaths(cmd.Flags(), dir); err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
 		for name, want := range tc.want {

@@ -6,15 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
@@ -32,13 +26,6 @@ import (
 // cacheEnv names the variable that turns the cache on for every command that
 // reads: auto, or off.
 const cacheEnv = "KUBECTL_IDX_CACHE"
-
-// The variables a cache server's start reads: how long it waits with nothing
-// to answer, and how long it keeps an informer nobody uses.
-const (
-	cacheIdleTimeoutEnv = "KUBECTL_IDX_CACHE_IDLE_TIMEOUT"
-	cacheDropAfterEnv   = "KUBECTL_IDX_CACHE_DROP_AFTER"
-)
 
 // runContext is what a command knows of the run it belongs to: the arguments
 // it was started with, which a cache server is handed, and, in the cache
@@ -137,7 +124,7 @@ func (o *QueryOptions) viaCache(ctx context.Context, cmd *cobra.Command) (done b
 	if ctx.Err() != nil {
 		return true, ctx.Err()
 	}
-	o.warnf("%s; answering directly", cacheProblem(err))
+	o.warnf("%s; answering directly", served.Problem(err))
 	return false, nil
 }
 
@@ -148,15 +135,9 @@ func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *ru
 	if t := o.targets[0]; t.Err != nil {
 		return -1, fmt.Errorf("%w: %w", served.ErrNoCache, t.Err)
 	}
-	args := []string{"cache", "serve"}
-	for env, flag := range map[string]string{cacheIdleTimeoutEnv: "idle-timeout", cacheDropAfterEnv: "drop-after"} {
-		if v := os.Getenv(env); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return -1, fmt.Errorf("%s=%s: want a positive duration such as 30m", env, v)
-			}
-			args = append(args, "--"+flag+"="+d.String())
-		}
+	args, err := served.ServeArgs()
+	if err != nil {
+		return -1, err
 	}
 	req, err := warm.NewRunRequest(run.args, o.Out, o.ErrOut)
 	if err != nil {
@@ -164,7 +145,7 @@ func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *ru
 	}
 	c := served.Client{Config: o.targets[0].RESTConfig, Version: cacheVersion(), Args: args, Start: run.start,
 		Payload: func(id warm.Identity) ([]byte, error) {
-			p, err := newServePayload(cmd, id, o.targets[0].RESTConfig)
+			p, err := served.NewPayload(cmd.Flags(), id, o.targets[0].RESTConfig)
 			if err != nil {
 				return nil, err
 			}
@@ -192,98 +173,8 @@ func (o *QueryOptions) warmCache(ctx context.Context, runErr error) {
 		return
 	}
 	if err := s.Warm(ctx); err != nil && ctx.Err() == nil {
-		o.warnf("%s; answered directly", cacheProblem(err))
+		o.warnf("%s; answered directly", served.Problem(err))
 	}
-}
-
-// cacheProblem words why the cache could not answer, for the warning line.
-func cacheProblem(err error) string {
-	if errors.Is(err, warm.ErrUnsupported) {
-		return warm.ErrUnsupported.Error()
-	}
-	return strings.TrimPrefix(err.Error(), served.ErrNoCache.Error()+": ")
-}
-
-// pathFlags are the flags that name files, of every command: a relative
-// path is the asker's, resolved against their working directory in a served
-// run (the server runs in "/"), and against the starter's in the start
-// payload. -o *-file=PATH, and --template with such an -o, are resolved
-// too (resolvePaths). TestPathFlagsAreResolved keeps the list whole.
-var pathFlags = map[string]bool{
-	"kubeconfig": true, "cache-dir": true, "certificate-authority": true, "client-certificate": true, "client-key": true,
-	"checkpoint": true, "from-checkpoint": true, "profile-output": true,
-}
-
-// connectionFlags names kubectl's connection flags.
-func connectionFlags() []string {
-	fs := pflag.NewFlagSet("connection", pflag.ContinueOnError)
-	genericclioptions.NewConfigFlags(true).AddFlags(fs)
-	var names []string
-	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	return names
-}
-
-// newServePayload is the start payload of a cache server of identity id
-// for the command cmd over cfg: its connection flags, their paths absolute,
-// KUBECONFIG, and the environment an exec plugin of cfg's runs with.
-func newServePayload(cmd *cobra.Command, id warm.Identity, cfg *rest.Config) (*served.Payload, error) {
-	p := &served.Payload{Identity: id, Flags: map[string][]string{}}
-	if cfg.ExecProvider != nil {
-		p.ExecEnv = os.Environ()
-	}
-	if v, ok := os.LookupEnv(clientcmd.RecommendedConfigPathEnvVar); ok {
-		abs, err := absList(v, "")
-		if err != nil {
-			return nil, err
-		}
-		p.Kubeconfig = &abs
-	}
-	for _, name := range connectionFlags() {
-		f := cmd.Flags().Lookup(name)
-		if f == nil || !f.Changed {
-			continue
-		}
-		values := []string{f.Value.String()}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			values = sv.GetSlice()
-		}
-		if pathFlags[name] {
-			for i, v := range values {
-				abs, err := absPath(v, "")
-				if err != nil {
-					return nil, err
-				}
-				values[i] = abs
-			}
-		}
-		p.Flags[name] = values
-	}
-	return p, nil
-}
-
-// absPath makes path absolute against dir, or the working directory when
-// dir is empty; "" stays "".
-func absPath(path, dir string) (string, error) {
-	if path == "" || filepath.IsAbs(path) {
-		return path, nil
-	}
-	if dir == "" {
-		return filepath.Abs(path)
-	}
-	return filepath.Join(dir, path), nil
-}
-
-// absList makes each path of a KUBECONFIG-style list absolute.
-func absList(list, dir string) (string, error) {
-	parts := filepath.SplitList(list)
-	for i, p := range parts {
-		abs, err := absPath(p, dir)
-		if err != nil {
-			return "", err
-		}
-		parts[i] = abs
-	}
-	return strings.Join(parts, string(os.PathListSeparator)), nil
 }
 
 // errDecline ends a served run the server will not answer, before it has
@@ -311,29 +202,22 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 	if req.Credential == nil {
 		return errDecline
 	}
-	if err := resolvePaths(cmd, req.Dir); err != nil {
+	if err := served.ResolvePaths(cmd.Flags(), req.Dir); err != nil {
 		return err
 	}
-	env := req.Env
-	home := env["HOME"]
 	if fl := cmd.Flags().Lookup("cache-dir"); fl != nil && !fl.Changed && f.CacheDir != nil {
-		switch {
-		case env["KUBECACHEDIR"] != "":
-			*f.CacheDir = env["KUBECACHEDIR"]
-		case home != "":
-			*f.CacheDir = filepath.Join(home, ".kube", "cache")
+		if dir := run.CacheDir(); dir != "" {
+			*f.CacheDir = dir
 		}
 	}
 	// The asker's kubeconfig files, read by a loader of this run's own: the
 	// process's environment is the server's, and nobody changes it.
-	if kubeconfig, ok := env[clientcmd.RecommendedConfigPathEnvVar]; ok {
-		list, err := absList(kubeconfig, req.Dir)
-		if err != nil {
-			return err
-		}
-		f.Kubeconfig = filepath.SplitList(list)
-	} else if home != "" {
-		f.Kubeconfig = []string{filepath.Join(home, clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)}
+	kubeconfig, err := run.Kubeconfig()
+	if err != nil {
+		return err
+	}
+	if kubeconfig != nil {
+		f.Kubeconfig = kubeconfig
 	}
 	if err := f.UseKubeconfig(f.ConfigFlags); err != nil {
 		return err
@@ -355,49 +239,6 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 			return errDecline
 		}
 		return err
-	}
-	return nil
-}
-
-// resolvePaths makes the relative paths of cmd's flags that name files
-// (pathFlags, -o *-file=PATH, --template with such an -o) absolute against
-// dir, the asker's working directory.
-func resolvePaths(cmd *cobra.Command, dir string) error {
-	set := func(fl *pflag.Flag, value string) error {
-		abs, err := absPath(value, dir)
-		if err != nil || abs == value {
-			return err
-		}
-		return fl.Value.Set(abs)
-	}
-	var err error
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if err == nil && pathFlags[fl.Name] {
-			err = set(fl, fl.Value.String())
-		}
-	})
-	if err != nil {
-		return err
-	}
-	out := cmd.Flags().Lookup("output")
-	if out == nil || !out.Changed {
-		return nil
-	}
-	format, path, hasPath := strings.Cut(out.Value.String(), "=")
-	if !strings.HasSuffix(format, "-file") {
-		return nil
-	}
-	if hasPath {
-		abs, err := absPath(path, dir)
-		if err != nil {
-			return err
-		}
-		if err := out.Value.Set(format + "=" + abs); err != nil {
-			return err
-		}
-	}
-	if tmpl := cmd.Flags().Lookup("template"); tmpl != nil && tmpl.Changed {
-		return set(tmpl, tmpl.Value.String())
 	}
 	return nil
 }

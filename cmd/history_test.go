@@ -17,6 +17,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 )
 
 // TestHistoryFlags: history's and blame's bad command lines are one line on
@@ -211,7 +212,7 @@ func TestHistoryCheckpointPath(t *testing.T) {
 	if want := "checkpoint " + path + ` is not a kubectl idx checkpoint: its first line is "hello"`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
-	if !pathFlags["from-checkpoint"] {
+	if !served.PathFlags["from-checkpoint"] {
 		t.Error("--from-checkpoint is not among pathFlags")
 	}
 }
