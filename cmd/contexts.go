@@ -1,13 +1,8 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -63,11 +58,11 @@ func report[T any](o *QueryOptions, answers []query.Answer[T], nothing string, p
 		}
 		if a.Err != nil {
 			failed++
-			warnings = append(warnings, contextWarnings(a.Context, a.Err)...)
+			warnings = append(warnings, errtext.ContextWarnings(a.Context, a.Err)...)
 		}
 		if answered(a.Value) {
 			for _, w := range a.Warnings {
-				warnings = append(warnings, prefixContext(a.Context, w))
+				warnings = append(warnings, errtext.PrefixContext(a.Context, w))
 			}
 		}
 	}
@@ -99,62 +94,6 @@ func report[T any](o *QueryOptions, answers []query.Answer[T], nothing string, p
 func answered(v any) bool {
 	r := reflect.ValueOf(v)
 	return r.IsValid() && !(r.Kind() == reflect.Pointer && r.IsNil())
-}
-
-// notice is kubectl's notice of an empty answer: in, a format naming the
-// namespace, when every context's answer is of the same one (scopes), else
-// none.
-func notice(scopes []string, none, in string) string {
-	if len(scopes) == 0 || scopes[0] == metav1.NamespaceAll || slices.ContainsFunc(scopes, func(s string) bool { return s != scopes[0] }) {
-		return none
-	}
-	return fmt.Sprintf(in, scopes[0])
-}
-
-// listingScopes are the scopes of the listings answered.
-func listingScopes(answers []query.Answer[*query.Listing]) []string {
-	var scopes []string
-	for _, a := range answers {
-		if a.Value != nil {
-			scopes = append(scopes, a.Value.Scope)
-		}
-	}
-	return scopes
-}
-
-// noResources is kubectl's notice of a listing with nothing in it.
-func noResources(answers []query.Answer[*query.Listing]) string {
-	return notice(listingScopes(answers), "No resources found", "No resources found in %s namespace.")
-}
-
-// closeListings releases what the listings hold until they are printed.
-func closeListings(answers []query.Answer[*query.Listing]) {
-	for _, a := range answers {
-		a.Value.Close()
-	}
-}
-
-// contextWarnings words a context's failure as warning lines, each naming
-// the context: one per error of an aggregate (objects not found).
-func contextWarnings(name string, err error) []string {
-	if err == nil {
-		return nil
-	}
-	errs := []error{err}
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		errs = agg.Errors()
-	}
-	out := make([]string, 0, len(errs))
-	for _, e := range errs {
-		out = append(out, prefixContext(name, errtext.Warning(e)))
-	}
-	return out
-}
-
-// prefixContext names the context a warning is about.
-func prefixContext(name, warning string) string {
-	return fmt.Sprintf("context %q: %s", name, warning)
 }
 
 // contextsOutcome is the exit of a command over several contexts: nil when

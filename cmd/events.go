@@ -179,7 +179,7 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 		}
 		return s.EventList(ctx, obj, opts)
 	})
-	nothing := notice(listingScopes(answers), "No events found.", "No events found in %s namespace.")
+	nothing := printers.Notice(printers.ListingScopes(answers), "No events found.", "No events found in %s namespace.")
 	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
 		if o.human() {
 			return printers.PrintEventTable(o.Out, answers, *o.PrintFlags.NoHeaders)

@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/kubectl/pkg/cmd/get"
@@ -209,10 +207,10 @@ func (o *GetOptions) Run(ctx context.Context) error {
 	answers := query.Ask(ctx, o.targets, o.config(), func(ctx context.Context, s *query.Session) (*query.Listing, error) {
 		return s.Get(ctx, q)
 	})
-	defer closeListings(answers)
-	nothing := noResources(answers)
+	defer query.CloseListings(answers)
+	nothing := printers.NoResources(answers)
 	if o.IgnoreNotFound {
-		ignoreNotFound(answers)
+		query.IgnoreNotFound(answers)
 		nothing = ""
 	}
 	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
@@ -227,7 +225,7 @@ func (o *GetOptions) Run(ctx context.Context) error {
 			}
 			return stream.Close(warnings, asOf)
 		}
-		if o.IgnoreNotFound && !o.human() && !found(answers) {
+		if o.IgnoreNotFound && !o.human() && !query.Found(answers) {
 			// kubectl get --ignore-not-found prints no empty List either.
 			return 0, nil
 		}
@@ -238,32 +236,6 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		}
 		return printers.PrintListing(o.Out, answers, o.printer, opts, header)
 	})
-}
-
-// ignoreNotFound drops the NotFound errors of the answers, the objects named
-// that do not exist, as kubectl get --ignore-not-found does: an answer with
-// none left has none.
-func ignoreNotFound(answers []query.Answer[*query.Listing]) {
-	for i := range answers {
-		answers[i].Err = utilerrors.FilterOut(answers[i].Err, apierrors.IsNotFound)
-	}
-}
-
-// found reports whether any answer holds an object, or a group.
-func found(answers []query.Answer[*query.Listing]) bool {
-	for _, a := range answers {
-		if l := a.Value; l != nil {
-			if l.Groups != nil && len(l.Groups.Groups) > 0 {
-				return true
-			}
-			for _, m := range l.Members {
-				if len(m.Objects) > 0 {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // informerMode is how much of each object of gk the answer reads: metadata

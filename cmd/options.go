@@ -267,7 +267,7 @@ func (o *QueryOptions) warnf(format string, args ...any) {
 func (o *QueryOptions) feedNotices(context string) query.FeedNotices {
 	return query.WarnNotices(func(msg string) {
 		if context != "" {
-			msg = prefixContext(context, msg)
+			msg = errtext.PrefixContext(context, msg)
 		}
 		o.warnf("%s", msg)
 	})
@@ -329,7 +329,7 @@ func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter
 				return
 			}
 			ended.Add(1)
-			for _, w := range contextWarnings(a.Context, a.Err) {
+			for _, w := range errtext.ContextWarnings(a.Context, a.Err) {
 				o.warnf("%s", w)
 			}
 		},

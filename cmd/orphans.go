@@ -7,6 +7,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -61,5 +62,5 @@ func (o *OrphansOptions) Run(ctx context.Context) error {
 			scopes = append(scopes, o.targets[i].Namespace)
 		}
 	}
-	return printDocuments(o.RelationOptions, answers, notice(scopes, "No resources found", "No resources found in %s namespace."))
+	return printDocuments(o.RelationOptions, answers, printers.Notice(scopes, "No resources found", "No resources found in %s namespace."))
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/profiling"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -60,7 +61,7 @@ func NewCmdRoot(streams genericiooptions.IOStreams) *cobra.Command {
 
 // newCmdRoot is NewCmdRoot with the --profile it was given, which Execute
 // writes once the command is done.
-func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Command, *profiling) {
+func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Command, *profiling.Profile) {
 	configFlags := genericclioptions.NewConfigFlags(true)
 	f := &Flags{ContextFlags: query.ContextFlags{ConfigFlags: configFlags}, run: run}
 	o := NewGetOptions(f, streams)
@@ -75,7 +76,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return errtext.Flag(err) })
 	// Global flags are listed by kubectl idx options, not under every command.
 	root.SetUsageFunc(usage)
-	prof := &profiling{}
+	prof := &profiling.Profile{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
 			if err := prepareServed(run.served, cmd, f); err != nil {
@@ -95,7 +96,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 			// out, that its TLS transport cannot cancel requests.
 			klog.SetLogger(logr.Discard())
 		}
-		return prof.start()
+		return prof.Start()
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 
@@ -115,7 +116,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	flags.BoolVarP(&f.AllNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
 	flags.BoolVar(&f.AllContexts, "all-contexts", false, "Ask every context of the kubeconfig, concurrently, and say which context each object came from (a CONTEXT column, a context/ prefix with -o name, a \"context\" field in JSON). --context also takes several names: --context a,b,c.")
 	addKlogVerbosity(root)
-	prof.addFlags(flags)
+	prof.AddFlags(flags)
 
 	root.AddCommand(NewCmdVersion(configFlags, streams))
 	root.AddCommand(NewCmdWatch(f, streams))
@@ -195,7 +196,7 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	err := root.ExecuteContext(ctx)
-	if perr := prof.stop(); perr != nil && err == nil {
+	if perr := prof.Stop(); perr != nil && err == nil {
 		err = perr
 	}
 	klog.Flush()

@@ -113,7 +113,7 @@ func (o *SelectsOptions) Run(ctx context.Context) error {
 		}
 		return s.Selection(ctx, obj, o.inverse, o.human())
 	})
-	return report(o.QueryOptions, answers, noResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
+	return report(o.QueryOptions, answers, printers.NoResources(answers), func(answers []query.Answer[*query.Listing], warnings []string) (int, error) {
 		if l := answers[0].Value; printers.IsGraph(o.format) {
 			return 0, printers.PrintSelectionGraph(o.Out, *l.Subject, l.Members, o.inverse, o.format)
 		}

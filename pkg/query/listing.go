@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,6 +53,39 @@ func (l *Listing) Close() {
 	if l != nil && l.close != nil {
 		l.close()
 	}
+}
+
+// CloseListings releases what the listings hold until they are printed.
+func CloseListings(answers []Answer[*Listing]) {
+	for _, a := range answers {
+		a.Value.Close()
+	}
+}
+
+// IgnoreNotFound drops the NotFound errors of the answers, the objects named
+// that do not exist, as kubectl get --ignore-not-found does: an answer with
+// none left has none.
+func IgnoreNotFound(answers []Answer[*Listing]) {
+	for i := range answers {
+		answers[i].Err = utilerrors.FilterOut(answers[i].Err, apierrors.IsNotFound)
+	}
+}
+
+// Found reports whether any answer holds an object, or a group.
+func Found(answers []Answer[*Listing]) bool {
+	for _, a := range answers {
+		if l := a.Value; l != nil {
+			if l.Groups != nil && len(l.Groups.Groups) > 0 {
+				return true
+			}
+			for _, m := range l.Members {
+				if len(m.Objects) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // GetQuery is the question of `kubectl idx TYPE[,TYPE] [NAME...]`.

@@ -1,4 +1,6 @@
-package cmd
+// Package profiling is kubectl's --profile and --profile-output: a Go
+// profile of one invocation.
+package profiling
 
 import (
 	"errors"
@@ -11,21 +13,22 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// profiling is kubectl's --profile and --profile-output: a Go profile of
+// Profile is kubectl's --profile and --profile-output: a Go profile of
 // one invocation, for finding where a slow or large query spends its time
 // and memory (`go tool pprof profile.pprof`).
-type profiling struct {
+type Profile struct {
 	name, output string
 	file         *os.File
 }
 
-func (p *profiling) addFlags(flags *pflag.FlagSet) {
+// AddFlags adds --profile and --profile-output to flags.
+func (p *Profile) AddFlags(flags *pflag.FlagSet) {
 	flags.StringVar(&p.name, "profile", "none", "Name of profile to capture. One of (none|cpu|heap|allocs|goroutine|threadcreate|block|mutex|trace)")
 	flags.StringVar(&p.output, "profile-output", "profile.pprof", "Name of the file to write the profile to")
 }
 
-// start begins the profile; stop writes it.
-func (p *profiling) start() error {
+// Start begins the profile; Stop writes it.
+func (p *Profile) Start() error {
 	var err error
 	switch p.name {
 	case "none", "":
@@ -54,8 +57,8 @@ func (p *profiling) start() error {
 	return err
 }
 
-// stop writes the profile started by start, if any.
-func (p *profiling) stop() error {
+// Stop writes the profile started by Start, if any.
+func (p *Profile) Stop() error {
 	switch p.name {
 	case "none", "":
 		return nil
