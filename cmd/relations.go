@@ -6,11 +6,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -37,7 +35,7 @@ type RelationOptions struct {
 
 func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
 	o := &RelationOptions{QueryOptions: newQueryOptions(f, streams)}
-	o.toPrinter = o.graphPrinter
+	o.toPrinter = func() (cliprinters.ResourcePrinter, error) { return printers.GraphPrinter(o.PrintFlags, o.graphs) }
 	return o
 }
 
@@ -100,7 +98,7 @@ func (o *RelationOptions) Validate() error {
 	}
 	if o.verb != "" {
 		var err error
-		if o.typ, o.name, err = splitObjectArg(o.verb, o.args); err != nil {
+		if o.typ, o.name, err = query.ParseObjectArg(o.verb, o.args); err != nil {
 			return err
 		}
 	}
@@ -152,47 +150,4 @@ func (o *RelationOptions) addGraphPrintFlags(cmd *cobra.Command) {
 		}
 		return comps, cobra.ShellCompDirectiveNoFileComp
 	})
-}
-
-// graphPrinter resolves -o: a graph format for the commands that draw
-// graphs (no delegate printer), kubectl's printer otherwise. An unknown
-// format is kubectl's error, whose allowed formats include dot and mermaid
-// where they are allowed.
-func (o *RelationOptions) graphPrinter() (cliprinters.ResourcePrinter, error) {
-	if format := *o.PrintFlags.OutputFormat; printers.IsGraph(format) {
-		if !o.graphs {
-			return nil, errtext.NoGraph(format)
-		}
-		return nil, nil
-	}
-	p, err := o.PrintFlags.ToPrinter()
-	if o.graphs && genericclioptions.IsNoCompatiblePrinterError(err) {
-		format := *o.PrintFlags.OutputFormat
-		return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: append(o.PrintFlags.AllowedFormats(), printers.GraphFormats...)}
-	}
-	return p, err
-}
-
-// splitObjectArg checks the shape of the one object argument and splits it
-// into type and name; it needs no server.
-func splitObjectArg(verb string, args []string) (typ, name string, err error) {
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		typ, name, _ = strings.Cut(args[0], "/")
-		if typ == "" || name == "" || strings.Contains(name, "/") {
-			return "", "", fmt.Errorf("arguments in resource/name form must have a single resource and name, got %q", args[0])
-		}
-	case len(args) == 2 && !strings.Contains(args[0], "/") && !strings.Contains(args[1], "/"):
-		typ, name = args[0], args[1]
-	case len(args) == 0:
-		return "", "", fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. deployment/web", verb)
-	case len(args) == 1:
-		return "", "", fmt.Errorf("you must specify the object to %s as TYPE/NAME, e.g. %s/NAME; got %q", verb, args[0], args[0])
-	default:
-		return "", "", fmt.Errorf("you must specify one object to %s as TYPE/NAME or TYPE NAME, got %q", verb, strings.Join(args, " "))
-	}
-	if strings.Contains(typ, ",") {
-		return "", "", fmt.Errorf("you must specify one object to %s, not a list of types: %q", verb, typ)
-	}
-	return typ, name, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
@@ -89,31 +88,6 @@ func addFeedPrintFlags(cmd *cobra.Command, pf *get.PrintFlags) {
 	cmd.Flags().StringSliceVarP(hf.ColumnLabels, "label-columns", "L", *hf.ColumnLabels, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
 }
 
-// feedPrinterOf returns the delegate printer of a feed for the formats it
-// does not print itself (name, jsonpath, templates), nil for tables, json
-// and yaml, and kubectl's error listing the allowed formats for anything
-// else.
-func feedPrinterOf(pf *get.PrintFlags) (cliprinters.ResourcePrinter, error) {
-	format := *pf.OutputFormat
-	if tmpl := pf.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
-		format = "go-template"
-	}
-	switch format {
-	case "", "wide", "json", "yaml":
-		return nil, nil
-	}
-	if p, err := pf.NamePrintFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
-		return p, err
-	}
-	if p, err := pf.TemplateFlags.ToPrinter(format); !genericclioptions.IsNoCompatiblePrinterError(err) {
-		return p, err
-	}
-	allowed := []string{"json", "yaml", "wide"}
-	allowed = append(allowed, pf.NamePrintFlags.AllowedFormats()...)
-	allowed = append(allowed, pf.TemplateFlags.AllowedFormats()...)
-	return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: allowed}
-}
-
 // WatchOptions holds the flags and resolved state of `kubectl idx watch`.
 type WatchOptions struct {
 	*QueryOptions
@@ -130,7 +104,7 @@ type WatchOptions struct {
 // NewWatchOptions returns WatchOptions with kubectl's printing flags.
 func NewWatchOptions(f *Flags, streams genericiooptions.IOStreams) *WatchOptions {
 	o := &WatchOptions{QueryOptions: newQueryOptions(f, streams)}
-	o.toPrinter = func() (cliprinters.ResourcePrinter, error) { return feedPrinterOf(o.PrintFlags) }
+	o.toPrinter = func() (cliprinters.ResourcePrinter, error) { return printers.FeedPrinter(o.PrintFlags) }
 	return o
 }
 

@@ -130,21 +130,13 @@ func Warning(err error) string {
 	return text
 }
 
-// GraphCommands names the commands that draw relation graphs, for messages.
-const GraphCommands = "kubectl idx tree, owners, selects, selected-by or uses"
-
-// NoGraph is the error of -o dot or -o mermaid on a command without graphs.
-func NoGraph(format string) error {
-	return fmt.Errorf("-o %s draws relation graphs: use it with %s", format, GraphCommands)
-}
-
 // graphFormatError words the printer error of a command without graphs (get,
-// watch) asked for -o dot or -o mermaid as NoGraph does; other errors pass
+// watch) asked for -o dot or -o mermaid as printers.NoGraph does; other errors pass
 // as they are.
 func graphFormatError(err error) error {
 	var e genericclioptions.NoCompatiblePrinterError
 	if errors.As(err, &e) && e.OutputFormat != nil && printers.IsGraph(*e.OutputFormat) {
-		return NoGraph(*e.OutputFormat)
+		return printers.NoGraph(*e.OutputFormat)
 	}
 	return err
 }
