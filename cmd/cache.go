@@ -2,21 +2,19 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
+	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
 )
 
@@ -141,8 +139,7 @@ func (o cacheStatus) Run(ctx context.Context) error {
 	if err := o.identify(ctx); err != nil {
 		return err
 	}
-	rep, err := warm.Status(ctx, o.spec)
-	st := v1alpha1.NewCacheStatus()
+	st, err := served.Status(ctx, o.spec)
 	switch {
 	case errors.Is(err, warm.ErrNotRunning):
 		if o.Output == "" {
@@ -151,30 +148,6 @@ func (o cacheStatus) Run(ctx context.Context) error {
 		}
 	case err != nil:
 		return err
-	default:
-		if rep.Cache != nil {
-			// The server's part: its informers and memory.
-			if err := json.Unmarshal(rep.Cache, st); err != nil {
-				return fmt.Errorf("reading the cache server's status: %w", err)
-			}
-		}
-		st.APIVersion, st.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.CacheStatusKind
-		st.Running = true
-		st.Version, st.PID, st.Socket, st.IdleTimeout = rep.Version, rep.PID, rep.Socket, rep.IdleTimeout
-		started := metav1.NewTime(rep.Started)
-		st.Started = &started
-		if rep.LastRequest != nil {
-			last := metav1.NewTime(*rep.LastRequest)
-			st.LastRequest = &last
-		}
-		if st.Requests == nil {
-			st.Requests = &v1alpha1.CacheRequests{}
-		}
-		st.Requests.Running, st.Requests.Served, st.Requests.Warmed = rep.Running, rep.Served, rep.Warmed
-		st.Requests.RefusedPeers, st.Requests.RefusedHandshakes = rep.RefusedPeers, rep.RefusedHandshakes
-		if st.Informers == nil {
-			st.Informers = []v1alpha1.CachedInformer{}
-		}
 	}
 	switch o.Output {
 	case "json":

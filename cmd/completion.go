@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -71,20 +72,12 @@ func NewCmdCompletion(streams genericiooptions.IOStreams) *cobra.Command {
 		Long:                  completionLong,
 		Example:               completionExample,
 		ValidArgs:             completionShells,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run()
-		},
+		RunE:                  runE(o),
 	}
 }
 
 // Complete takes the shell from the arguments.
-func (o *CompletionOptions) Complete(args []string) error {
+func (o *CompletionOptions) Complete(_ *cobra.Command, args []string) error {
 	switch len(args) {
 	case 0:
 		return fmt.Errorf("shell not specified; one of: %s", strings.Join(completionShells, ", "))
@@ -108,7 +101,7 @@ func (o *CompletionOptions) Validate() error {
 // (they ask the program itself, through __complete, at every TAB), and the root
 // command is named idx after `kubectl idx`; a bare command named after the binary
 // gives the script for the name a shell actually sees.
-func (o *CompletionOptions) Run() error {
+func (o *CompletionOptions) Run(context.Context) error {
 	prog := &cobra.Command{Use: "kubectl-idx"}
 	switch o.Shell {
 	case "bash":

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ func TestCompletionOptionsValidation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := NewCompletionOptions(genericiooptions.NewTestIOStreamsDiscard())
-			err := o.Complete(tc.args)
+			err := o.Complete(nil, tc.args)
 			if err == nil {
 				err = o.Validate()
 			}
@@ -54,7 +55,7 @@ func TestCompletionRun(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 			o := NewCompletionOptions(streams)
 			o.Shell = shell
-			if err := o.Run(); err != nil {
+			if err := o.Run(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(out.String(), want) {

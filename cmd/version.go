@@ -52,15 +52,7 @@ func NewCmdVersion(configFlags *genericclioptions.ConfigFlags, streams genericio
 		Short:   "Print the client and server version information",
 		Example: versionExample,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
-		},
+		RunE:    runE(o),
 	}
 	cmd.Flags().BoolVar(&o.ClientOnly, "client", false, "If true, shows client version only (no server required).")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format. One of: json. Plain text when empty.")
@@ -69,7 +61,7 @@ func NewCmdVersion(configFlags *genericclioptions.ConfigFlags, streams genericio
 
 // Complete wires the discovery client used to ask for the server version,
 // with the request's context: its deadline, and Ctrl-C, end the request.
-func (o *VersionOptions) Complete() error {
+func (o *VersionOptions) Complete(*cobra.Command, []string) error {
 	if o.ClientOnly || o.serverVersion != nil {
 		return nil
 	}

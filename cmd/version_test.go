@@ -114,7 +114,7 @@ func TestVersionRun(t *testing.T) {
 				},
 				IOStreams: streams,
 			}
-			if err := o.Complete(); err != nil {
+			if err := o.Complete(nil, nil); err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
 			if err := o.Validate(); err != nil {
