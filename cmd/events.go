@@ -146,24 +146,9 @@ func (o *EventsOptions) Validate() error {
 	return nil
 }
 
-// eventsOptions turns the flags into the engine's filters, the kinds
-// resolved through s's discovery.
-func (o *EventsOptions) eventsOptions(s *query.Session) (query.EventsOptions, error) {
-	opts := query.EventsOptions{Types: o.Types}
-	now := time.Now
-	if o.now != nil {
-		now = o.now
-	}
-	t := now()
-	if o.Since > 0 {
-		opts.Since = t.Add(-o.Since)
-	}
-	if o.Until > 0 {
-		opts.Until = t.Add(-o.Until)
-	}
-	var err error
-	opts.Kinds, err = s.Kinds(o.ForKinds)
-	return opts, err
+// eventsQuery is the engine's filters of the flags.
+func (o *EventsOptions) eventsQuery() query.EventsFeedQuery {
+	return query.EventsFeedQuery{Types: o.Types, ForKinds: o.ForKinds, Since: o.Since, Until: o.Until, Now: o.now}
 }
 
 // Run asks every context for the object's events, oldest first, and reports
@@ -173,7 +158,7 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 		return o.runWatch(ctx)
 	}
 	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*query.Listing, error) {
-		opts, err := o.eventsOptions(s)
+		opts, err := o.eventsQuery().Options(s)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +178,7 @@ func (o *EventsOptions) Run(ctx context.Context) error {
 func (o *EventsOptions) runWatch(ctx context.Context) error {
 	q := query.FeedQuery{
 		Object:     &query.ObjectArg{Type: o.typ, Name: o.name},
-		Events:     query.EventsFeedQuery{Types: o.Types, ForKinds: o.ForKinds, Since: o.Since, Now: o.now},
+		Events:     o.eventsQuery(),
 		Checkpoint: o.Checkpoint,
 	}
 	return o.follow(ctx, q, func(plans []query.FeedPlan, _ []schema.GroupVersionKind) (feedPrinter, error) {

@@ -61,7 +61,7 @@ type ObjectArg struct {
 	Type, Name string
 }
 
-// EventsFeedQuery filters an events feed.
+// EventsFeedQuery filters an events feed, or a list of events (Options).
 type EventsFeedQuery struct {
 	// Types keeps events of these types (Normal, Warning).
 	Types []string
@@ -70,7 +70,10 @@ type EventsFeedQuery struct {
 	// Since keeps the current events whose last occurrence is newer; zero
 	// keeps them all.
 	Since time.Duration
-	// Now is the clock Since is counted from; nil is time.Now.
+	// Until keeps the events whose last occurrence is at least this old;
+	// zero keeps them all. A feed has none: what it records is newer.
+	Until time.Duration
+	// Now is the clock Since and Until are counted from; nil is time.Now.
 	Now func() time.Time
 }
 
@@ -172,7 +175,7 @@ func Follow(ctx context.Context, targets []Target, cfg Config, q FeedQuery, out 
 			notices = out.Notices(p.Context)
 		}
 		if p.Object != nil {
-			opts, err := q.Events.options(s)
+			opts, err := q.Events.Options(s)
 			if err != nil {
 				return err
 			}
@@ -281,16 +284,20 @@ func requestNames(reqs []Request) string {
 	return strings.Join(names, ",")
 }
 
-// options turns the filters into EventsOptions, the kinds resolved through
+// Options turns the filters into EventsOptions, the kinds resolved through
 // s's discovery.
-func (e EventsFeedQuery) options(s *Session) (EventsOptions, error) {
+func (e EventsFeedQuery) Options(s *Session) (EventsOptions, error) {
 	opts := EventsOptions{Types: e.Types}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	t := now()
 	if e.Since > 0 {
-		now := time.Now
-		if e.Now != nil {
-			now = e.Now
-		}
-		opts.Since = now().Add(-e.Since)
+		opts.Since = t.Add(-e.Since)
+	}
+	if e.Until > 0 {
+		opts.Until = t.Add(-e.Until)
 	}
 	var err error
 	opts.Kinds, err = s.Kinds(e.ForKinds)
