@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 	"github.com/kubectl-idx/kubectl-idx/pkg/warm"
@@ -151,7 +152,7 @@ func (o *QueryOptions) askCache(ctx context.Context, cmd *cobra.Command, run *ru
 			}
 			return json.Marshal(p)
 		}}
-	code, starting, err := c.Ask(ctx, req, o.follows, o.Out, o.ErrOut, stdoutClosed(o.Out))
+	code, starting, err := c.Ask(ctx, req, o.follows, o.Out, o.ErrOut, pipe.ReaderGone(o.Out))
 	o.warming = starting
 	return code, err
 }

@@ -19,6 +19,7 @@ import (
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -291,7 +292,7 @@ func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter
 	// done only at its next write.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if closed := stdoutClosed(o.Out); closed != nil {
+	if closed := pipe.ReaderGone(o.Out); closed != nil {
 		go func() {
 			select {
 			case <-closed:

@@ -24,6 +24,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
@@ -376,7 +377,7 @@ func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if stdoutClosed(w) == nil {
+	if pipe.ReaderGone(w) == nil {
 		t.Skip("this system does not report a pipe's departed reader")
 	}
 	s := fakeapi.New(nil, fixtures.ListObjects()...)

@@ -1,10 +1,10 @@
 //go:build !linux
 
-package cmd
+package pipe
 
 import "io"
 
-// stdoutClosed returns nil: only Linux reports a pipe's departed reader
+// ReaderGone returns nil: only Linux reports a pipe's departed reader
 // without a write. Elsewhere the feed learns it at its next write, which fails
 // with EPIPE and ends the feed as quietly.
-func stdoutClosed(io.Writer) <-chan struct{} { return nil }
+func ReaderGone(io.Writer) <-chan struct{} { return nil }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd
+package pipe
 
 import (
 	"io"
@@ -22,12 +22,12 @@ const (
 	pollNval = 0x20
 )
 
-// stdoutClosed returns a channel closed when the reader of out, a pipe or a
+// ReaderGone returns a channel closed when the reader of out, a pipe or a
 // socket, goes away, or nil for anything else. Linux reports a pipe whose
 // reader has exited as an error condition on the write end, which poll(2)
 // returns even when no event is asked for; a feed with nothing to print learns
 // at once that `| head` is done, instead of at its next write.
-func stdoutClosed(out io.Writer) <-chan struct{} {
+func ReaderGone(out io.Writer) <-chan struct{} {
 	f, ok := out.(*os.File)
 	if !ok {
 		return nil
