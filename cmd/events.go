@@ -181,7 +181,7 @@ func (o *EventsOptions) runWatch(ctx context.Context) error {
 		Events:     o.eventsQuery(),
 		Checkpoint: o.Checkpoint,
 	}
-	return o.follow(ctx, q, func(plans []query.FeedPlan, _ []schema.GroupVersionKind) (feedPrinter, error) {
+	return o.follow(ctx, q, func(plans []query.FeedPlan, _ []schema.GroupVersionKind) (query.EventPrinter, error) {
 		return printers.NewEventsWatchPrinter(printers.EventsWatchOptions{
 			Format:    o.format,
 			NoHeaders: *o.PrintFlags.NoHeaders,

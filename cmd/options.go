@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
-	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
@@ -274,33 +272,17 @@ func (o *QueryOptions) feedNotices(context string) query.FeedNotices {
 	})
 }
 
-// feedPrinter prints a feed's events (printers.EventPrinter,
-// printers.EventsWatchPrinter).
-type feedPrinter interface {
-	Print(w io.Writer, ev *feed.Event) error
-	Flush(w io.Writer) error
-}
-
 // follow asks q of every context (query.Follow) and prints the merged feeds
 // with the printer newPrinter makes once they are planned, until ctx ends or
 // stdout's reader goes away: the one feed loop of watch and events -w. Over
 // several contexts a context that cannot be planned, or whose feed fails,
 // is a warning naming it while the others go on, and the exit code counts
 // them (failed of total); one context's failure is its error.
-func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter func(plans []query.FeedPlan, sources []schema.GroupVersionKind) (feedPrinter, error)) error {
+func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter func(plans []query.FeedPlan, sources []schema.GroupVersionKind) (query.EventPrinter, error)) error {
 	// With nothing to print, a feed would otherwise learn that `| head` is
 	// done only at its next write.
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := pipe.WithReaderGone(ctx, o.Out)
 	defer cancel()
-	if closed := pipe.ReaderGone(o.Out); closed != nil {
-		go func() {
-			select {
-			case <-closed:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	if q.Checkpoint != "" {
 		q.Filters = o.streamFilters()
 		if !o.several() {
@@ -308,22 +290,9 @@ func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter
 			q.ContextName, _ = query.ContextName(o.ConfigFlags)
 		}
 	}
-	out := bufio.NewWriterSize(o.Out, 64<<10)
-	var p feedPrinter
 	var ended atomic.Int32
 	var single error
 	err := query.Follow(ctx, o.targets, o.config(), q, query.FeedOutput{
-		Start: func(plans []query.FeedPlan, sources []schema.GroupVersionKind) (err error) {
-			p, err = newPrinter(plans, sources)
-			return err
-		},
-		Emit: func(ev *feed.Event) error { return p.Print(out, ev) },
-		Flush: func() error {
-			if err := p.Flush(out); err != nil {
-				return err
-			}
-			return out.Flush()
-		},
 		Ended: func(a query.Answer[struct{}]) {
 			if !o.several() {
 				single = a.Err
@@ -336,7 +305,7 @@ func (o *QueryOptions) follow(ctx context.Context, q query.FeedQuery, newPrinter
 		},
 		Notices: o.feedNotices,
 		Warn:    func(msg string) { o.warnf("%s", msg) },
-	})
+	}.PrintTo(o.Out, newPrinter))
 	if err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func (o *WatchOptions) Run(ctx context.Context) error {
 		Args: o.args, Owner: o.Owner, WatchOnly: o.WatchOnly, Diff: o.Diff, AllNamespaces: o.AllNamespaces,
 		Read: o.readMode, ShowOwner: o.ShowOwner && o.human(), Checkpoint: o.Checkpoint,
 	}
-	return o.follow(ctx, q, func(plans []query.FeedPlan, kinds []schema.GroupVersionKind) (feedPrinter, error) {
+	return o.follow(ctx, q, func(plans []query.FeedPlan, kinds []schema.GroupVersionKind) (query.EventPrinter, error) {
 		popts := printers.EventPrinterOptions{
 			Format:       o.format,
 			NoHeaders:    *o.PrintFlags.NoHeaders,
