@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/help"
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/mcp"
@@ -62,7 +63,7 @@ func NewCmdMCP(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE:    runE(o),
 	}
-	exposeGlobalFlags(cmd)
+	help.ExposeGlobalFlags(cmd)
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long a tool call waits for the informer caches to sync, or to be shown current, before giving up; 0 waits forever.")
 	cmd.Flags().IntVar(&o.Limit, "limit", o.Limit, "How many items an answer holds when a call names no limit.")
 	cmd.Flags().IntVar(&o.MaxBytes, "max-bytes", o.MaxBytes, "The most bytes of JSON an answer holds; past it the answer is truncated, with a cursor to the rest.")

@@ -18,6 +18,7 @@ import (
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/help"
 	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -115,7 +116,7 @@ func newQueryOptions(f *Flags, streams genericiooptions.IOStreams) *QueryOptions
 // addFlags adds --sync-timeout, --where, --cache and --max-staleness, and
 // shows -A and --all-contexts in cmd's help.
 func (o *QueryOptions) addFlags(cmd *cobra.Command) {
-	exposeGlobalFlags(cmd)
+	help.ExposeGlobalFlags(cmd)
 	cmd.Flags().DurationVar(&o.SyncTimeout, "sync-timeout", o.SyncTimeout, "How long to wait for the informer caches to sync before giving up; 0 waits forever.")
 	cmd.Flags().StringArrayVar(&o.Where, "where", nil, "Only objects for which this CEL expression is true, e.g. 'object.status.phase != \"Running\"'. It may name object (the object as -o json prints it), owner (its top-level controller: apiVersion, kind and metadata; null when it has none), node (a pod's Node; null when unscheduled) and now (when the command started). Repeat it for several conditions that must all hold.")
 	o.addCacheFlags(cmd)

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/help"
 	"github.com/kubectl-idx/kubectl-idx/internal/profiling"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -75,7 +76,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	root.SilenceErrors = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return errtext.Flag(err) })
 	// Global flags are listed by kubectl idx options, not under every command.
-	root.SetUsageFunc(usage)
+	root.SetUsageFunc(help.Usage)
 	prof := &profiling.Profile{}
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if run != nil && run.served != nil {
