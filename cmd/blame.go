@@ -8,7 +8,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -40,13 +39,11 @@ type BlameOptions struct {
 // NewCmdBlame returns the blame command.
 func NewCmdBlame(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &BlameOptions{RelationOptions: newRelationOptions(f, streams)}
-	return o.newRelationCmd(&cobra.Command{
+	return o.newObjectCmd(&cobra.Command{
 		Use:     "blame (TYPE/NAME | TYPE NAME)",
 		Short:   "Show an object's YAML with who last wrote each field, and when",
 		Long:    blameLong,
 		Example: blameExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -82,13 +81,11 @@ type EventsOptions struct {
 // NewCmdEvents returns the events command.
 func NewCmdEvents(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &EventsOptions{RelationOptions: newRelationOptions(f, streams)}
-	cmd := o.newRelationCmd(&cobra.Command{
+	cmd := o.newObjectCmd(&cobra.Command{
 		Use:     "events (TYPE/NAME | TYPE NAME) [--types=Normal,Warning] [--since=DURATION] [--until=DURATION] [--for-kind=TYPE,...] [-w]",
 		Short:   "List the events of an object and of everything it owns",
 		Long:    eventsLong,
 		Example: eventsExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 	cmd.Flags().StringSliceVar(&o.Types, "types", nil, "Output only events of given types.")
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only events whose last occurrence is newer than a relative duration like 5s, 2m, or 3h. Defaults to all events.")

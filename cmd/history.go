@@ -9,7 +9,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -80,13 +79,11 @@ type HistoryOptions struct {
 // NewCmdHistory returns the history command.
 func NewCmdHistory(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &HistoryOptions{RelationOptions: newRelationOptions(f, streams)}
-	cmd := o.newRelationCmd(&cobra.Command{
+	cmd := o.newObjectCmd(&cobra.Command{
 		Use:     "history (TYPE/NAME | TYPE NAME) [--since=DURATION] [--uses] [--from-checkpoint=FILE]",
 		Short:   "Show what changed under an object, when, and who changed it",
 		Long:    historyLong,
 		Example: historyExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 	cmd.Flags().DurationVar(&o.Since, "since", 0, "Only what happened within a relative duration like 5s, 2m, or 3h; the stretches of it no source covers are gaps. Defaults to the object's whole life.")
 	cmd.Flags().BoolVar(&o.Uses, "uses", false, "Also show what happened to the ConfigMaps, Secrets (their metadata only), PersistentVolumeClaims and ServiceAccount the object's pod spec uses.")

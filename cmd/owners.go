@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -34,13 +33,11 @@ type OwnersOptions struct {
 // NewCmdOwners returns the owners command.
 func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &OwnersOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newRelationCmd(&cobra.Command{
+	return o.newObjectCmd(&cobra.Command{
 		Use:     "owners (TYPE/NAME | TYPE NAME)",
 		Short:   "Show the owners of an object up to its top-level owner",
 		Long:    ownersLong,
 		Example: ownersExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -58,6 +59,13 @@ func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c command) *cobra.C
 	}
 	o.addFlags(cmd)
 	return cmd
+}
+
+// newObjectCmd is newRelationCmd for a command about one object: its
+// argument completes TYPE/ from discovery, then names from the cluster.
+func (o *RelationOptions) newObjectCmd(cmd *cobra.Command, c command) *cobra.Command {
+	cmd.ValidArgsFunction = completion.New(&o.Flags.ContextFlags).Object
+	return o.newRelationCmd(cmd, c)
 }
 
 // completeObject resolves the shared state and keeps the arguments naming the

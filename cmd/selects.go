@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -73,15 +72,13 @@ func newCmdSelects(f *Flags, streams genericiooptions.IOStreams, inverse bool) *
 		Short:   "List the pods an object's selector matches",
 		Long:    selectsLong,
 		Example: selectsExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}
 	if inverse {
 		cmd.Use = "selected-by (TYPE/NAME | TYPE NAME)"
 		cmd.Short = "List the Services, PDBs, NetworkPolicies and workloads whose selectors match an object"
 		cmd.Long, cmd.Example = selectedByLong, selectedByExample
 	}
-	return o.newRelationCmd(cmd, o)
+	return o.newObjectCmd(cmd, o)
 }
 
 // Complete resolves the clients and the object.

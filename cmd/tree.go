@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -41,13 +40,11 @@ type TreeOptions struct {
 // NewCmdTree returns the tree command.
 func NewCmdTree(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &TreeOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newRelationCmd(&cobra.Command{
+	return o.newObjectCmd(&cobra.Command{
 		Use:     "tree (TYPE/NAME | TYPE NAME)",
 		Short:   "Show the objects an object owns, across every type, as a tree",
 		Long:    treeLong,
 		Example: treeExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

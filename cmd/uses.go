@@ -9,7 +9,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -44,13 +43,11 @@ type UsesOptions struct {
 // NewCmdUses returns the uses command.
 func NewCmdUses(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &UsesOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newRelationCmd(&cobra.Command{
+	return o.newObjectCmd(&cobra.Command{
 		Use:     "uses (TYPE/NAME | TYPE NAME)",
 		Short:   "Show what uses a ConfigMap, Secret, PVC or ServiceAccount, or what a pod uses",
 		Long:    usesLong,
 		Example: usesExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 

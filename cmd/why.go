@@ -9,7 +9,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -74,13 +73,11 @@ type WhyOptions struct {
 // NewCmdWhy returns the why command.
 func NewCmdWhy(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &WhyOptions{RelationOptions: newRelationOptions(f, streams)}
-	return o.newRelationCmd(&cobra.Command{
+	return o.newObjectCmd(&cobra.Command{
 		Use:     "why [(TYPE/NAME | TYPE NAME)]",
 		Short:   "Say why an object is not serving, walked down what it owns to the causes",
 		Long:    whyLong,
 		Example: whyExample,
-		// TYPE/ from discovery, then names from the cluster.
-		ValidArgsFunction: completion.New(&f.ContextFlags).Object,
 	}, o)
 }
 
