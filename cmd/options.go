@@ -145,11 +145,7 @@ func (o *QueryOptions) complete() error {
 	if o.where, err = where.Parse(o.Where, time.Now()); err != nil {
 		return err
 	}
-	o.format = *o.PrintFlags.OutputFormat
-	if tmpl := o.PrintFlags.TemplateFlags.TemplateArgument; o.format == "" && tmpl != nil && *tmpl != "" {
-		// kubectl's --template without -o.
-		o.format = "go-template"
-	}
+	o.format = printers.OutputFormat(o.PrintFlags)
 	if o.targets, err = o.Flags.resolveTargets(); err != nil {
 		return err
 	}

@@ -40,10 +40,7 @@ func GraphPrinter(pf *get.PrintFlags, graphs bool) (printers.ResourcePrinter, er
 // and yaml, and kubectl's error listing the allowed formats for anything
 // else.
 func FeedPrinter(pf *get.PrintFlags) (printers.ResourcePrinter, error) {
-	format := *pf.OutputFormat
-	if tmpl := pf.TemplateFlags.TemplateArgument; format == "" && tmpl != nil && *tmpl != "" {
-		format = "go-template"
-	}
+	format := OutputFormat(pf)
 	switch format {
 	case "", "wide", "json", "yaml":
 		return nil, nil
@@ -58,4 +55,12 @@ func FeedPrinter(pf *get.PrintFlags) (printers.ResourcePrinter, error) {
 	allowed = append(allowed, pf.NamePrintFlags.AllowedFormats()...)
 	allowed = append(allowed, pf.TemplateFlags.AllowedFormats()...)
 	return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &format, AllowedFormats: allowed}
+}
+
+// OutputFormat is -o of pf, go-template for kubectl's --template without -o.
+func OutputFormat(pf *get.PrintFlags) string {
+	if tmpl := pf.TemplateFlags.TemplateArgument; *pf.OutputFormat == "" && tmpl != nil && *tmpl != "" {
+		return "go-template"
+	}
+	return *pf.OutputFormat
 }
