@@ -19,6 +19,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
@@ -52,18 +53,6 @@ func stallingServer(t *testing.T) string {
 	}))
 	t.Cleanup(s.Close)
 	return s.URL
-}
-
-// refusingAddr returns a loopback address nothing listens on.
-func refusingAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
 }
 
 // resettingServer resets every connection as soon as a request arrives on it.
@@ -118,7 +107,7 @@ func TestWaitForSyncTransportFailures(t *testing.T) {
 			maxWait: 3500 * time.Millisecond,
 		},
 		{
-			name: "refused", host: func(t *testing.T) string { return "http://" + refusingAddr(t) }, timeout: time.Second,
+			name: "refused", host: func(t *testing.T) string { return "http://" + fixtures.ClosedAddress(t) }, timeout: time.Second,
 			want:    `listing pods: the connection to the server HOST was refused \(retried for 1s\)`,
 			maxWait: 2500 * time.Millisecond,
 		},
@@ -137,7 +126,7 @@ func TestWaitForSyncTransportFailures(t *testing.T) {
 		{
 			// Without --request-timeout, the number of tries bounds the wait:
 			// backoffs of 0.8-1.6s and 1.6-3.2s.
-			name: "refused without a request timeout", host: func(t *testing.T) string { return "http://" + refusingAddr(t) },
+			name: "refused without a request timeout", host: func(t *testing.T) string { return "http://" + fixtures.ClosedAddress(t) },
 			want:    `listing pods: the connection to the server HOST was refused \(tried 3 times\)`,
 			maxWait: 7 * time.Second,
 		},
