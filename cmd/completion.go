@@ -11,7 +11,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
-	// Resource, from a REST mapping; no informer starts here.
 )
 
 var completionLong = `Print a shell completion script for kubectl-idx.

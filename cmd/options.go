@@ -59,7 +59,7 @@ type QueryOptions struct {
 	// nil is PrintFlags.ToPrinter, kubectl get's printers.
 	printer   cliprinters.ResourcePrinter
 	format    string
-	toPrinter func() (cliprinters.ResourcePrinter, error)
+	toPrinter func(*get.PrintFlags) (cliprinters.ResourcePrinter, error)
 	// progress is set when stderr is a terminal: progress lines would only
 	// be noise in a log file or a pipe.
 	progress bool
@@ -133,9 +133,9 @@ func (o *QueryOptions) addSelectorFlags(cmd *cobra.Command) {
 func (o *QueryOptions) complete() error {
 	toPrinter := o.toPrinter
 	if toPrinter == nil {
-		toPrinter = o.PrintFlags.ToPrinter
+		toPrinter = (*get.PrintFlags).ToPrinter
 	}
-	p, err := toPrinter()
+	p, err := toPrinter(o.PrintFlags)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cliprinters "k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
@@ -36,7 +37,9 @@ type RelationOptions struct {
 
 func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
 	o := &RelationOptions{QueryOptions: newQueryOptions(f, streams)}
-	o.toPrinter = func() (cliprinters.ResourcePrinter, error) { return printers.GraphPrinter(o.PrintFlags, o.graphs) }
+	o.toPrinter = func(pf *get.PrintFlags) (cliprinters.ResourcePrinter, error) {
+		return printers.GraphPrinter(pf, o.graphs)
+	}
 	return o
 }
 

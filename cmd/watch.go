@@ -10,11 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/get"
 
-	// Mode, how much of each object a feed reads; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/completion"
+	// Mode, how much of each object a feed reads; no informer starts here.
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -104,7 +103,7 @@ type WatchOptions struct {
 // NewWatchOptions returns WatchOptions with kubectl's printing flags.
 func NewWatchOptions(f *Flags, streams genericiooptions.IOStreams) *WatchOptions {
 	o := &WatchOptions{QueryOptions: newQueryOptions(f, streams)}
-	o.toPrinter = func() (cliprinters.ResourcePrinter, error) { return printers.FeedPrinter(o.PrintFlags) }
+	o.toPrinter = printers.FeedPrinter
 	return o
 }
 
