@@ -105,7 +105,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 	configFlags.AddFlags(flags)
 	// No compression from a server on loopback unless --disable-compression
 	// is given either way (query.CompressionRule), for every client built
-	// from the connection flags: a context's (forContext copies it), the
+	// from the connection flags: a context's (ContextFlags.ForContext copies it), the
 	// cache server's, the MCP server's.
 	disableCompression := flags.Lookup("disable-compression")
 	if disableCompression != nil {
