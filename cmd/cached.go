@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
 	"github.com/kubectl-idx/kubectl-idx/internal/version"
@@ -225,7 +224,7 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 	}
 
 	// The client's credential, then the compression rule the root set.
-	f.WrapConfigFn = composeWrap(f.WrapConfigFn, req.Credential.Apply)
+	f.WrapConfigFn = run.WrapConfig(f.WrapConfigFn)
 	if names, err := f.ContextNames(); err != nil || names != nil {
 		// Several contexts are answered directly (viaCache); an error is
 		// the direct run's to report.
@@ -242,19 +241,4 @@ func prepareServed(run *served.Run, cmd *cobra.Command, f *Flags) error {
 		return err
 	}
 	return nil
-}
-
-// composeWrap returns a WrapConfigFn that applies first, then outer (either
-// nil for none); outer is an earlier WrapConfigFn, such as the root's
-// compression rule, that a later one must not drop.
-func composeWrap(outer, first func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
-	return func(cfg *rest.Config) *rest.Config {
-		if first != nil {
-			cfg = first(cfg)
-		}
-		if outer != nil {
-			cfg = outer(cfg)
-		}
-		return cfg
-	}
 }

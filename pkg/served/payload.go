@@ -163,6 +163,22 @@ func (r *Run) Kubeconfig() ([]string, error) {
 	return nil, nil
 }
 
+// WrapConfig is the WrapConfigFn of the run's own requests: the asker's
+// credential (warm.Credential.Apply), then outer, an earlier WrapConfigFn
+// such as the root's compression rule, which it must not drop (nil for none).
+func (r *Run) WrapConfig(outer func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
+	first := r.Request().Credential.Apply
+	return func(cfg *rest.Config) *rest.Config {
+		if first != nil {
+			cfg = first(cfg)
+		}
+		if outer != nil {
+			cfg = outer(cfg)
+		}
+		return cfg
+	}
+}
+
 // CacheDir is the discovery cache a direct run of the asker reads: its
 // KUBECACHEDIR, else ~/.kube/cache of its HOME; "" when it has neither.
 func (r *Run) CacheDir() string {
