@@ -67,6 +67,11 @@ func (p *Profile) Stop() error {
 	case "trace":
 		trace.Stop()
 	default:
+		prof := pprof.Lookup(p.name)
+		if prof == nil {
+			// Start refused it: there is nothing to write.
+			return nil
+		}
 		if p.name == "heap" {
 			runtime.GC()
 		}
@@ -75,7 +80,7 @@ func (p *Profile) Stop() error {
 			return err
 		}
 		p.file = f
-		if err := pprof.Lookup(p.name).WriteTo(f, 0); err != nil {
+		if err := prof.WriteTo(f, 0); err != nil {
 			return errors.Join(err, f.Close())
 		}
 	}

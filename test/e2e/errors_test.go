@@ -47,6 +47,10 @@ func TestBadInput(t *testing.T) {
 			kubectlDetail: "unable to parse requirement",
 		},
 		{
+			name: "unknown profile", args: []string{"pods", "--profile", "bogus"},
+			exact: `error: unknown profile 'bogus'`, sameAsKubectl: true,
+		},
+		{
 			name: "unknown output format", args: []string{"pods", "-o", "yamlx"},
 			sameAsKubectl: true, contains: []string{`"yamlx"`, "json", "yaml", "name", "wide", "jsonpath", "go-template", "custom-columns"},
 		},
