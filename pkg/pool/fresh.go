@@ -823,13 +823,7 @@ func (p metadataProber) compare(ctx context.Context, w *warm, limit int64, atLea
 		if err != nil {
 			return "", false, err
 		}
-		for i := range list.Items {
-			it := &list.Items[i]
-			if !item([]byte(it.Namespace), []byte(it.Name), []byte(it.ResourceVersion)) {
-				return list.ResourceVersion, false, nil
-			}
-		}
-		return list.ResourceVersion, list.Continue == "", nil
+		return eachKey(list, item)
 	}
 	// A consistent LIST (no resourceVersion) is served from the API
 	// server's watch cache once it has caught up with etcd, one at or past
@@ -852,19 +846,26 @@ func (p metadataProber) compare(ctx context.Context, w *warm, limit int64, atLea
 		if err := json.NewDecoder(answer).Decode(&list); err != nil {
 			return "", false, err
 		}
-		for i := range list.Items {
-			it := &list.Items[i]
-			if !item([]byte(it.Namespace), []byte(it.Name), []byte(it.ResourceVersion)) {
-				return list.ResourceVersion, false, nil
-			}
-		}
-		return list.ResourceVersion, list.Continue == "", nil
+		return eachKey(&list, item)
 	}
 	lm, stopped, err := wire.ReadListKeys(answer, item)
 	if err != nil {
 		return "", false, err
 	}
 	return lm.ResourceVersion, !stopped && lm.Continue == "", nil
+}
+
+// eachKey hands item each object's namespace, name and resourceVersion of a
+// decoded list, as compare does, until item says stop; it returns the list's
+// resourceVersion and whether it was read whole.
+func eachKey(list *metav1.PartialObjectMetadataList, item func(namespace, name, resourceVersion []byte) bool) (string, bool, error) {
+	for i := range list.Items {
+		it := &list.Items[i]
+		if !item([]byte(it.Namespace), []byte(it.Name), []byte(it.ResourceVersion)) {
+			return list.ResourceVersion, false, nil
+		}
+	}
+	return list.ResourceVersion, list.Continue == "", nil
 }
 
 // resourcePath is the URL path of w's objects: its resource, in its
