@@ -201,7 +201,9 @@ func startDemoCluster() (*ctrlCluster, error) {
 	if err != nil {
 		return c, err
 	}
-	// As test/demo's setup does.
+	// As test/demo's setup does, then the rollout its commands make (web's image set to
+	// 1.1), so that the recipes find web's two revisions as a newcomer's cluster has them
+	// after make demo.
 	for _, cmd := range []string{
 		"kubectl apply -f " + manifest + " >/dev/null",
 		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
@@ -209,6 +211,8 @@ func startDemoCluster() (*ctrlCluster, error) {
 		"kubectl -n shop rollout status statefulset/cache --timeout=2m >/dev/null",
 		"kubectl -n ops rollout status daemonset/node-agent --timeout=2m >/dev/null",
 		"kubectl -n ops wait --for=condition=complete job/report-now --timeout=2m >/dev/null",
+		"kubectl -n shop set image deployment/web web=registry.example/web:1.1 >/dev/null",
+		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
 	} {
 		res, err := testenv.Shell(ctx, env.Environ(env.Kubeconfig, c.pluginPath), cmd)
 		if err != nil || res.ExitCode != 0 {
