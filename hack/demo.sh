@@ -76,7 +76,7 @@ step() {
 binary=${KUBECTL_IDX_BINARY:-}
 if [[ -z "$binary" ]]; then
   binary=${BINARY:-bin/kubectl-idx}
-  step plugin "building ${binary#"$PWD"/} with its Go modules" "about 1.5 minutes" \
+  step plugin "building ${binary#"$PWD"/} with its Go modules" "1.5 to 2 minutes" \
     make --no-print-directory build
 fi
 
@@ -93,9 +93,9 @@ assets=""
 build_assets() { assets=$(hack/envtest-assets.sh); }
 step control-plane-binaries \
   "building kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok into $CACHE_ROOT/envtest" \
-  "about 6 minutes" build_assets
+  "6 to 8.5 minutes" build_assets
 
-step demo-program "building the demo program ($DEMO_PROGRAM)" "about 2 minutes" \
+step demo-program "building the demo program ($DEMO_PROGRAM)" "2 to 3 minutes" \
   "$GO" build -o "$DEMO_PROGRAM" ./test/demo
 
 trap - INT TERM
