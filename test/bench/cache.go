@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -85,32 +86,71 @@ func beforeCached(ctx context.Context, o options, c child, env []string) error {
 	return nil
 }
 
-// cacheRSS holds the cache process's resident memory after each cached command, the last
-// run's.
-var cacheRSS = map[string]int64{}
+// cacheMemory is the cache process's memory after a cached command: right after it
+// (what the command's lists left behind included), and settled, once the process has
+// answered nothing for longer than its trim waits (pkg/served's trimmer hands what the
+// lists left back to the system after a second of quiet), which is what it holds
+// between questions.
+type cacheMemory struct {
+	rss, settledRSS, settledHeap, encoded int64
+}
 
-// afterCached reads the cache process's memory after a cached run.
+// cacheMem holds cacheMemory after each cached command, the last run's.
+var cacheMem = map[string]cacheMemory{}
+
+// settleFor is how long the bench waits before the settled reading: the trimmer's
+// second of quiet, and the collection and return of memory it starts.
+const settleFor = 3 * time.Second
+
+// readCacheMemory asks the cache process for its memory (cache status -o json).
+func readCacheMemory(ctx context.Context, o options, env []string) (rss, heap, encoded int64, err error) {
+	res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "status", "-o", "json"}, Env: env})
+	if err != nil || res.ExitCode != 0 {
+		return 0, 0, 0, fmt.Errorf("cache status: %v %s", err, res.Stderr)
+	}
+	var st struct {
+		Memory struct {
+			RSS     int64 `json:"rssBytes"`
+			Heap    int64 `json:"heapBytes"`
+			Encoded int64 `json:"encodedBytes"`
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &st); err != nil {
+		return 0, 0, 0, fmt.Errorf("cache status: %v", err)
+	}
+	return st.Memory.RSS, st.Memory.Heap, st.Memory.Encoded, nil
+}
+
+// afterCached reads the cache process's memory after a cached run, then again once
+// settled.
 func afterCached(ctx context.Context, o options, c child, env []string) {
 	if !strings.Contains(c.label, " [cache") {
 		return
 	}
-	res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "status", "-o", "json"}, Env: env})
-	if err != nil || res.ExitCode != 0 {
-		log("cache status: %v %s", err, res.Stderr)
+	rss, _, _, err := readCacheMemory(ctx, o, env)
+	if err != nil {
+		log("%v", err)
 		return
 	}
-	var st struct {
-		Memory struct {
-			RSS int64 `json:"rssBytes"`
-		} `json:"memory"`
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(settleFor):
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &st); err == nil {
-		cacheRSS[c.label] = st.Memory.RSS
-		// Logged as it is read too: a run that fails before its report (an
-		// API server out of memory at 100,000 pods) still says it.
-		log("cache process after %s: %.1f MB RSS, %.2f MB per 1k pods", c.label, float64(st.Memory.RSS)/(1<<20), float64(st.Memory.RSS)/(1<<20)/(float64(o.pods)/1000))
+	settled, heap, encoded, err := readCacheMemory(ctx, o, env)
+	if err != nil {
+		log("%v", err)
+		return
 	}
+	cacheMem[c.label] = cacheMemory{rss: rss, settledRSS: settled, settledHeap: heap, encoded: encoded}
+	// Logged as it is read too: a run that fails before its report (an API server
+	// out of memory at 100,000 pods) still says it.
+	per := float64(o.pods) / 1000
+	log("cache process after %s: %.1f MB RSS (%.2f MB per 1k pods); settled %.1f MB RSS (%.2f MB per 1k pods), %.1f MB of Go heap, %.1f MB of it kept JSON encodings",
+		c.label, mb(rss), mb(rss)/per, mb(settled), mb(settled)/per, mb(heap), mb(encoded))
 }
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
 // afterCachedRun stops the cache process once a run's commands are measured, before the
 // raw LISTs: at 100,000 pods its whole pods and the API server's answers to those LISTs
@@ -126,15 +166,16 @@ func afterCachedRun(ctx context.Context, o options, env []string) {
 
 // reportCache prints the cache process's memory after each cached command.
 func reportCache(w io.Writer, o options, results []*measurement) {
-	if len(cacheRSS) == 0 {
+	if len(cacheMem) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\ncache process resident memory after each cached command (the informers of the commands before it included):")
+	fmt.Fprintf(w, "\ncache process memory after each cached command (the informers of the commands before it included); settled: after %s without a command, as between questions:\n", settleFor)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "after\tRSS MB\tMB per 1k pods\t")
+	fmt.Fprintln(tw, "after\tRSS MB\tMB per 1k pods\tsettled RSS MB\tsettled MB per 1k pods\tGo heap MB\tkept JSON MB\t")
+	per := float64(o.pods) / 1000
 	for _, m := range results {
-		if rss, ok := cacheRSS[m.label]; ok {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t\n", m.label, float64(rss)/(1<<20), float64(rss)/(1<<20)/(float64(o.pods)/1000))
+		if c, ok := cacheMem[m.label]; ok {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.1f\t%.2f\t%.1f\t%.1f\t\n", m.label, mb(c.rss), mb(c.rss)/per, mb(c.settledRSS), mb(c.settledRSS)/per, mb(c.settledHeap), mb(c.encoded))
 		}
 	}
 	_ = tw.Flush()
