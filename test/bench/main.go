@@ -294,7 +294,9 @@ func run(ctx context.Context, o options) error {
 	}
 	var children []child
 	if o.scale {
-		children = scaleChildren(o)
+		if children, err = scaleChildren(ctx, o, envv); err != nil {
+			return err
+		}
 	} else {
 		children = []child{
 			{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""},
@@ -680,9 +682,12 @@ const (
 )
 
 // scaleChildren returns the -scale command set: each kind of pod informer, plain and
-// --by-owner, after the kubectl get it is compared with. The -o json pair is last: its
-// kubectl side is the one most likely not to fit the machine.
-func scaleChildren(o options) []child {
+// --by-owner, after the kubectl get it is compared with, then the questions over every
+// type and every pod (the tree of a Deployment over all namespaces, its history, why
+// -A), so that with -cache the cache process's memory is read after every kind of
+// question. The -o json pair is last: its kubectl side is the one most likely not to fit
+// the machine.
+func scaleChildren(ctx context.Context, o options, envv []string) ([]child, error) {
 	// Syncing 100,000 pods on a loaded machine can outlast the default 60 s; the
 	// timeout changes nothing else.
 	idx := func(args ...string) []string { return append(args, "--sync-timeout=10m") }
@@ -697,10 +702,20 @@ func scaleChildren(o options) []child {
 		{"kubectl idx pods -A", o.binary, idx("pods", "-A"), "", metadataOnly + " + server table"},
 		{"kubectl idx pods -A --by-owner", o.binary, idx("pods", "-A", "--by-owner"), "kubectl get pods -A", full},
 	}
+	treeNS := "bench-00"
+	_, deploy, err := treeTargets(ctx, o.kubectl, envv, treeNS)
+	if err != nil {
+		return nil, err
+	}
+	cs = append(cs,
+		child{"kubectl idx tree deployment/X -n NS -A", o.binary, idx("tree", "deployment/"+deploy, "-n", treeNS, "-A"), "", ""},
+		child{"kubectl idx history deployment/X -n NS --uses", o.binary, idx("history", "deployment/"+deploy, "-n", treeNS, "--uses"), "", ""},
+		child{whyAll, o.binary, idx("why", "-A"), "", full},
+	)
 	if o.kubectlJSON {
 		cs = append(cs, child{"kubectl get pods -A -o json", o.kubectl, []string{"get", "pods", "-A", "-o", "json"}, "", ""})
 	}
-	return append(cs, child{"kubectl idx pods -A -o json", o.binary, idx("pods", "-A", "-o", "json"), "", full})
+	return append(cs, child{"kubectl idx pods -A -o json", o.binary, idx("pods", "-A", "-o", "json"), "", full}), nil
 }
 
 // treeTargets returns the comma-joined names of every listable namespaced type
