@@ -84,7 +84,7 @@ func newCmdRoot(streams genericiooptions.IOStreams, run *runContext) (*cobra.Com
 				return err
 			}
 		}
-		if _, _, err := informer.ListTuningFromEnv(); err != nil {
+		if _, err := informer.ListTuningFromEnv(); err != nil {
 			return err
 		}
 		// client-go logs some failures it also returns ("Unexpected error when

@@ -140,6 +140,10 @@ type Config struct {
 	// (watchList); zero means DefaultWatchListStall (or never, when
 	// WatchListEnv says off), a negative one never lists by watch-list.
 	WatchListStall time.Duration
+	// ByNamespace says when a list of every namespace too large for one
+	// answer is read namespace by namespace (nsslice.go); "" means
+	// ByNamespaceEnv's, or auto.
+	ByNamespace ByNamespace
 	// OnWarning, when non-nil, is told what an answer's user should know of
 	// how a type was read (a watch-list given up on), worded for a warning
 	// line.
@@ -397,12 +401,15 @@ func NewFactoryWithClients(clients Clients, cfg Config) *Factory {
 		cfg.PageSize = DefaultPageSize
 	}
 	// Commands have checked the environment as they started.
-	budget, stall, _ := ListTuningFromEnv()
+	tuning, _ := ListTuningFromEnv()
 	if cfg.UnpagedBudget == 0 {
-		cfg.UnpagedBudget = cmp.Or(budget, DefaultUnpagedBudget)
+		cfg.UnpagedBudget = cmp.Or(tuning.Budget, DefaultUnpagedBudget)
 	}
 	if cfg.WatchListStall == 0 {
-		cfg.WatchListStall = cmp.Or(stall, DefaultWatchListStall)
+		cfg.WatchListStall = cmp.Or(tuning.Stall, DefaultWatchListStall)
+	}
+	if cfg.ByNamespace == "" {
+		cfg.ByNamespace = tuning.ByNamespace
 	}
 	f := &Factory{
 		cfg:       cfg,
@@ -604,6 +611,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		ns = f.cfg.Namespace
 	}
 	var list func(context.Context, metav1.ListOptions) (runtime.Object, error)
+	// listIn lists one namespace of a namespaced type the factory lists in
+	// every namespace: a list sliced by namespace (slices.go); nil for tables.
+	var listIn func(context.Context, string, metav1.ListOptions) (runtime.Object, error)
 	var watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	var example runtime.Object
 
@@ -623,8 +633,12 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		list, watchFn, example = rows.List, rows.Watch, &Row{}
 	case e.mode == MetadataOnly:
-		ri := namespaceable(f.clients.Metadata.Resource(e.res.GVR), ns)
+		r := f.clients.Metadata.Resource(e.res.GVR)
+		ri := namespaceable(r, ns)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
+		listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return r.Namespace(ns).List(ctx, o)
+		}
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ri.Watch(ctx, o) }
 		example = &metav1.PartialObjectMetadata{}
 	case clientgoscheme.Scheme.Recognizes(e.res.GVK) && !f.serverJSON(e.res.GVK.GroupKind()):
@@ -646,14 +660,22 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			return client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
 				VersionedParams(&o, clientgoscheme.ParameterCodec).Do(ctx).Get()
 		}
+		listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return client.Get().Namespace(ns).Resource(resource).
+				VersionedParams(&o, clientgoscheme.ParameterCodec).Do(ctx).Get()
+		}
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
 			return client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
 				VersionedParams(&o, clientgoscheme.ParameterCodec).Watch(ctx)
 		}
 	default:
-		ri := namespaceableDynamic(f.clients.Dynamic.Resource(e.res.GVR), ns)
+		r := f.clients.Dynamic.Resource(e.res.GVR)
+		ri := namespaceableDynamic(r, ns)
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) }
+		listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return r.Namespace(ns).List(ctx, o)
+		}
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ri.Watch(ctx, o) }
 		example = &unstructured.Unstructured{}
 	}
@@ -677,9 +699,12 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	if e.conn != nil {
 		list, watchFn = e.conn.list(list), e.conn.watch(watchFn)
 	}
-	// One page of the list, decoded and transformed, its bytes counted as
+	if listIn != nil && (!e.res.Namespaced || ns != "" || f.cfg.ByNamespace == ByNamespaceNever) {
+		listIn = nil
+	}
+	// One page of a list by list, decoded and transformed, its bytes counted as
 	// they arrive (the list's progress, which WaitForSync watches).
-	fetchPage := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	fetchWith := func(ctx context.Context, list func(context.Context, metav1.ListOptions) (runtime.Object, error), o metav1.ListOptions) (runtime.Object, error) {
 		if f.listSlots != nil {
 			select {
 			case f.listSlots <- struct{}{}:
@@ -724,6 +749,26 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		return obj, nil
 	}
+	fetchPage := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return fetchWith(ctx, list, o)
+	}
+	var slicer *nsSlicer
+	if listIn != nil {
+		inNS := func(ns string) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			l := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return listIn(ctx, ns, o) }
+			if e.conn != nil {
+				l = e.conn.list(l)
+			}
+			return l
+		}
+		slicer = &nsSlicer{f: f, e: e, fetch: func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := fetchWith(ctx, inNS(ns), o)
+			if err == nil {
+				e.received.Add(int64(meta.LenList(obj)))
+			}
+			return obj, err
+		}}
+	}
 	// One page as pages reads it, in a goroutine of its own while the page
 	// before it may still be with the caller: its objects counted too.
 	fetch := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -747,14 +792,21 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			}
 			var obj runtime.Object
 			var err error
-			if o.Limit > 0 {
-				o.Limit = f.cfg.PageSize
-				if o.Continue == "" && f.cfg.UnpagedBudget > 0 {
-					obj, err = f.firstList(ctx, o, fetchPage, streamList, pages, e)
+			if slicer != nil && isSliceToken(o.Continue) {
+				obj, err = slicer.next(ctx, o.Continue)
+			} else {
+				if slicer != nil && o.Continue == "" {
+					slicer.reset()
 				}
-			}
-			if obj == nil && err == nil {
-				obj, err = pages.Get(ctx, o)
+				if o.Limit > 0 {
+					o.Limit = f.cfg.PageSize
+					if o.Continue == "" && f.cfg.UnpagedBudget > 0 {
+						obj, err = f.firstList(ctx, o, fetchPage, streamList, pages, e, slicer)
+					}
+				}
+				if obj == nil && err == nil {
+					obj, err = pages.Get(ctx, o)
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -772,6 +824,9 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)
 			w, err := watchFn(ctx, o)
+			if slicer != nil && err == nil {
+				w = slicer.filter(w)
+			}
 			if sharer := f.sharer(e); err == nil && sharer != nil {
 				w = sharedWatch(w, f.transform(e.mode), sharer)
 			}
@@ -831,7 +886,7 @@ const probePage = 100
 func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	fetch func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	streamList func(context.Context, metav1.ListOptions, runtime.Object) (runtime.Object, error),
-	pages *wire.PageAhead, e *entry) (runtime.Object, error) {
+	pages *wire.PageAhead, e *entry, slicer *nsSlicer) (runtime.Object, error) {
 	probe := o
 	probe.Limit = min(o.Limit, probePage)
 	// No page of this list is under way: the bytes counted meanwhile are
@@ -851,16 +906,31 @@ func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 		e.received.Add(n)
 		return obj, nil
 	}
-	if (e.sink != nil || e.tee.Load() != nil) && e.mode != MetadataOnly {
-		e.received.Add(n)
-		pages.Ahead(ctx, wire.NextPage(o, lm.GetContinue()))
-		return obj, nil
-	}
 	left := lm.GetRemainingItemCount()
-	if left != nil && n > 0 && (n+*left)*(size/n) <= f.cfg.UnpagedBudget {
+	sinking := e.sink != nil || e.tee.Load() != nil
+	streamed := sinking && e.mode != MetadataOnly
+	if !streamed && left != nil && n > 0 && (n+*left)*(size/n) <= f.cfg.UnpagedBudget {
 		all := o
 		all.Limit = 0
 		return pages.Get(ctx, all)
+	}
+	if slicer != nil && left != nil && n > 0 {
+		// Too large for one answer, or streamed: by namespace, each held
+		// whole while it is decoded (one a sink takes, within an eighth of
+		// the budget: it is printed and dropped as the next ones arrive).
+		budget := f.cfg.UnpagedBudget
+		if sinking {
+			budget /= 8
+		}
+		list, err := slicer.start(ctx, o, n+*left, size/n, budget)
+		if list != nil || err != nil {
+			return list, err
+		}
+	}
+	if streamed {
+		e.received.Add(n)
+		pages.Ahead(ctx, wire.NextPage(o, lm.GetContinue()))
+		return obj, nil
 	}
 	if f.watchListAllowed(e) && e.sink == nil && e.tee.Load() == nil {
 		list, err := streamList(ctx, o, obj)

@@ -48,6 +48,12 @@ func newListServer(t *testing.T, pods int) (*listServer, *rest.Config) {
 }
 
 func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/namespaces") {
+		// Namespaces it does not serve, as a server that does not let the
+		// user list them: lists are not sliced by namespace.
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
 	q := r.URL.Query()
 	w.Header().Set("Content-Type", "application/json")
 	if q.Get("watch") == "true" {

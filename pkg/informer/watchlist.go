@@ -181,28 +181,60 @@ const (
 	UnpagedLimitEnv = "KUBECTL_IDX_UNPAGED_LIMIT"
 	// WatchListEnv, off, never lists by watch-list.
 	WatchListEnv = "KUBECTL_IDX_WATCH_LIST"
+	// ByNamespaceEnv says when a list of every namespace too large for one
+	// answer is read namespace by namespace (nsslice.go): auto, where the
+	// namespaces hold enough objects on average; always; or never.
+	ByNamespaceEnv = "KUBECTL_IDX_LIST_BY_NAMESPACE"
 )
 
-// ListTuningFromEnv returns the unpaged budget and watch-list stall that
-// UnpagedLimitEnv and WatchListEnv ask for (zero for those unset), or an
-// error naming the variable whose value is not understood. Commands check it
-// once as they start; NewFactoryWithClients reads what it returns.
-func ListTuningFromEnv() (budget int64, stall time.Duration, err error) {
+// ListTuning is how the environment asks informers to list; zero values for
+// what it does not set.
+type ListTuning struct {
+	// Budget is UnpagedLimitEnv's size in bytes, negative for 0.
+	Budget int64
+	// Stall is negative when WatchListEnv is off.
+	Stall time.Duration
+	// ByNamespace is ByNamespaceEnv's value, "" for auto.
+	ByNamespace ByNamespace
+}
+
+// ByNamespace says when a list of every namespace is read namespace by
+// namespace: "" (auto), ByNamespaceAlways or ByNamespaceNever.
+type ByNamespace string
+
+const (
+	ByNamespaceAlways ByNamespace = "always"
+	ByNamespaceNever  ByNamespace = "never"
+)
+
+// ListTuningFromEnv returns what UnpagedLimitEnv, WatchListEnv and
+// ByNamespaceEnv ask for, or an error naming the variable whose value is not
+// understood. Commands check it once as they start; NewFactoryWithClients
+// reads what it returns.
+func ListTuningFromEnv() (ListTuning, error) {
+	var t ListTuning
 	if v, ok := os.LookupEnv(UnpagedLimitEnv); ok && v != "" {
 		q, err := resource.ParseQuantity(v)
 		if err != nil || q.Sign() < 0 {
-			return 0, 0, fmt.Errorf("%s=%s: want a size in bytes, such as 64Mi, or 0 to always page", UnpagedLimitEnv, v)
+			return ListTuning{}, fmt.Errorf("%s=%s: want a size in bytes, such as 64Mi, or 0 to always page", UnpagedLimitEnv, v)
 		}
-		if budget = q.Value(); budget == 0 {
-			budget = -1
+		if t.Budget = q.Value(); t.Budget == 0 {
+			t.Budget = -1
 		}
 	}
 	switch v := os.Getenv(WatchListEnv); v {
 	case "", "auto":
 	case "off":
-		stall = -1
+		t.Stall = -1
 	default:
-		return 0, 0, fmt.Errorf("%s=%s: want auto or off", WatchListEnv, v)
+		return ListTuning{}, fmt.Errorf("%s=%s: want auto or off", WatchListEnv, v)
 	}
-	return budget, stall, nil
+	switch v := ByNamespace(os.Getenv(ByNamespaceEnv)); v {
+	case "", "auto":
+	case ByNamespaceAlways, ByNamespaceNever:
+		t.ByNamespace = v
+	default:
+		return ListTuning{}, fmt.Errorf("%s=%s: want auto, always or never", ByNamespaceEnv, v)
+	}
+	return t, nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,7 +123,33 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 		}
 	}
 
-	for _, bad := range []string{"KUBECTL_IDX_UNPAGED_LIMIT=lots", "KUBECTL_IDX_WATCH_LIST=yes"} {
+	// A list of every namespace past the limit is read namespace by
+	// namespace, each in one answer where it fits; whole objects as they
+	// arrive (-o json) and into the store (a grouping) alike. Other tests
+	// write other namespaces meanwhile: the check is of this one's objects.
+	for _, args := range [][]string{{"configmaps", "-A", "-o", "json"}, {"configmaps", "-A", "--by-owner", "-o", "json"}} {
+		t.Run("by namespace "+strings.Join(args, " "), func(t *testing.T) {
+			want := decodeDoc(t, "kubectl", c.mustKubectl(t, "", "get", "configmaps", "-n", ns, "-o", "json").Stdout, false)
+			got := run(t, testenv.Cmd{
+				Path: binary, Args: append(args, "-v=6"), Timeout: cmdTimeout,
+				Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, ""), "KUBECTL_IDX_UNPAGED_LIMIT=1Ki", "KUBECTL_IDX_LIST_BY_NAMESPACE=always"),
+			})
+			mustSucceed(t, "kubectl idx "+strings.Join(args, " "), got)
+			gotNames := namesIn(t, decodeDoc(t, "kubectl idx", got.Stdout, false), ns)
+			if wantNames := namesIn(t, want, ns); !slices.Equal(gotNames, wantNames) {
+				t.Errorf("%s's ConfigMaps: kubectl idx listed %d (%.3q...), kubectl %d (%.3q...)", ns, len(gotNames), gotNames, len(wantNames), wantNames)
+			}
+			all := listRequests(got.Stderr, "/api/v1/configmaps")
+			if !strings.Contains(all, probe) || strings.Contains(all, paged) || strings.Contains(all, watchList) {
+				t.Errorf("the list of every namespace: want its small first page only:\n%s", all)
+			}
+			if one := listRequests(got.Stderr, "/namespaces/"+ns+"/configmaps"); !strings.Contains(one, "limit=") {
+				t.Errorf("no list of namespace %s:\n%s", ns, one)
+			}
+		})
+	}
+
+	for _, bad := range []string{"KUBECTL_IDX_UNPAGED_LIMIT=lots", "KUBECTL_IDX_WATCH_LIST=yes", "KUBECTL_IDX_LIST_BY_NAMESPACE=sometimes"} {
 		res := run(t, testenv.Cmd{
 			Path: binary, Args: []string{"configmaps", "-n", ns}, Timeout: cmdTimeout,
 			Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, ""), bad),
@@ -133,6 +160,36 @@ func checkListStrategies(t *testing.T, c *ctrlCluster) {
 			t.Errorf("%s: want exit 1 and one line naming %s\n%s", bad, name, res)
 		}
 	}
+}
+
+// namesIn returns the names of doc's items in namespace ns, as "namespace/name"
+// with their resourceVersions, sorted: doc is a List, or a grouping whose
+// groups hold items.
+func namesIn(t *testing.T, doc map[string]any, ns string) []string {
+	t.Helper()
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if md, ok := v["metadata"].(map[string]any); ok && v["kind"] == "ConfigMap" {
+				if md["namespace"] == ns {
+					out = append(out, fmt.Sprintf("%s/%s@%s", md["namespace"], md["name"], md["resourceVersion"]))
+				}
+				return
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+	slices.Sort(out)
+	return out
 }
 
 // unpagedMark marks, in listRequests' log, a list asked for without a limit.
