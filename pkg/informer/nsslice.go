@@ -105,7 +105,11 @@ func (s *nsSlicer) start(ctx context.Context, o metav1.ListOptions, total, perOb
 	s.mu.Lock()
 	unsliceable := s.unsliceable
 	s.mu.Unlock()
-	if unsliceable || perObject <= 0 || strings.Contains(o.FieldSelector, "metadata.namespace") {
+	// A feed's cursor, and a warm pool's freshness proof, take the version a
+	// store has applied for the newest of its objects; a sliced list's holds
+	// objects of later versions than the list's own until its watch passes
+	// them. Neither is sliced.
+	if unsliceable || perObject <= 0 || s.e.cursor != nil || strings.Contains(o.FieldSelector, "metadata.namespace") {
 		return nil, nil
 	}
 	nsList, err := s.f.clients.Metadata.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})

@@ -348,3 +348,25 @@ func TestListTuningFromEnv(t *testing.T) {
 		t.Errorf("KUBECTL_IDX_LIST_BY_NAMESPACE=sometimes: %v", err)
 	}
 }
+
+// TestFactoryFeedsAreNotSliced: a feed's cursor takes a list's version as that
+// of every object listed, which a list read by namespace is not: a feed lists
+// every namespace whole (here, by a watch-list past the budget).
+func TestFactoryFeedsAreNotSliced(t *testing.T) {
+	s, rc := newNSServer(t, []string{"a", "b"}, 300)
+	f, err := informer.NewFactory(rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, WatchListStall: -1, ByNamespace: informer.ByNamespaceAlways, SyncTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	c := informer.NewCursor(podsRes, nil, func(informer.Resource, informer.Gap) {})
+	if _, err := f.FeedInformer(podsRes, informer.Full, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := startAndSync(t, f); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	if slices.ContainsFunc(s.lists(), func(a string) bool { return strings.HasPrefix(a, "/api/v1/namespaces") }) {
+		t.Errorf("a feed's list was read by namespace:\n%q", s.lists())
+	}
+}

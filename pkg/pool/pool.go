@@ -407,6 +407,10 @@ func (p *Pool) startLocked(key poolKey, res informer.Resource, sink informer.Pag
 		OnWarning:         w.warn,
 		ListLimit:         p.lists,
 		Sharer:            p.sharer,
+		// The freshness proof takes the version a store has applied as at
+		// or past each of its objects' (phantomFilter), which a list read
+		// namespace by namespace is not until its watch passes them.
+		ByNamespace: informer.ByNamespaceNever,
 	})
 	// A store made without indexers cannot take any later (client-go's
 	// storeIndex keeps a nil map): questions add theirs as they come.
