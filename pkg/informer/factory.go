@@ -864,12 +864,15 @@ const probePage = 100
 // that short, which most types are. Otherwise its bytes per object, times the
 // objects the server says are left, tell the size of the whole answer: within
 // Config.UnpagedBudget the list is asked for again, unpaged (the small page is
-// dropped); past it, an answer too large to hold whole, by a watch-list
-// (Factory.watchList), which the server also answers from its cache, object
-// by object; and in pages of o.Limit from the small one where the server
-// refuses or stalls a watch-list, or for tables.
+// dropped); past it, an answer too large to hold whole, namespace by namespace
+// when it is of every namespace (nsSlicer), each namespace in one answer
+// within the budget; otherwise by a watch-list (Factory.watchList), which the
+// server also answers from its cache, object by object; and in pages of
+// o.Limit from the small one where the server refuses or stalls a watch-list,
+// or for tables.
 //
 // A list of whole objects that goes to a sink or a tee (a streamed -o json)
+// is read namespace by namespace too, each within an eighth of the budget, or
 // stays in pages: each is printed, and dropped, while the next arrives, where
 // one answer or a watch-list would be held whole until its end (on 20,000
 // realistic pods, -o json took 623 MB that way against 214 MB in pages). One
