@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -56,7 +57,14 @@ import (
 //     does, and the other is cancelled (race). The pod store of 20,000
 //     realistic pods is compared in 0.23 to 0.45 s on a server on the same
 //     machine (121 MB of metadata, newKeysClient), against a bookmark 0.1 to
-//     2.3 s away; a store that differs waits for step 3.
+//     2.3 s away. A big store that differs from the LIST (a change on its
+//     way to it), or applied something while compared with it, keeps the
+//     LIST's keys and resourceVersions (a listing, about 60 bytes an
+//     object) and catches up with it while the probe watches (converge): it
+//     is shown current once it has applied the LIST's resourceVersion, or,
+//     when the LIST's last write was of another type, which it never
+//     applies, once it holds exactly what the LIST held, matched again each
+//     time it applies something, as the comparison below shows.
 //
 //     Why a comparison proves it (compare). The LIST is consistent (no
 //     resourceVersion), or unpaged at R or later (resourceVersionMatch
@@ -90,8 +98,10 @@ import (
 //     The LIST is made cheap (metadataProber.compare): unpaged, so the
 //     server serves it from one snapshot of its watch cache; protobuf, read
 //     as it arrives, only each object's namespace, name and resourceVersion
-//     (wire.ReadListKeys), compared with the store at once and stopped at
-//     the first that differs; uncompressed from a server on this machine.
+//     (wire.ReadListKeys), compared with the store at once and, for a small
+//     store, stopped at the first that differs; uncompressed from a server
+//     on this machine. The store matched with a listing later is the same
+//     argument with A the resourceVersion it has applied when matched.
 //  3. Otherwise a probe watches the informer's own objects (its namespace
 //     and selectors, metadata only) from A, with bookmarks and a timeout of
 //     probeWatchTimeout. The server replays the changes after A in order, then
@@ -366,7 +376,7 @@ func (w *warm) prove(ctx context.Context, ts time.Time) (confirmation, error) {
 		var shown confirmation
 		var ok bool
 		err := w.retrying(ctx, func() (err error) {
-			shown, ok, err = w.compare(ctx, target, int64(n), ts)
+			shown, ok, _, err = w.compare(ctx, target, int64(n), ts, false)
 			return err
 		})
 		if err != nil {
@@ -431,7 +441,14 @@ func (w *warm) race(ctx context.Context, target uint64, c confirmation) (confirm
 	listed := make(chan compared, 1)
 	followed := make(chan error, 1)
 	wg.Go(func() {
-		shown, ok, err := w.compare(ctx, target, 0, c.at)
+		shown, ok, l, err := w.compare(ctx, target, 0, c.at, true)
+		if l != nil {
+			// The store differed from the LIST, or changed while compared
+			// with it: a change on its way. It is matched again as it
+			// catches up, while the probe watches.
+			shown, err = w.converge(ctx, l, c)
+			ok = err == nil
+		}
 		listed <- compared{shown, ok, err}
 	})
 	wg.Go(func() { followed <- w.follow(ctx, target) })
@@ -487,9 +504,13 @@ func (w *warm) retrying(ctx context.Context, ask func() error) error {
 // no other, and had applied nothing while it was compared (its applied
 // resourceVersion the same before and after), and the LIST is at or past
 // target. Then the store is the server's state of its objects at the LIST's
-// resourceVersion, which the confirmation is of, as of ts. The reading stops
-// at the first object that differs.
-func (w *warm) compare(ctx context.Context, target uint64, limit int64, ts time.Time) (confirmation, bool, error) {
+// resourceVersion, which the confirmation is of, as of ts.
+//
+// Without keep, the reading stops at the first object that differs. With
+// keep, the LIST is read whole and, when it does not show the store current
+// but is whole and at or past target, returned (a listing): the store may
+// catch up with it (converge).
+func (w *warm) compare(ctx context.Context, target uint64, limit int64, ts time.Time, keep bool) (confirmation, bool, *listing, error) {
 	// Unpaged, the LIST asks for the target or later: the server's watch
 	// cache of the type has caught up with it already (step 1), and it
 	// answers at once, where a consistent LIST would first ask etcd for its
@@ -500,42 +521,147 @@ func (w *warm) compare(ctx context.Context, target uint64, limit int64, ts time.
 	}
 	store := w.inf.GetIndexer()
 	before := store.LastStoreSyncResourceVersion()
-	same, listed := true, 0
-	var key []byte
+	same := true
+	var l *listing
+	if keep {
+		l = newListing(len(store.ListKeys()))
+	}
+	m := matcher{store: store}
 	rvText, whole, err := w.pool.probe.compare(ctx, w, limit, atLeast, func(namespace, name, rv []byte) bool {
-		listed++
-		key = append(key[:0], namespace...)
-		if len(namespace) > 0 {
-			key = append(key, '/')
+		if l != nil {
+			l.add(namespace, name, rv)
 		}
-		key = append(key, name...)
-		obj, ok, err := store.GetByKey(string(key))
-		if err != nil || !ok {
+		if same && !m.holds(namespace, name, rv) {
 			same = false
-			return false
 		}
-		a, err := meta.Accessor(obj)
-		if err != nil || a.GetResourceVersion() != string(rv) {
-			same = false
-			return false
-		}
-		return true
+		return same || l != nil
 	})
 	if err != nil {
-		return confirmation{}, false, err
-	}
-	if !same || !whole || listed != len(store.ListKeys()) || store.LastStoreSyncResourceVersion() != before {
-		return confirmation{}, false, nil
+		return confirmation{}, false, nil, err
 	}
 	rv, err := strconv.ParseUint(rvText, 10, 64)
-	if err != nil || rv < target {
-		return confirmation{}, false, nil
+	if !whole || err != nil || rv < target {
+		return confirmation{}, false, nil, nil
 	}
+	if !same || m.listed != len(store.ListKeys()) || store.LastStoreSyncResourceVersion() != before {
+		if l != nil {
+			l.rv, l.rvText = rv, rvText
+		}
+		return confirmation{}, false, l, nil
+	}
+	return shownBy(rv, rvText, before, ts), true, nil, nil
+}
+
+// shownBy is the confirmation of a store that held exactly what a LIST at
+// resourceVersion rv held while it had applied the resourceVersion applied:
+// of rv, with what the store may come to hold in between hidden until it has
+// applied rv (phantoms, step 2).
+func shownBy(rv uint64, rvText, applied string, ts time.Time) confirmation {
 	c := confirmation{rv: rv, rvText: rvText, at: ts}
-	if applied, err := strconv.ParseUint(before, 10, 64); err == nil && applied < rv {
-		c.hideAbove, c.hideUpTo = applied, rv
+	if a, err := strconv.ParseUint(applied, 10, 64); err == nil && a < rv {
+		c.hideAbove, c.hideUpTo = a, rv
 	}
-	return c, true, nil
+	return c
+}
+
+// matcher looks a listed object up in a store.
+type matcher struct {
+	store  cache.Indexer
+	key    []byte
+	listed int
+}
+
+// holds counts one listed object and reports whether the store holds it at
+// the resourceVersion listed.
+func (m *matcher) holds(namespace, name, rv []byte) bool {
+	m.listed++
+	m.key = append(m.key[:0], namespace...)
+	if len(namespace) > 0 {
+		m.key = append(m.key, '/')
+	}
+	m.key = append(m.key, name...)
+	obj, ok, err := m.store.GetByKey(string(m.key))
+	if err != nil || !ok {
+		return false
+	}
+	a, err := meta.Accessor(obj)
+	return err == nil && a.GetResourceVersion() == string(rv)
+}
+
+// listing is what a LIST a store was compared with held: each object's
+// namespace, name and resourceVersion, back to back in one buffer, and the
+// LIST's resourceVersion.
+type listing struct {
+	rv     uint64
+	rvText string
+	buf    []byte
+	// ends are, for each object, where its namespace, name and
+	// resourceVersion end in buf.
+	ends [][3]int
+}
+
+func newListing(n int) *listing {
+	return &listing{buf: make([]byte, 0, n*64), ends: make([][3]int, 0, n)}
+}
+
+func (l *listing) add(namespace, name, rv []byte) {
+	l.buf = append(l.buf, namespace...)
+	a := len(l.buf)
+	l.buf = append(l.buf, name...)
+	b := len(l.buf)
+	l.buf = append(l.buf, rv...)
+	l.ends = append(l.ends, [3]int{a, b, len(l.buf)})
+}
+
+// matches reports whether store holds exactly the objects of l, each at the
+// resourceVersion listed, and no other.
+func (l *listing) matches(store cache.Indexer) bool {
+	m := matcher{store: store}
+	start := 0
+	for _, e := range l.ends {
+		if !m.holds(l.buf[start:e[0]], l.buf[e[0]:e[1]], l.buf[e[1]:e[2]]) {
+			return false
+		}
+		start = e[2]
+	}
+	return m.listed == len(store.ListKeys())
+}
+
+// converge shows w's store current after a LIST it was compared with, at or
+// past target, found it behind (a change on its way) or changing: it waits
+// until the store has applied the LIST's resourceVersion, which holds every
+// change up to target, or holds exactly what the LIST held while it applies
+// nothing, which shows it current as compare does (with its phantoms hidden
+// the same way). Each time the store applies something it is matched with
+// the listing again. A store that goes past the LIST without holding it has
+// applied its resourceVersion: converge never waits for a change that will
+// not come, only for ctx, when the store does neither (its watch is down).
+func (w *warm) converge(ctx context.Context, l *listing, c confirmation) (confirmation, error) {
+	store := w.inf.GetIndexer()
+	t := time.NewTicker(storePoll)
+	defer t.Stop()
+	checked := ""
+	for {
+		before := store.LastStoreSyncResourceVersion()
+		applied, err := strconv.ParseUint(before, 10, 64)
+		if err != nil {
+			return confirmation{}, notNumbers(w, before)
+		}
+		if applied >= l.rv {
+			return c, nil
+		}
+		if before != checked {
+			checked = before
+			if l.matches(store) && store.LastStoreSyncResourceVersion() == before {
+				return shownBy(l.rv, l.rvText, before, c.at), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return confirmation{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 func (w *warm) setProbeErr(err error) {

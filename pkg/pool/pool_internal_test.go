@@ -1316,3 +1316,215 @@ func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T)
 		return !ok
 	})
 }
+
+// TestPoolBigStoreThatDiffersCatchesUpWithTheList: a big store a change is on
+// its way to differs from the LIST it is compared with; once the store has
+// applied the change it holds what the LIST held and is shown current by it,
+// not by the bookmark seconds away: when the last write anywhere was of
+// another type (the store never applies the LIST's resourceVersion), by
+// matching it again; when the change was the last write, by applying the
+// LIST's resourceVersion. Until then the question waits: a write made before
+// it is never missing from what it reads, and neither is a deletion.
+func TestPoolBigStoreThatDiffersCatchesUpWithTheList(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(c *fakeCluster) uint64
+		other bool
+		check func(t *testing.T, inf cache.SharedIndexInformer, wrote uint64)
+	}{
+		{name: "an update, then a write of another type", other: true, write: func(c *fakeCluster) uint64 { return c.write("web-3") }, check: atWrite("shop/web-3")},
+		{name: "an update, the last write", write: func(c *fakeCluster) uint64 { return c.write("web-3") }, check: atWrite("shop/web-3")},
+		{name: "a creation", other: true, write: func(c *fakeCluster) uint64 { return c.write("web-9") }, check: atWrite("shop/web-9")},
+		{name: "a deletion", other: true, write: func(c *fakeCluster) uint64 { return c.deleteIn("shop", "web-4") }, check: func(t *testing.T, inf cache.SharedIndexInformer, _ uint64) {
+			if slices.Contains(names(inf), "shop/web-4") {
+				t.Errorf("store %v holds a pod deleted before the question", names(inf))
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeCluster(t)
+			p := racingPool(t, c)
+			c.mu.Lock()
+			c.bookmarkAfter = 10 * time.Second
+			c.mu.Unlock()
+			c.hold(true)
+			wrote := tc.write(c)
+			if tc.other {
+				c.otherWrite()
+			}
+			type answer struct {
+				f   *informer.Factory
+				inf cache.SharedIndexInformer
+				err error
+			}
+			done := make(chan answer, 1)
+			start := time.Now()
+			go func() {
+				f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
+				done <- answer{f, inf, err}
+			}()
+			select {
+			case a := <-done:
+				t.Fatalf("the question had its answer (%v) while the store missed a write made before it: %v", a.err, names(a.inf))
+			case <-time.After(300 * time.Millisecond):
+			}
+			if lists, _, _, _, _, _ := c.compareCounts(); lists != 1 {
+				t.Fatalf("%d compared LISTs, want one, which found the store behind", lists)
+			}
+			c.hold(false)
+			a := <-done
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			defer a.f.Shutdown()
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("the question took %v, the bookmark's wait", took)
+			}
+			tc.check(t, a.inf, wrote)
+			if lists, _, _, _, _, _ := c.compareCounts(); lists != 1 {
+				t.Errorf("%d compared LISTs, want the one the store caught up with", lists)
+			}
+		})
+	}
+}
+
+// atWrite checks that the store holds key at the resourceVersion written.
+func atWrite(key string) func(t *testing.T, inf cache.SharedIndexInformer, wrote uint64) {
+	return func(t *testing.T, inf cache.SharedIndexInformer, wrote uint64) {
+		t.Helper()
+		obj, ok, _ := inf.GetStore().GetByKey(key)
+		if !ok {
+			t.Fatalf("store %v lacks %s, written before the question", names(inf), key)
+		}
+		if got := obj.(*metav1.PartialObjectMetadata).ResourceVersion; got != strconv.FormatUint(wrote, 10) {
+			t.Errorf("%s at resourceVersion %s, want the write's, %d", key, got, wrote)
+		}
+	}
+}
+
+// TestPoolBigStoreThatCaughtUpHidesWhatWasCreatedAndDeleted: a store that
+// caught up with the LIST it differed from while a pod's creation and
+// deletion were still on their way to it hides that pod, once it applies the
+// creation, from the question, which started after the deletion.
+func TestPoolBigStoreThatCaughtUpHidesWhatWasCreatedAndDeleted(t *testing.T) {
+	c := newFakeCluster(t)
+	p := racingPool(t, c)
+	c.mu.Lock()
+	c.bookmarkAfter = 10 * time.Second
+	c.mu.Unlock()
+	c.hold(true)
+	wrote := c.write("web-3")
+	created := c.write("ghost")
+	c.deleteIn("shop", "ghost")
+	c.otherWrite()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		c.deliverUpTo(wrote)
+	}()
+	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Shutdown()
+	atWrite("shop/web-3")(t, inf, wrote)
+	c.deliverUpTo(created)
+	p.mu.Lock()
+	var raw cache.Indexer
+	for _, w := range p.warm {
+		raw = w.inf.GetIndexer()
+	}
+	p.mu.Unlock()
+	waitUntil(t, "the store to apply the creation", func() bool {
+		_, ok, _ := raw.GetByKey("shop/ghost")
+		return ok
+	})
+	if want := []string{"shop/web-1", "shop/web-2", "shop/web-3", "shop/web-4"}; !slices.Equal(names(inf), want) {
+		t.Errorf("the question's store keys %v, want %v", names(inf), want)
+	}
+	if _, ok, _ := inf.GetStore().GetByKey("shop/ghost"); ok {
+		t.Error("GetByKey found the pod deleted before the question")
+	}
+	c.hold(false)
+}
+
+// questionAll is question over every namespace.
+func questionAll(t *testing.T, p *Pool) (*informer.Factory, cache.SharedIndexInformer, error) {
+	t.Helper()
+	src := p.Source(Freshness{Start: time.Now()}, "", nil)
+	f, err := src.NewFactory(nil, informer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	return f, inf, f.WaitForSync(ctx)
+}
+
+// TestPoolBigStoreOfEveryNamespaceMissesNoWrite: a big store of every
+// namespace is shown current by the LIST of its objects, not by the bookmark
+// seconds away; a write on its way to it, in a namespace it holds objects of
+// or in one it holds nothing of, keeps the question waiting until the store
+// has it.
+func TestPoolBigStoreOfEveryNamespaceMissesNoWrite(t *testing.T) {
+	c := newFakeCluster(t)
+	for _, key := range []string{"a/web-1", "a/web-2", "a/web-3", "b/db-1", "c/job-1"} {
+		ns, name, _ := strings.Cut(key, "/")
+		c.writeIn(ns, name)
+	}
+	p := newTestPool(t, c, Options{})
+	p.compareUpTo, p.raceUpTo = 2, 10
+	f, _, err := questionAll(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	c.mu.Lock()
+	c.bookmarkAfter = 10 * time.Second
+	c.mu.Unlock()
+	c.otherWrite()
+	start := time.Now()
+	f, _, err = questionAll(t, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Shutdown()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the question took %v, the bookmark's wait", took)
+	}
+	if lists, _, _, _, _, _ := c.compareCounts(); lists != 1 {
+		t.Errorf("%d compared LISTs, want 1", lists)
+	}
+
+	for _, key := range []string{"a/web-2", "new/web-1", "b/db-1"} {
+		t.Run(key, func(t *testing.T) {
+			ns, name, _ := strings.Cut(key, "/")
+			c.hold(true)
+			wrote := c.writeIn(ns, name)
+			c.otherWrite()
+			done := make(chan error, 1)
+			var inf cache.SharedIndexInformer
+			var f *informer.Factory
+			go func() {
+				var err error
+				f, inf, err = questionAll(t, p)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("the question had its answer (%v) while the store missed %s, written before it", err, key)
+			case <-time.After(300 * time.Millisecond):
+			}
+			c.hold(false)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			defer f.Shutdown()
+			atWrite(key)(t, inf, wrote)
+		})
+	}
+}

@@ -28,7 +28,9 @@ import (
 //     of query groupBy owner, where phase != Running (the default projection has the
 //     node), against `kubectl get pods -A -o json`, what a tool built on LISTs reads for
 //     the same question; the answer is checked complete against kubectl's pods;
-//   - the server's resident memory per 1,000 pods, after both.
+//   - the server's resident memory per 1,000 pods, after both;
+//   - with -baseline, the warm tool calls again through the baseline binary's server,
+//     on the same API server, once the first has stopped, its rows marked [baseline].
 //
 // Every figure is printed with bytes per pod beside it: of the cluster's pods, and of the
 // pods the answer is about.
@@ -53,64 +55,22 @@ func runMCP(ctx context.Context, o options, env []string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, o.binary, "mcp")
-	cmd.Env = env
-	stderr := &strings.Builder{}
-	cmd.Stderr = stderr
-	log("starting kubectl idx mcp")
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "kubectl-idx-bench", Version: "v0"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	cs, cmd, err := startMCP(ctx, o.binary, env)
 	if err != nil {
-		return fmt.Errorf("starting kubectl idx mcp: %w\n%s", err, stderr)
+		return err
 	}
-	defer cs.Close()
-	tree := map[string]any{"relation": "tree", "object": "deployment/" + deploy, "namespace": "bench-00"}
-	stale := func(args map[string]any) map[string]any {
-		out := map[string]any{"maxStalenessSeconds": 60}
-		for k, v := range args {
-			out[k] = v
+	closed := false
+	defer func() {
+		if !closed {
+			cs.Close()
 		}
-		return out
-	}
-	calls := []*mcpCall{
-		{label: `query pods -A groupBy owner where phase != Running (first page)`, tool: "query", args: mcpNotRunning},
-		{label: "relations tree deployment/X -n bench-00", tool: "relations", args: tree},
-		// The same with a staleness bound: no freshness proof, the authorization still.
-		{label: `query ... (first page), maxStalenessSeconds 60`, tool: "query", args: stale(mcpNotRunning)},
-		{label: "relations tree ..., maxStalenessSeconds 60", tool: "relations", args: stale(tree)},
+	}()
+	calls, err := timeMCPCalls(ctx, cs, deploy, o.mcpCalls, "")
+	if err != nil {
+		return err
 	}
 	callOnce := func(c *mcpCall) (time.Duration, *sdk.CallToolResult, []byte, error) {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
-		wall := time.Since(start)
-		if err != nil {
-			return wall, nil, nil, err
-		}
-		raw, _ := json.Marshal(res)
-		if res.IsError {
-			return wall, res, raw, fmt.Errorf("%s: tool error: %s", c.label, raw)
-		}
-		return wall, res, raw, nil
-	}
-	for _, c := range calls {
-		wall, res, raw, err := callOnce(c)
-		if err != nil {
-			return err
-		}
-		c.first, c.bytes, c.pods = wall, len(raw), podsIn(res)
-		log("first %s: %.3fs, %d bytes", c.label, wall.Seconds(), len(raw))
-	}
-	n := o.mcpCalls
-	for i := range n {
-		for _, c := range calls {
-			wall, _, _, err := callOnce(c)
-			if err != nil {
-				return err
-			}
-			c.walls = append(c.walls, wall)
-		}
-		if (i+1)%10 == 0 {
-			log("%d of %d warm calls of each", i+1, n)
-		}
+		return callMCP(ctx, cs, c)
 	}
 
 	// The whole answer to the question, every page of it.
@@ -151,9 +111,25 @@ func runMCP(ctx context.Context, o options, env []string) error {
 	if answered != notRunning {
 		return fmt.Errorf("the MCP answer holds %d pods not Running, kubectl get pods -A -o json %d: the answer is not complete", answered, notRunning)
 	}
+	if o.baseline != "" {
+		// The same calls through the baseline binary, on the same server, once the
+		// measured binary's server has stopped.
+		cs.Close()
+		closed = true
+		bcs, _, err := startMCP(ctx, o.baseline, env)
+		if err != nil {
+			return err
+		}
+		base, err := timeMCPCalls(ctx, bcs, deploy, o.mcpCalls, " [baseline]")
+		bcs.Close()
+		if err != nil {
+			return err
+		}
+		calls = append(calls, base...)
+	}
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 3, ' ', 0)
-	fmt.Fprintf(w, "\nkubectl idx mcp, measured from the client over stdio: %d pods in %d namespaces, %d warm calls of each\n\n", o.pods, o.namespaces, n)
+	fmt.Fprintf(w, "\nkubectl idx mcp, measured from the client over stdio: %d pods in %d namespaces, %d warm calls of each\n\n", o.pods, o.namespaces, o.mcpCalls)
 	fmt.Fprintln(w, "tool call\tfirst\tp50\tp99\tanswer bytes\tbytes per pod (cluster)\tpods in answer\tbytes per pod (answer)\t")
 	for _, c := range calls {
 		perAnswer := "-"
@@ -171,6 +147,80 @@ func runMCP(ctx context.Context, o options, env []string) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "server RSS after the calls\t%.1f MB\t%.2f MB per 1,000 pods\t\n", float64(serverRSS)/1024, float64(serverRSS)/1024/(float64(o.pods)/1000))
 	return w.Flush()
+}
+
+// startMCP starts binary's kubectl idx mcp and connects the SDK's client to it over
+// stdio; the command is returned for its process.
+func startMCP(ctx context.Context, binary string, env []string) (*sdk.ClientSession, *exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, binary, "mcp")
+	cmd.Env = env
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	log("starting %s mcp", binary)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "kubectl-idx-bench", Version: "v0"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting %s mcp: %w\n%s", binary, err, stderr)
+	}
+	return cs, cmd, nil
+}
+
+// timeMCPCalls asks the questions of the bench once each (the first call, with
+// informers to list), then n warm times each, alternating, and returns them, their
+// labels ending with suffix.
+func timeMCPCalls(ctx context.Context, cs *sdk.ClientSession, deploy string, n int, suffix string) ([]*mcpCall, error) {
+	tree := map[string]any{"relation": "tree", "object": "deployment/" + deploy, "namespace": "bench-00"}
+	stale := func(args map[string]any) map[string]any {
+		out := map[string]any{"maxStalenessSeconds": 60}
+		for k, v := range args {
+			out[k] = v
+		}
+		return out
+	}
+	calls := []*mcpCall{
+		{label: `query pods -A groupBy owner where phase != Running (first page)`, tool: "query", args: mcpNotRunning},
+		{label: "relations tree deployment/X -n bench-00", tool: "relations", args: tree},
+		// The same with a staleness bound: no freshness proof, the authorization still.
+		{label: `query ... (first page), maxStalenessSeconds 60`, tool: "query", args: stale(mcpNotRunning)},
+		{label: "relations tree ..., maxStalenessSeconds 60", tool: "relations", args: stale(tree)},
+	}
+	for _, c := range calls {
+		c.label += suffix
+		wall, res, raw, err := callMCP(ctx, cs, c)
+		if err != nil {
+			return nil, err
+		}
+		c.first, c.bytes, c.pods = wall, len(raw), podsIn(res)
+		log("first %s: %.3fs, %d bytes", c.label, wall.Seconds(), len(raw))
+	}
+	for i := range n {
+		for _, c := range calls {
+			wall, _, _, err := callMCP(ctx, cs, c)
+			if err != nil {
+				return nil, err
+			}
+			c.walls = append(c.walls, wall)
+		}
+		if (i+1)%10 == 0 {
+			log("%d of %d warm calls of each%s", i+1, n, suffix)
+		}
+	}
+	return calls, nil
+}
+
+// callMCP calls c's tool once and returns the client's wall time, the result and its
+// JSON; a tool error is an error.
+func callMCP(ctx context.Context, cs *sdk.ClientSession, c *mcpCall) (time.Duration, *sdk.CallToolResult, []byte, error) {
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
+	wall := time.Since(start)
+	if err != nil {
+		return wall, nil, nil, err
+	}
+	raw, _ := json.Marshal(res)
+	if res.IsError {
+		return wall, res, raw, fmt.Errorf("%s: tool error: %s", c.label, raw)
+	}
+	return wall, res, raw, nil
 }
 
 // podsIn counts the pods an answer holds: objects and group members.
