@@ -643,9 +643,15 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		example = obj
 		resource, namespaced := e.res.GVR.Resource, e.res.Namespaced && ns != ""
+		listGVK := e.res.GVK.GroupVersion().WithKind(e.res.GVK.Kind + "List")
+		asJSON := e.json
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
-				VersionedParams(&o, clientgoscheme.ParameterCodec).Do(ctx).Get()
+			req := client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
+				VersionedParams(&o, clientgoscheme.ParameterCodec)
+			if asJSON {
+				return req.Do(ctx).Get()
+			}
+			return readList(ctx, req, listGVK)
 		}
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
@@ -779,6 +785,30 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 			return w, err
 		},
 	}}, example, nil
+}
+
+// readList asks req, a LIST of the typed list kind listGVK, for its answer
+// and decodes it as it arrives (wire.ReadList): on 20,000 realistic pods
+// asked for unpaged, the decoding of the first pods overlaps the server's
+// encoding of the last ones.
+func readList(ctx context.Context, req *rest.Request, listGVK schema.GroupVersionKind) (runtime.Object, error) {
+	into, err := clientgoscheme.Scheme.New(listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", listGVK, err)
+	}
+	ctx = wire.Streamed(ctx)
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	decode := func(data []byte) error {
+		return runtime.DecodeInto(clientgoscheme.Codecs.UniversalDeserializer(), data, into)
+	}
+	if err := wire.ReadList(ctx, body, into, decode); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", listGVK.Kind, err)
+	}
+	return into, nil
 }
 
 // DefaultUnpagedBudget is the largest list, in bytes of the API server's

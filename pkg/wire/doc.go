@@ -20,6 +20,10 @@
 //     and writes over the answer in place, item by item as they arrive
 //     (readStripped), so that what is held is the stripped answer; bytes of
 //     any other shape are served as they came.
+//   - List reader (ReadList): a protobuf LIST answer of a built-in kind
+//     decoded item by item as it arrives, each without its managedFields,
+//     where the REST client reads the whole answer before it decodes any of
+//     it: the client decodes while the server still encodes.
 //   - Page ahead (PageAhead): the next page of a list is asked for as soon as
 //     its token is known, so that the server produces it while the client
 //     reads and decodes the one before; at most one page is in flight ahead
@@ -41,10 +45,10 @@
 //     informers read as JSON.
 //
 // The byte readers are fuzzed (FuzzStripManagedFields, FuzzReadStripped,
-// FuzzDecodeTable, FuzzReadListKeys, `make fuzz`): whatever the bytes, they never panic, a stripped answer
+// FuzzDecodeTable, FuzzReadListKeys, FuzzReadList, `make fuzz`): whatever the bytes, they never panic, a stripped answer
 // decodes to the answer's list without its items' managedFields, and the
 // table reader reads every input as the general decoder does. The benchmarks (go test -bench
-// 'DecodeTable|Strip|Pipeline|ReadListKeys') read a page of 2,000 pods like
+// 'DecodeTable|Strip|Pipeline|ReadList') read a page of 2,000 pods like
 // testdata/pod-realistic.json, the bench's: light fixtures make every figure
 // look better than a user sees.
 //

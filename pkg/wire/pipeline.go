@@ -260,6 +260,11 @@ func (t *listRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.ne
 // RoundTrip implements http.RoundTripper.
 func (t *listRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	hook, ok := req.Context().Value(listHookKey{}).(listHook)
+	if streamed(req.Context()) {
+		// ReadList takes the managedFields out, item by item, and counts
+		// what it holds.
+		hook.dropManagedFields, hook.held = false, nil
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || !ok || resp.StatusCode != http.StatusOK {
 		return resp, err
