@@ -9,7 +9,6 @@ import (
 	"reflect"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -54,7 +53,7 @@ type itemUnmarshaler interface {
 func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode func([]byte) error) error {
 	hook, _ := ctx.Value(listHookKey{}).(listHook)
 	r := bufio.NewReaderSize(body, stripChunk)
-	items, ok := listItems(into)
+	items, lm, ok := listFields(into)
 	if magic, err := r.Peek(len(protobufMagic)); err != nil || !bytes.Equal(magic, protobufMagic) || !ok {
 		data, rerr := io.ReadAll(r)
 		if rerr != nil {
@@ -71,7 +70,7 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 	s := &pbStream{r: r, left: -1}
 	var buf []byte
 	held := 0
-	sawList := false
+	sawList, encoded := false, false
 	for {
 		num, typ, err := s.tag()
 		if err == io.EOF {
@@ -81,7 +80,12 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 			return err
 		}
 		switch {
-		case num == unknownRawField && typ == protowire.BytesType && !sawList:
+		case num == unknownRawField && typ == protowire.BytesType:
+			if sawList {
+				// The generated decoder keeps the last; the API server
+				// writes one.
+				return errProtobufShape
+			}
 			sawList = true
 			n, err := s.length()
 			if err != nil {
@@ -113,14 +117,11 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 				held += protowire.SizeTag(num) + protowire.SizeVarint(uint64(n))
 				switch num {
 				case listMetaField:
-					var lm metav1.ListMeta
+					// As the generated decoder, into what is there.
 					if err := lm.Unmarshal(data); err != nil {
 						return fmt.Errorf("decoding the list's metadata: %w", err)
 					}
 					held += n
-					if err := setListMeta(into, &lm); err != nil {
-						return err
-					}
 				case listItemsField:
 					if hook.dropManagedFields {
 						if size, err := strippedSize(data, levelItem); err == nil && size < len(data) {
@@ -138,13 +139,14 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 				}
 			}
 		case num == unknownContentEncodingField && typ == protowire.BytesType:
+			// The last one counts, as in the generated decoder.
 			n, err := s.length()
 			if err != nil {
 				return err
 			}
-			if n != 0 {
-				// An encoded list (the server writes none) is not read here.
-				return errProtobufShape
+			encoded = n != 0
+			if err := s.discard(n); err != nil {
+				return err
 			}
 		default:
 			if err := s.skip(typ); err != nil {
@@ -152,7 +154,8 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 			}
 		}
 	}
-	if !sawList {
+	if !sawList || encoded {
+		// An encoded list (the server writes none) is not read here.
 		return errProtobufShape
 	}
 	if hook.held != nil {
@@ -161,32 +164,23 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 	return nil
 }
 
-// listItems returns the Items slice of a typed list whose items decode from
-// protobuf, settable.
-func listItems(list runtime.Object) (*reflect.Value, bool) {
+// listFields returns the Items slice of a typed list whose items decode from
+// protobuf, settable, and its ListMeta.
+func listFields(list runtime.Object) (*reflect.Value, *metav1.ListMeta, bool) {
 	v := reflect.ValueOf(list)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil, false
+		return nil, nil, false
 	}
 	items := v.Elem().FieldByName("Items")
 	if !items.IsValid() || items.Kind() != reflect.Slice || !items.CanSet() {
-		return nil, false
+		return nil, nil, false
 	}
 	if !reflect.PointerTo(items.Type().Elem()).Implements(reflect.TypeFor[itemUnmarshaler]()) {
-		return nil, false
+		return nil, nil, false
 	}
-	return &items, true
-}
-
-// setListMeta sets into's list metadata to lm.
-func setListMeta(into runtime.Object, lm *metav1.ListMeta) error {
-	l, err := meta.ListAccessor(into)
-	if err != nil {
-		return err
+	lm := v.Elem().FieldByName("ListMeta")
+	if !lm.IsValid() || lm.Type() != reflect.TypeFor[metav1.ListMeta]() || !lm.CanAddr() {
+		return nil, nil, false
 	}
-	l.SetResourceVersion(lm.ResourceVersion)
-	l.SetContinue(lm.Continue)
-	l.SetRemainingItemCount(lm.RemainingItemCount)
-	l.SetSelfLink(lm.SelfLink)
-	return nil
+	return &items, lm.Addr().Interface().(*metav1.ListMeta), true
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,6 +113,12 @@ func FuzzReadList(f *testing.F) {
 		if decodeAnswer(data, &want) != nil {
 			return
 		}
+		if !plainList(data) {
+			// The general decoder reads no list as an empty one, an encoded
+			// one as if it were not, and of two lists the last: ReadList
+			// refuses all three (the API server writes none of them).
+			return
+		}
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("read as %+v (%v)\nwant %+v", got, err, want)
 		}
@@ -126,4 +134,29 @@ func FuzzReadList(f *testing.F) {
 			t.Fatalf("the list as the server writes it reads without managedFields as %+v (%v)\nwant %+v", gotStripped, err, want)
 		}
 	})
+}
+
+// plainList reports whether the envelope of a protobuf answer holds a list,
+// not encoded.
+func plainList(data []byte) bool {
+	var u runtime.Unknown
+	if !bytes.HasPrefix(data, protobufMagic) || u.Unmarshal(data[len(protobufMagic):]) != nil || u.Raw == nil || u.ContentEncoding != "" {
+		return false
+	}
+	lists := 0
+	for b := data[len(protobufMagic):]; len(b) > 0; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return false
+		}
+		if num == unknownRawField && typ == protowire.BytesType {
+			lists++
+		}
+		b = b[n+m:]
+	}
+	return lists == 1
 }
