@@ -131,8 +131,16 @@ func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode f
 						}
 					}
 					held += len(data)
-					items.Set(reflect.Append(*items, reflect.Zero(items.Type().Elem())))
-					item := items.Index(items.Len() - 1).Addr().Interface().(itemUnmarshaler)
+					// A new item in place, cleared there: reflect.Append
+					// would copy in a zero item, which Go allocates for a
+					// type as large as a Pod.
+					if items.Len() == items.Cap() {
+						items.Grow(1)
+					}
+					items.SetLen(items.Len() + 1)
+					last := items.Index(items.Len() - 1)
+					last.SetZero()
+					item := last.Addr().Interface().(itemUnmarshaler)
 					if err := item.Unmarshal(data); err != nil {
 						return fmt.Errorf("decoding item %d of the list: %w", items.Len()-1, err)
 					}

@@ -73,6 +73,21 @@ func TestReadList(t *testing.T) {
 			}
 		}
 	}
+	// Items are decoded over zeroed memory, whatever the slice held past its
+	// length.
+	stale := make([]corev1.Pod, 5)
+	for i := range stale {
+		// Fields the encoding leaves out when empty: a pointer, a list.
+		stale[i].Spec.ActiveDeadlineSeconds = new(int64)
+		stale[i].Spec.Tolerations = []corev1.Toleration{{Key: "stale"}}
+	}
+	pods := &corev1.PodList{Items: stale[:0]}
+	if err := ReadList(WithHeld(context.Background(), true, nil), bytes.NewReader(stripTestLists(t)[0].data), pods, func([]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := stripTestLists(t)[0].want; !reflect.DeepEqual(pods, want) {
+		t.Errorf("read over a slice that held other pods:\n%+v\nwant\n%+v", pods, want)
+	}
 	json := []byte(`{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"a"}}]}`)
 	var held atomic.Int64
 	var got []byte
