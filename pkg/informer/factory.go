@@ -852,12 +852,12 @@ const probePage = 100
 // one answer or a watch-list would be held whole until its end (on 20,000
 // realistic pods, -o json took 623 MB that way against 214 MB in pages). One
 // of metadata only (a streamed -o name) is asked for unpaged when it fits the
-// budget, as any list: its objects are small once managedFields are dropped,
-// and on a quiet cluster its later pages would be read from etcd (pods -A -o
-// name at 20,000 realistic pods: 3.32 s in pages against 0.67 s while pods
-// were written). Past the budget it stays in pages, never a watch-list, which
-// would hold every object until its end: the budget bounds what a streamed
-// listing holds.
+// budget, counted in its bytes as sent (managedFields included): its objects
+// are small once managedFields are dropped, and on a quiet cluster its later
+// pages would be read from etcd (pods -A -o name at 20,000 realistic pods:
+// 3.32 s in pages against 0.67 s while pods were written). Past the budget it
+// stays in pages, never a watch-list, which would hold every object until its
+// end: the budget bounds what a streamed listing holds.
 //
 // Either way the list reaches the sink in the server's order, the order of
 // its pages.
@@ -869,10 +869,17 @@ func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	probe.Limit = min(o.Limit, probePage)
 	// The size that counts is what the REST client holds: the answer
 	// without its items' managedFields, which are taken out as it arrives
-	// (wire.ListTransport).
+	// (wire.ListTransport, wire.ReadList). A listing streamed to a sink
+	// or a tee keeps the bytes as sent (no page of this list is under way
+	// meanwhile): unpaged, it decodes its whole answer at once where pages
+	// hold one at a time, and the budget bounds that.
 	var held atomic.Int64
+	before := e.bodyBytes.Load()
 	obj, err := fetch(wire.WithHeld(ctx, !f.cfg.KeepManagedFields, &held), probe)
 	size := held.Load()
+	if e.sink != nil || e.tee.Load() != nil {
+		size = e.bodyBytes.Load() - before
+	}
 	if err != nil {
 		return nil, err
 	}
