@@ -130,10 +130,11 @@ type Config struct {
 	// PageSize is the number of objects asked for per LIST page; zero means
 	// DefaultPageSize.
 	PageSize int64
-	// UnpagedBudget is the largest list, in bytes of the API server's answer,
-	// asked for in one unpaged LIST rather than in pages (Factory.firstList);
-	// zero means UnpagedLimitEnv's or DefaultUnpagedBudget, a negative one
-	// never.
+	// UnpagedBudget is the largest list, in bytes of the API server's answer
+	// as the REST client holds it (without its items' managedFields unless
+	// KeepManagedFields), asked for in one unpaged LIST rather than in pages
+	// (Factory.firstList); zero means UnpagedLimitEnv's or
+	// DefaultUnpagedBudget, a negative one never.
 	UnpagedBudget int64
 	// WatchListStall is how long a watch-list may deliver nothing before its
 	// initial events end, after which the type is listed in pages
@@ -656,9 +657,15 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		}
 		example = obj
 		resource, namespaced := e.res.GVR.Resource, e.res.Namespaced && ns != ""
+		listGVK := e.res.GVK.GroupVersion().WithKind(e.res.GVK.Kind + "List")
+		asJSON := e.json
 		list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
-				VersionedParams(&o, clientgoscheme.ParameterCodec).Do(ctx).Get()
+			req := client.Get().NamespaceIfScoped(ns, namespaced).Resource(resource).
+				VersionedParams(&o, clientgoscheme.ParameterCodec)
+			if asJSON {
+				return req.Do(ctx).Get()
+			}
+			return readList(ctx, req, listGVK)
 		}
 		listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return client.Get().Namespace(ns).Resource(resource).
@@ -835,11 +842,36 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 	}}, example, nil
 }
 
+// readList asks req, a LIST of the typed list kind listGVK, for its answer
+// and decodes it as it arrives (wire.ReadList): on 20,000 realistic pods
+// asked for unpaged, the decoding of the first pods overlaps the server's
+// encoding of the last ones.
+func readList(ctx context.Context, req *rest.Request, listGVK schema.GroupVersionKind) (runtime.Object, error) {
+	into, err := clientgoscheme.Scheme.New(listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", listGVK, err)
+	}
+	ctx = wire.Streamed(ctx)
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	decode := func(data []byte) error {
+		return runtime.DecodeInto(clientgoscheme.Codecs.UniversalDeserializer(), data, into)
+	}
+	if err := wire.ReadList(ctx, body, into, decode); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", listGVK.Kind, err)
+	}
+	return into, nil
+}
+
 // DefaultUnpagedBudget is the largest list, in bytes of the API server's
-// answer, that informers ask for in one unpaged LIST rather than in
-// pages (Config.UnpagedBudget, Factory.firstList): 128 MiB, about 20,000
-// realistic pods' metadata (6.0 KB of protobuf each), held whole while it is
-// decoded.
+// answer as the REST client holds it while it decodes it (without its items'
+// managedFields, wire.ListTransport), that informers ask for in one unpaged
+// LIST rather than in pages (Config.UnpagedBudget, Factory.firstList): 128
+// MiB, about 37,000 realistic pods (3.6 KB of protobuf each once stripped,
+// 8.9 KB as sent) or 190,000 of their metadata (0.7 KB, 6.0 KB as sent).
 const DefaultUnpagedBudget = 128 << 20
 
 // probePage is the size of the first page of a list that may be asked for
@@ -861,15 +893,16 @@ const probePage = 100
 // took 1.7-2.4 s in pages of 2,000 against 1.1 s unpaged.
 //
 // So the first page is a small one (probePage): the whole list when it is
-// that short, which most types are. Otherwise its bytes per object, times the
-// objects the server says are left, tell the size of the whole answer: within
-// Config.UnpagedBudget the list is asked for again, unpaged (the small page is
-// dropped); past it, an answer too large to hold whole, namespace by namespace
-// when it is of every namespace (nsSlicer), each namespace in one answer
-// within the budget; otherwise by a watch-list (Factory.watchList), which the
-// server also answers from its cache, object by object; and in pages of
-// o.Limit from the small one where the server refuses or stalls a watch-list,
-// or for tables.
+// that short, which most types are. Otherwise its bytes per object, as the
+// REST client is handed them (without managedFields, taken out as the answer
+// arrives), times the objects the server says are left, tell the size of the
+// whole answer: within Config.UnpagedBudget the list is asked for again,
+// unpaged (the small page is dropped); past it, an answer too large to hold
+// whole, namespace by namespace when it is of every namespace (nsSlicer),
+// each namespace in one answer within the budget; otherwise by a watch-list
+// (Factory.watchList), which the server also answers from its cache, object
+// by object; and in pages of o.Limit from the small one where the server
+// refuses or stalls a watch-list, or for tables.
 //
 // A list of whole objects that goes to a sink or a tee (a streamed -o json)
 // is read namespace by namespace too, each within an eighth of the budget, or
@@ -877,12 +910,12 @@ const probePage = 100
 // one answer or a watch-list would be held whole until its end (on 20,000
 // realistic pods, -o json took 623 MB that way against 214 MB in pages). One
 // of metadata only (a streamed -o name) is asked for unpaged when it fits the
-// budget, as any list: its objects are small once managedFields are dropped,
-// and on a quiet cluster its later pages would be read from etcd (pods -A -o
-// name at 20,000 realistic pods: 3.32 s in pages against 0.67 s while pods
-// were written). Past the budget it stays in pages, never a watch-list, which
-// would hold every object until its end: the budget bounds what a streamed
-// listing holds.
+// budget, counted in its bytes as sent (managedFields included): its objects
+// are small once managedFields are dropped, and on a quiet cluster its later
+// pages would be read from etcd (pods -A -o name at 20,000 realistic pods:
+// 3.32 s in pages against 0.67 s while pods were written). Past the budget it
+// stays in pages, never a watch-list, which would hold every object until its
+// end: the budget bounds what a streamed listing holds.
 //
 // Either way the list reaches the sink in the server's order, the order of
 // its pages.
@@ -892,11 +925,19 @@ func (f *Factory) firstList(ctx context.Context, o metav1.ListOptions,
 	pages *wire.PageAhead, e *entry, slicer *nsSlicer) (runtime.Object, error) {
 	probe := o
 	probe.Limit = min(o.Limit, probePage)
-	// No page of this list is under way: the bytes counted meanwhile are
-	// the small page's.
+	// The size that counts is what the REST client holds: the answer
+	// without its items' managedFields, which are taken out as it arrives
+	// (wire.ListTransport, wire.ReadList). A listing streamed to a sink
+	// or a tee keeps the bytes as sent (no page of this list is under way
+	// meanwhile): unpaged, it decodes its whole answer at once where pages
+	// hold one at a time, and the budget bounds that.
+	var held atomic.Int64
 	before := e.bodyBytes.Load()
-	obj, err := fetch(ctx, probe)
-	size := e.bodyBytes.Load() - before
+	obj, err := fetch(wire.WithHeld(ctx, !f.cfg.KeepManagedFields, &held), probe)
+	size := held.Load()
+	if e.sink != nil || e.tee.Load() != nil {
+		size = e.bodyBytes.Load() - before
+	}
 	if err != nil {
 		return nil, err
 	}

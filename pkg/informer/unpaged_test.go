@@ -30,6 +30,9 @@ type listServer struct {
 	pods int
 	// noRemaining leaves remainingItemCount out, as servers before 1.15 did.
 	noRemaining bool
+	// protobuf answers LISTs in protobuf, each pod with managedFields of
+	// 2 KB, as the API server keeps them.
+	protobuf bool
 	// watchList is how the server answers a watch-list (sendInitialEvents):
 	// "" streams the pods and ends them with the bookmark, "stall" never
 	// ends them, "refuse" rejects the parameter as an API server without the
@@ -117,6 +120,25 @@ func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
 	for i := from; i < to; i++ {
 		list.Items = append(list.Items, listedPod(i))
 	}
+	if l.protobuf {
+		for i := range list.Items {
+			list.Items[i].ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":"` + strings.Repeat("x", 2000) + `"}`)}}}
+		}
+		raw, err := list.Marshal()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		data, err := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Raw: raw}).Marshal()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+		_, _ = w.Write(append([]byte("k8s\x00"), data...))
+		return
+	}
 	_ = json.NewEncoder(w).Encode(&list)
 }
 
@@ -174,6 +196,55 @@ func TestFactoryListsUnpagedWhatFitsTheBudget(t *testing.T) {
 			keys := storeKeys(inf)
 			if len(keys) != tc.pods || len(slices.Compact(slices.Sorted(slices.Values(keys)))) != tc.pods {
 				t.Errorf("%d pods in the store (%d distinct), want %d", len(keys), len(slices.Compact(slices.Sorted(slices.Values(keys)))), tc.pods)
+			}
+		})
+	}
+}
+
+// TestFactoryBudgetCountsTheAnswerStripped: the size the budget is held
+// against is the answer without its items' managedFields, which are taken
+// out as it arrives: a list of pods whose managedFields make it larger than
+// the budget as sent, and smaller without them, is asked for unpaged; with
+// managedFields kept, it is not (and is read by a watch-list, whose pods the
+// test server sends without them). The pods listed arrive whole, without
+// their managedFields.
+func TestFactoryBudgetCountsTheAnswerStripped(t *testing.T) {
+	const pods = 1000
+	// About 2.3 KB a pod as sent, 0.2 KB without managedFields.
+	const budget = 1 << 20
+	tests := []struct {
+		name string
+		keep bool
+		want []string
+	}{
+		{"managedFields dropped: unpaged", false, []string{"limit=100 continue=", "limit= continue="}},
+		{"managedFields kept: too large", true, []string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, rc := newListServer(t, pods)
+			l.protobuf = true
+			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: budget, KeepManagedFields: tc.keep, SyncTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(f.Shutdown)
+			inf := mustInformer(t, f, podsRes, informer.Full)
+			if err := startAndSync(t, f); err != nil {
+				t.Fatalf("WaitForSync: %v", err)
+			}
+			if got := l.lists(); !slices.Equal(got, tc.want) {
+				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.want)
+			}
+			objs := inf.GetStore().List()
+			if len(objs) != pods {
+				t.Fatalf("%d pods in the store, want %d", len(objs), pods)
+			}
+			for _, o := range objs {
+				p := o.(*corev1.Pod)
+				if len(p.ManagedFields) > 0 || len(p.Labels["pad"]) != 100 || p.Namespace != "shop" {
+					t.Fatalf("pod %s: %d managedFields, label of %d bytes", p.Name, len(p.ManagedFields), len(p.Labels["pad"]))
+				}
 			}
 		})
 	}

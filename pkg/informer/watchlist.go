@@ -176,8 +176,9 @@ func (f *Factory) watchListAllowed(e *entry) bool {
 // Environment variables that tune how informers list, for a server or a
 // machine the defaults do not suit; Config fields win over them.
 const (
-	// UnpagedLimitEnv is the largest answer asked for unpaged (a quantity of
-	// bytes: 64Mi; 0 never), in place of DefaultUnpagedBudget.
+	// UnpagedLimitEnv is the largest answer asked for unpaged, counted as
+	// Config.UnpagedBudget counts it (a quantity of bytes: 64Mi; 0 never), in
+	// place of DefaultUnpagedBudget.
 	UnpagedLimitEnv = "KUBECTL_IDX_UNPAGED_LIMIT"
 	// WatchListEnv, off, never lists by watch-list.
 	WatchListEnv = "KUBECTL_IDX_WATCH_LIST"

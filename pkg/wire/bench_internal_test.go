@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,4 +130,55 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReadList reads a LIST page of realistic pods to decoded pods:
+// through ListTransport, read whole and then decoded, as the REST client
+// does (whole), and decoded item by item as it arrives (ReadList), both
+// without managedFields.
+func BenchmarkReadList(b *testing.B) {
+	pods, _, _ := realisticPage(b)
+	rt := ListTransport(bodyTripper{contentType: "application/vnd.kubernetes.protobuf", body: pods})
+	get := func(b *testing.B, ctx context.Context) io.ReadCloser {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com/api/v1/pods?limit=2000", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp.Body
+	}
+	hook := listHook{dropManagedFields: true}
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(pods)))
+		for b.Loop() {
+			body := get(b, withListHook(context.Background(), hook))
+			data, err := io.ReadAll(body)
+			body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var list corev1.PodList
+			if err := decodeAnswer(data, &list); err != nil || len(list.Items) != benchPage {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("as it arrives", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(pods)))
+		for b.Loop() {
+			ctx := Streamed(withListHook(context.Background(), hook))
+			body := get(b, ctx)
+			var list corev1.PodList
+			err := ReadList(ctx, body, &list, func([]byte) error { return errors.New("not protobuf") })
+			body.Close()
+			if err != nil || len(list.Items) != benchPage {
+				b.Fatal(err)
+			}
+		}
+	})
 }

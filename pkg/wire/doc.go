@@ -17,8 +17,13 @@
 //     out of the answer's bytes before the REST client decodes them, about
 //     nine tenths of a realistic pod's metadata. The stripper walks the
 //     protobuf wire format with google.golang.org/protobuf/encoding/protowire
-//     and writes over the answer in place; an answer of any other shape is
-//     served as it came.
+//     and writes over the answer in place, item by item as they arrive
+//     (readStripped), so that what is held is the stripped answer; bytes of
+//     any other shape are served as they came.
+//   - List reader (ReadList): a protobuf LIST answer of a built-in kind
+//     decoded item by item as it arrives, each without its managedFields,
+//     where the REST client reads the whole answer before it decodes any of
+//     it: the client decodes while the server still encodes.
 //   - Page ahead (PageAhead): the next page of a list is asked for as soon as
 //     its token is known, so that the server produces it while the client
 //     reads and decodes the one before; at most one page is in flight ahead
@@ -39,11 +44,11 @@
 //     carry whole (an embedded object's apiVersion and kind), which the
 //     informers read as JSON.
 //
-// The byte readers are fuzzed (FuzzStripManagedFields, FuzzDecodeTable,
-// FuzzReadListKeys, `make fuzz`): whatever the bytes, they never panic, a stripped answer
+// The byte readers are fuzzed (FuzzStripManagedFields, FuzzReadStripped,
+// FuzzDecodeTable, FuzzReadListKeys, FuzzReadList, `make fuzz`): whatever the bytes, they never panic, a stripped answer
 // decodes to the answer's list without its items' managedFields, and the
 // table reader reads every input as the general decoder does. The benchmarks (go test -bench
-// 'DecodeTable|Strip|Pipeline|ReadListKeys') read a page of 2,000 pods like
+// 'DecodeTable|Strip|Pipeline|ReadList') read a page of 2,000 pods like
 // testdata/pod-realistic.json, the bench's: light fixtures make every figure
 // look better than a user sees.
 //

@@ -209,9 +209,22 @@ type listHook struct {
 	// dropManagedFields takes the managedFields of the items out of a
 	// protobuf page before the REST client reads it.
 	dropManagedFields bool
+	// held, when not nil, counts the bytes of the answer the REST client is
+	// handed: without the items' managedFields where they were taken out.
+	held *atomic.Int64
 }
 
 type listHookKey struct{}
+
+// WithHeld returns ctx for one LIST request that PageAhead does not ask for
+// (the small first page of a list whose size is being found out): its answer
+// is served as PageAhead's pages are, without its items' managedFields when
+// dropManagedFields, and held counts the bytes of it the REST client is
+// handed, which is what the REST client holds of the list while it decodes
+// it.
+func WithHeld(ctx context.Context, dropManagedFields bool, held *atomic.Int64) context.Context {
+	return withListHook(ctx, listHook{dropManagedFields: dropManagedFields, held: held})
+}
 
 // withListHook returns ctx for a LIST page request that ListTransport serves
 // as hook asks.
@@ -247,6 +260,11 @@ func (t *listRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.ne
 // RoundTrip implements http.RoundTripper.
 func (t *listRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	hook, ok := req.Context().Value(listHookKey{}).(listHook)
+	if streamed(req.Context()) {
+		// ReadList takes the managedFields out, item by item, and counts
+		// what it holds.
+		hook.dropManagedFields, hook.held = false, nil
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || !ok || resp.StatusCode != http.StatusOK {
 		return resp, err
@@ -259,18 +277,22 @@ func (t *listRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 	case strings.HasPrefix(ct, "application/json"):
 		parse = jsonContinue
 	default:
+		if hook.held != nil {
+			resp.Body = &sniffBody{ReadCloser: resp.Body, held: hook.held}
+		}
 		return resp, nil
 	}
 	sniff := &sniffBody{ReadCloser: resp.Body, parse: parse, hook: hook.onContinue}
 	if hook.dropManagedFields && strings.HasPrefix(ct, "application/vnd.kubernetes.protobuf") {
 		size, _ := t.sizes.LoadOrStore(req.URL.Path, new(atomic.Int64))
-		resp.Body = &strippedBody{answer: sniff, size: size.(*atomic.Int64)}
+		resp.Body = &strippedBody{answer: sniff, size: size.(*atomic.Int64), held: hook.held}
 		// The REST client reads the body whole; its length is no longer the
 		// server's.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 		return resp, nil
 	}
+	sniff.held = hook.held
 	resp.Body = sniff
 	return resp, nil
 }
@@ -290,14 +312,19 @@ type sniffBody struct {
 	hook   func(string)
 	prefix []byte
 	done   bool
+	// held, when not nil, counts the bytes read.
+	held *atomic.Int64
 }
 
 // Read reads from the body and, until the token is found, looks for it.
 func (b *sniffBody) Read(p []byte) (int, error) {
-	if b.hook == nil {
-		return b.ReadCloser.Read(p)
-	}
 	n, err := b.ReadCloser.Read(p)
+	if b.held != nil {
+		b.held.Add(int64(n))
+	}
+	if b.hook == nil {
+		return n, err
+	}
 	if n > 0 && !b.done {
 		b.prefix = append(b.prefix, p[:n]...)
 		token, perr := b.parse(b.prefix)
@@ -415,49 +442,55 @@ func jsonContinue(data []byte) (string, error) {
 	}
 }
 
-// strippedBody reads a protobuf LIST answer whole, as the REST client would,
-// and serves it without its items' managedFields; an answer it cannot rewrite
-// is served as it came. Reading it reads the answer as it arrives, so a
-// progress deadline underneath still sees every byte.
+// strippedBody serves a protobuf LIST answer without its items'
+// managedFields (readStripped): it reads the answer, as it arrives, on its
+// first read, so a progress deadline underneath still sees every byte.
 type strippedBody struct {
 	answer io.ReadCloser
-	// size is the size of the last answer of the same path, which the buffer
-	// is made for, and is set to this one's.
+	// size is the size of the last stripped answer of the same path, which
+	// the buffer is made for, and is set to this one's.
 	size *atomic.Int64
-	// out is what is served, once the answer has been read; err ends it.
-	out  []byte
-	err  error
-	read bool
+	// held, when not nil, counts the bytes served.
+	held *atomic.Int64
+	// parts is what is left to serve, once the answer has been read; err
+	// ends it.
+	parts [][]byte
+	err   error
+	read  bool
 }
 
 // Read serves the stripped answer, reading the answer first.
 func (b *strippedBody) Read(p []byte) (int, error) {
 	if !b.read {
 		b.read = true
-		last := b.size.Load()
-		buf := bytes.NewBuffer(make([]byte, 0, last+last/8+bytes.MinRead))
-		if _, err := buf.ReadFrom(b.answer); err != nil {
-			b.err = err
-		} else {
-			b.size.Store(int64(buf.Len()))
-			if b.out, err = stripManagedFields(buf.Bytes()); err != nil {
-				b.out = buf.Bytes()
+		b.parts, b.err = readStripped(b.answer, int(b.size.Load()))
+		n := 0
+		for _, part := range b.parts {
+			n += len(part)
+		}
+		if b.err == nil {
+			b.size.Store(int64(n))
+			if b.held != nil {
+				b.held.Add(int64(n))
 			}
 		}
 	}
-	if len(b.out) == 0 {
+	for len(b.parts) > 0 && len(b.parts[0]) == 0 {
+		b.parts = b.parts[1:]
+	}
+	if len(b.parts) == 0 {
 		if b.err != nil {
 			return 0, b.err
 		}
 		return 0, io.EOF
 	}
-	n := copy(p, b.out)
-	b.out = b.out[n:]
+	n := copy(p, b.parts[0])
+	b.parts[0] = b.parts[0][n:]
 	return n, nil
 }
 
 // Close closes the answer.
 func (b *strippedBody) Close() error {
-	b.out = nil
+	b.parts = nil
 	return b.answer.Close()
 }
