@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -90,27 +89,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "kubeconfig")
-	if err := testenv.WriteKubeconfig(path, testenv.KubeconfigContext{Name: "exec", From: e.Kubeconfig}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["users"] = []any{map[string]any{"name": "exec", "user": map[string]any{"exec": map[string]any{
+	writeKubeconfigUser(t, path, e.Kubeconfig, "exec", map[string]any{"exec": map[string]any{
 		"apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "interactiveMode": "Never",
-	}}}}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}}, 0o644)
 	return path
 }
 
@@ -408,6 +389,7 @@ func startFeedCmd(t *testing.T, c testenv.Cmd) *feedRun {
 			f.mu.Unlock()
 		}
 	}()
+	// A test that failed half-way leaves the feed running: end it.
 	t.Cleanup(p.Kill)
 	return f
 }
