@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,19 +208,23 @@ func (g cliGroups) members() (map[string][]string, map[string]any) {
 	return members, summaries
 }
 
+// withCursor returns a copy of a query's args asking for the page at cursor ("" is the first).
+func withCursor(args map[string]any, cursor string) map[string]any {
+	a := map[string]any{}
+	maps.Copy(a, args)
+	if cursor != "" {
+		a["cursor"] = cursor
+	}
+	return a
+}
+
 // queryAll pages through the query tool's answer to args and returns every page.
 func (s *mcpServer) queryAll(t *testing.T, args map[string]any) []v1alpha1.QueryAnswer {
 	t.Helper()
 	var pages []v1alpha1.QueryAnswer
 	cursor := ""
 	for {
-		a := map[string]any{}
-		for k, v := range args {
-			a[k] = v
-		}
-		if cursor != "" {
-			a["cursor"] = cursor
-		}
+		a := withCursor(args, cursor)
 		var page v1alpha1.QueryAnswer
 		s.must(t, "query", a, &page)
 		pages = append(pages, page)
@@ -719,13 +724,7 @@ func TestMCPByteCap(t *testing.T) {
 		seen := map[string]bool{}
 		cursor, pages := "", 0
 		for {
-			a := map[string]any{}
-			for k, v := range args {
-				a[k] = v
-			}
-			if cursor != "" {
-				a["cursor"] = cursor
-			}
+			a := withCursor(args, cursor)
 			var answer v1alpha1.QueryAnswer
 			raw := s.must(t, "query", a, &answer)
 			pages++
