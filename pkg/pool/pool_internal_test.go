@@ -969,18 +969,19 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	}
 }
 
-// racingPool returns a pool over c whose stores of more than 2 objects are
+// racingPool returns a fake cluster c and a pool over c whose stores of more than 2 objects are
 // compared with a LIST of their objects while their probe watches (race),
 // and c holding 4 pods in the shop, warm: a big store.
-func racingPool(t *testing.T, c *fakeCluster) *Pool {
+func racingPool(t *testing.T) (*fakeCluster, *Pool) {
 	t.Helper()
+	c := newFakeCluster(t)
 	for _, name := range []string{"web-1", "web-2", "web-3", "web-4"} {
 		c.write(name)
 	}
 	p := newTestPool(t, c, Options{})
 	p.compareUpTo, p.raceUpTo = 2, 10
 	warmUp(t, p)
-	return p
+	return c, p
 }
 
 // compareCounts returns c's compared LISTs, started, ended and cancelled,
@@ -997,8 +998,7 @@ func (c *fakeCluster) compareCounts() (lists, listsEnded, listsCancelled, watche
 // away; the probe watch racing it is cancelled, and both have ended when the
 // question has its answer.
 func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
+	c, p := racingPool(t)
 	c.locked(func() { c.bookmarkAfter = 5 * time.Second })
 	c.otherWrite()
 	want := c.otherWrite()
@@ -1035,8 +1035,7 @@ func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
 // the question waits for the probe to bound the changes and the store to
 // apply the write, however soon the LIST answered.
 func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
+	c, p := racingPool(t)
 	c.locked(func() { c.bookmarkAfter = 300 * time.Millisecond })
 	c.hold(true)
 	wrote := c.write("web-3")
@@ -1068,8 +1067,7 @@ func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
 // store current first, the LIST racing it is cancelled and has ended by the
 // time the question has its answer: nothing of the race outlives it.
 func TestPoolBigStoreSlowListLosesToTheWatch(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
+	c, p := racingPool(t)
 	c.locked(func() { c.compareAfter = 5 * time.Second })
 	c.otherWrite()
 	start := time.Now()
@@ -1140,8 +1138,7 @@ func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
 // creation, the question, which started after the deletion, does not see the
 // pod, by any way it reads the store.
 func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
+	c, p := racingPool(t)
 	c.locked(func() { c.bookmarkAfter = 5 * time.Second })
 	c.hold(true)
 	created := c.write("ghost")
