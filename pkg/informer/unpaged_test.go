@@ -42,9 +42,14 @@ type listServer struct {
 
 func newListServer(t *testing.T, pods int) (*listServer, *rest.Config) {
 	l := &listServer{pods: pods}
-	s := httptest.NewServer(http.HandlerFunc(l.serve))
+	return l, serveTest(t, l.serve)
+}
+
+// serveTest serves h until the test ends and returns the client configuration to reach it.
+func serveTest(t testing.TB, h http.HandlerFunc) *rest.Config {
+	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
-	return l, &rest.Config{Host: s.URL}
+	return &rest.Config{Host: s.URL}
 }
 
 func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
