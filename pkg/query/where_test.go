@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +18,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
@@ -503,21 +501,7 @@ func TestWhereWatchEvents(t *testing.T) {
 		}},
 		Where: mustWhere(t, `object.reason.startsWith("S")`),
 	})
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var got []string
-	err := session.WatchEvents(ctx, objectRef(t, mapper, "deployment/web"), query.EventsFeedOptions{},
-		func(ev *feed.Event) error {
-			got = append(got, string(ev.Type)+" "+ev.Object.(*corev1.Event).Reason)
-			return nil
-		},
-		func() error {
-			cancel()
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := initialEvents(t, session, objectRef(t, mapper, "deployment/web"), query.EventsOptions{})
 	if want := []string{"ADDED ScalingReplicaSet", "ADDED Scaled"}; !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}
