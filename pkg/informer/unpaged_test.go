@@ -240,49 +240,25 @@ func (p *pageCounter) Page(_ context.Context, items []runtime.Object, _ bool, _ 
 	return nil
 }
 
-// TestFactoryStreamsInPages: a list that goes to a sink (a streamed -o json)
-// stays in pages after the small one, whatever would fit the budget: each page
-// is handed over, and dropped, while the next arrives, where an unpaged answer
-// or a watch-list would be held whole until its end.
-func TestFactoryStreamsInPages(t *testing.T) {
-	l, rc := newListServer(t, 1000)
-	f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
-	sink := &pageCounter{}
-	if _, err := f.StreamInformer(podsRes, informer.Full, sink); err != nil {
-		t.Fatal(err)
-	}
-	if err := startAndSync(t, f); err != nil {
-		t.Fatalf("WaitForSync: %v", err)
-	}
-	want := []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}
-	if got := l.lists(); !slices.Equal(got, want) {
-		t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)
-	}
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if want := []int{100, 400, 400, 100}; !slices.Equal(sink.pages, want) {
-		t.Errorf("pages handed to the sink %v, want %v", sink.pages, want)
-	}
-}
-
-// TestFactoryStreamsMetadataUnpagedWithinTheBudget: a list of metadata only
-// that goes to a sink (a streamed -o name) is asked for again unpaged within
-// the budget, as any list is, and handed over whole; past it, in pages, never
-// by a watch-list, which would hold it whole however large.
-func TestFactoryStreamsMetadataUnpagedWithinTheBudget(t *testing.T) {
+// TestFactoryStreams: a list of whole objects that goes to a sink (a streamed
+// -o json) stays in pages after the small one, whatever would fit the budget:
+// each page is handed over, and dropped, while the next arrives, where an
+// unpaged answer or a watch-list would be held whole until its end. A list of
+// metadata only that goes to a sink (a streamed -o name) is asked for again
+// unpaged within the budget, as any list is, and handed over whole; past it,
+// in pages, never by a watch-list, which would hold it whole however large.
+func TestFactoryStreams(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		mode      informer.Mode
 		budget    int64
 		watchList string
 		lists     []string
 		pages     []int
 	}{
-		{"fits: unpaged", 0, "", []string{"limit=100 continue=", "limit= continue="}, []int{1000}},
-		{"too large: pages", 50 << 10, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
+		{"whole objects: pages", informer.Full, 0, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
+		{"metadata that fits: unpaged", informer.MetadataOnly, 0, "", []string{"limit=100 continue=", "limit= continue="}, []int{1000}},
+		{"metadata too large: pages", informer.MetadataOnly, 50 << 10, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, 1000)
@@ -293,7 +269,7 @@ func TestFactoryStreamsMetadataUnpagedWithinTheBudget(t *testing.T) {
 			}
 			t.Cleanup(f.Shutdown)
 			sink := &pageCounter{}
-			if _, err := f.StreamInformer(podsRes, informer.MetadataOnly, sink); err != nil {
+			if _, err := f.StreamInformer(podsRes, tc.mode, sink); err != nil {
 				t.Fatal(err)
 			}
 			if err := startAndSync(t, f); err != nil {
