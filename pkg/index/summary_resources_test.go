@@ -6,23 +6,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/resourcelist"
 )
 
 // rl parses "name=quantity" pairs into a resource list.
-func rl(pairs ...string) corev1.ResourceList {
-	if len(pairs) == 0 {
-		return nil
-	}
-	out := corev1.ResourceList{}
-	for _, p := range pairs {
-		name, q, _ := strings.Cut(p, "=")
-		out[corev1.ResourceName(name)] = resource.MustParse(q)
-	}
-	return out
-}
+var rl = resourcelist.Parse
 
 // ctr is a container with requests and limits.
 func ctr(name string, reqs, lims corev1.ResourceList) corev1.Container {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/resourcelist"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
 
@@ -82,14 +83,7 @@ var resourceRecipes = []recipe{
 }
 
 // rl parses name=quantity pairs.
-func rl(pairs ...string) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, p := range pairs {
-		name, q, _ := strings.Cut(p, "=")
-		out[corev1.ResourceName(name)] = resource.MustParse(q)
-	}
-	return out
-}
+var rl = resourcelist.Parse
 
 // resourceContainer is a container with requests and limits.
 func resourceContainer(name string, reqs, lims corev1.ResourceList) corev1.Container {
