@@ -1,7 +1,6 @@
 package index
 
 import (
-	"sort"
 	"strings"
 	"testing"
 
@@ -28,16 +27,7 @@ func sidecarOf(c corev1.Container) corev1.Container {
 
 // listString renders the non-zero entries of l, sorted, for messages and
 // comparison: "cpu=2350m memory=3416Mi".
-func listString(l corev1.ResourceList) string {
-	var out []string
-	for name, q := range l {
-		if !q.IsZero() {
-			out = append(out, string(name)+"="+q.String())
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
+var listString = resourcelist.String
 
 // sameList reports whether a and b hold equal quantities for every resource,
 // a zero quantity counting as absent.

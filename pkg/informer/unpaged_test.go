@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -158,15 +159,7 @@ func TestFactoryListsUnpagedWhatFitsTheBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, tc.pods)
 			l.noRemaining = tc.noRemaining
-			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
+			inf := syncedPods(t, rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
 			if got := l.lists(); !slices.Equal(got, tc.want) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.want)
 			}
@@ -176,6 +169,22 @@ func TestFactoryListsUnpagedWhatFitsTheBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// syncedPods returns a Full informer of pods over rc, of a factory of cfg started and synced,
+// shut down when the test ends.
+func syncedPods(t *testing.T, rc *rest.Config, cfg informer.Config) cache.SharedIndexInformer {
+	t.Helper()
+	f, err := informer.NewFactory(rc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	if err := startAndSync(t, f); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	return inf
 }
 
 // TestFactoryWatchListFallsBackToPages: a list too large to hold whole goes on
@@ -191,7 +200,7 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 			l.watchList = how
 			var mu sync.Mutex
 			var warnings []string
-			f, err := informer.NewFactory(rc, informer.Config{
+			inf := syncedPods(t, rc, informer.Config{
 				PageSize: 400, UnpagedBudget: 50 << 10, WatchListStall: 300 * time.Millisecond, SyncTimeout: 30 * time.Second,
 				OnWarning: func(res informer.Resource, w string) {
 					mu.Lock()
@@ -199,14 +208,6 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 					warnings = append(warnings, w)
 				},
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
 			want := append([]string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}, pages...)
 			if got := l.lists(); !slices.Equal(got, want) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -354,16 +353,7 @@ func sumOf(t *testing.T, pods []*corev1.Pod, limits, includeCompleted bool) (cor
 }
 
 // listText renders the non-zero quantities of l, sorted: "cpu=4700m memory=82288Mi".
-func listText(l corev1.ResourceList) string {
-	var out []string
-	for name, q := range l {
-		if !q.IsZero() {
-			out = append(out, string(name)+"="+q.String())
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
+var listText = resourcelist.String
 
 // resourceGroup is a group of a GroupList with the resource fields the README documents.
 type resourceGroup struct {

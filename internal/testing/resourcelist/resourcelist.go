@@ -6,6 +6,7 @@
 package resourcelist
 
 import (
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,4 +26,17 @@ func Parse(pairs ...string) corev1.ResourceList {
 		out[corev1.ResourceName(name)] = resource.MustParse(q)
 	}
 	return out
+}
+
+// String renders the non-zero quantities of l, sorted, for messages and comparison:
+// "cpu=2350m memory=3416Mi".
+func String(l corev1.ResourceList) string {
+	var out []string
+	for name, q := range l {
+		if !q.IsZero() {
+			out = append(out, string(name)+"="+q.String())
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
 }
