@@ -208,6 +208,21 @@ func (g cliGroups) members() (map[string][]string, map[string]any) {
 	return members, summaries
 }
 
+// checkSelectionPaths compares the MCP server's relation paths of object in shop with the
+// items of kubectl idx verb (selects or selected-by) as admin, each the path path(kind/name).
+func (s *mcpServer) checkSelectionPaths(t *testing.T, admin runner, verb, relation, object string, path func(item string) string) {
+	t.Helper()
+	var list cliList
+	cliJSON(t, admin, &list, verb, object, "-n", "shop")
+	want := []string{}
+	for _, it := range list.Items {
+		want = append(want, path(it.Kind+"/"+it.Metadata.Name))
+	}
+	if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": relation, "object": object, "namespace": "shop"})); diff != "" {
+		t.Errorf("%s %s (-cli +mcp):\n%s", relation, object, diff)
+	}
+}
+
 // withCursor returns a copy of a query's args asking for the page at cursor ("" is the first).
 func withCursor(args map[string]any, cursor string) map[string]any {
 	a := map[string]any{}
@@ -420,25 +435,9 @@ func TestMCPAnswersAsCLI(t *testing.T) {
 			if diff := cmp.Diff(tree.paths(), s.relationPaths(t, map[string]any{"relation": "owners", "object": object, "namespace": "shop"})); diff != "" {
 				t.Errorf("owners %s (-cli +mcp):\n%s", object, diff)
 			}
-			var list cliList
-			cliJSON(t, admin, &list, "selected-by", object, "-n", "shop")
-			want := []string{}
-			for _, it := range list.Items {
-				want = append(want, it.Kind+"/"+it.Metadata.Name+" > "+o.Kind+"/"+o.Metadata.Name)
-			}
-			if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": "selectedBy", "object": object, "namespace": "shop"})); diff != "" {
-				t.Errorf("selectedBy %s (-cli +mcp):\n%s", object, diff)
-			}
+			s.checkSelectionPaths(t, admin, "selected-by", "selectedBy", object, func(it string) string { return it + " > " + o.Kind + "/" + o.Metadata.Name })
 		case "Service":
-			var list cliList
-			cliJSON(t, admin, &list, "selects", object, "-n", "shop")
-			want := []string{}
-			for _, it := range list.Items {
-				want = append(want, o.Kind+"/"+o.Metadata.Name+" > "+it.Kind+"/"+it.Metadata.Name)
-			}
-			if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": "selects", "object": object, "namespace": "shop"})); diff != "" {
-				t.Errorf("selects %s (-cli +mcp):\n%s", object, diff)
-			}
+			s.checkSelectionPaths(t, admin, "selects", "selects", object, func(it string) string { return o.Kind + "/" + o.Metadata.Name + " > " + it })
 		}
 		checked++
 	}
