@@ -124,11 +124,8 @@ func sameFailure(t *testing.T, what string, direct, cached testenv.Result) {
 // not, though the cache process's watch is open and a ConfigMap was created since. Once the
 // ServiceAccount is deleted, the refusal is Unauthorized, likewise.
 func TestCacheRevokedAccess(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-revoked"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	binding := serviceAccountWith(ctx, t, cs, ns, "reader", readRules("configmaps"))
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -185,11 +182,8 @@ func TestCacheRevokedAccess(t *testing.T) {
 // server's Forbidden, as directly, never the first user's Secrets. The first user's plugin
 // handing out a new token of the same ServiceAccount keeps its warm process.
 func TestCacheSeparatesUsersOfOneKubeconfig(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-two-users"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	serviceAccountWith(ctx, t, cs, ns, "secret-reader", readRules("secrets"))
 	serviceAccountWith(ctx, t, cs, ns, "nobody", nil)
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-password"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
@@ -317,11 +311,8 @@ func TestCacheFailingExecPlugin(t *testing.T) {
 // connection, so the feed's watches must authenticate again. client-go runs the plugin again
 // after the 401, and the feed goes on: a ConfigMap created afterwards is in it.
 func TestCacheExecCredentialRenewedUnderAFeed(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-renewed"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	serviceAccountWith(ctx, t, cs, ns, "watcher", readRules("configmaps"))
 	p, _ := newFaultProxy(t, env)
 	dir := t.TempDir()

@@ -498,11 +498,8 @@ func TestMCPAnswersAsCLI(t *testing.T) {
 // TestMCPReadYourWrites: a call made right after a write (client-go Create, Update, Delete)
 // sees it: a query of ConfigMaps, and the changes since a feed's cursor.
 func TestMCPReadYourWrites(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "mcp-ryw"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	s := startMCP(t, env, env.Kubeconfig)
 	var answer v1alpha1.QueryAnswer
 	s.must(t, "query", map[string]any{"resources": "configmaps", "namespace": ns}, &answer)
@@ -680,11 +677,8 @@ func TestMCPBadWhere(t *testing.T) {
 // TestMCPByteCap: on a namespace of 2,000 pods every answer stays under the byte cap, says it
 // is truncated and pages to the whole answer, each pod once.
 func TestMCPByteCap(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns, n = "mcp-2000", 2000
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	var g errgroup.Group
 	g.SetLimit(16)
 	for i := range n {
