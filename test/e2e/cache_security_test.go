@@ -118,6 +118,20 @@ func sameFailure(t *testing.T, what string, direct, cached testenv.Result) {
 	sameAnswers(t, what, direct, cached)
 }
 
+// cachedTwice runs kubectl idx with args and --cache twice as cu, a run that starts the cache
+// process and one it answers, and checks that each succeeds and prints want; what names the
+// question in failures.
+func (cu *cacheUser) cachedTwice(t *testing.T, what string, args []string, want string) {
+	t.Helper()
+	for range 2 {
+		res := cu.idx(t, append(args, "--cache")...)
+		mustSucceed(t, what+" through the cache", res)
+		if res.Stdout != want {
+			t.Fatalf("%s through the cache: %q", what, res.Stdout)
+		}
+	}
+}
+
 // TestCacheRevokedAccess: a ServiceAccount allowed to list pods in one namespace warms the
 // cache; its RoleBinding is deleted. The next question through the cache is refused with the
 // API server's Forbidden, exactly as a direct run is, and prints nothing, --max-staleness or
@@ -132,13 +146,7 @@ func TestCacheRevokedAccess(t *testing.T) {
 	}
 	cu := newCacheUser(t, env, tokenKubeconfig(ctx, t, cs, ns, "reader"))
 	args := []string{"configmaps", "-n", ns, "-o", "name"}
-	for range 2 {
-		res := cu.idx(t, append(args, "--cache")...)
-		mustSucceed(t, "configmaps through the cache", res)
-		if res.Stdout != "configmap/before\n" {
-			t.Fatalf("configmaps through the cache: %q", res.Stdout)
-		}
-	}
+	cu.cachedTwice(t, "configmaps", args, "configmap/before\n")
 	if err := cs.RbacV1().RoleBindings(ns).Delete(ctx, binding, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +206,7 @@ func TestCacheSeparatesUsersOfOneKubeconfig(t *testing.T) {
 	bob := &cacheUser{e: env, kubeconfig: kubeconfig, dir: alice.dir, env: testenv.MergeEnv(alice.env, tokenPluginEnv+"="+bobToken)}
 
 	args := []string{"secrets", "-n", ns, "-o", "name"}
-	for range 2 {
-		res := alice.idx(t, append(args, "--cache")...)
-		mustSucceed(t, "alice's secrets through the cache", res)
-		if res.Stdout != "secret/db-password\n" {
-			t.Fatalf("alice's secrets: %q", res.Stdout)
-		}
-	}
+	alice.cachedTwice(t, "alice's secrets", args, "secret/db-password\n")
 	aliceServer := alice.status(t)
 	direct := bob.idx(t, args...)
 	if !strings.Contains(direct.Stderr, "Forbidden") {
