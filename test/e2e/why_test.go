@@ -284,26 +284,7 @@ spec:
 
 // whyAppCRD is a custom resource kind of why's fixtures: a WhyApp owns a Deployment, as an
 // operator's object owns what it makes.
-const whyAppCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: whyapps.why.kubectl-idx.io
-  labels: {kubectl-idx.io/e2e: controllers}
-spec:
-  group: why.kubectl-idx.io
-  names: {kind: WhyApp, listKind: WhyAppList, plural: whyapps, singular: whyapp}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
+var whyAppCRD = suiteCRD("why.kubectl-idx.io", "{kind: WhyApp, listKind: WhyAppList, plural: whyapps, singular: whyapp}", "whyapps", "")
 
 // whyNode is a node as a kubelet registers it, tainted with whyTaint; kwok runs it when
 // managed.
