@@ -48,6 +48,7 @@ func newListServer(t *testing.T, pods int) (*listServer, *rest.Config) {
 
 // serveTest serves h until the test ends and returns the client configuration to reach it.
 func serveTest(t testing.TB, h http.HandlerFunc) *rest.Config {
+	t.Helper()
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return &rest.Config{Host: s.URL}
