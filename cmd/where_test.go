@@ -173,12 +173,7 @@ func TestWhereRun(t *testing.T) {
 			}
 			err := h.run(t)
 			if tc.wantErr != "" {
-				if err == nil || errtext.Format(err) != tc.wantErr {
-					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
-				}
-				if n := s.Contacted(); n != 0 {
-					t.Errorf("%d requests before the error, want none", n)
-				}
+				s.CheckRefused(t, err, errtext.Format, tc.wantErr)
 				return
 			}
 			if err != nil {

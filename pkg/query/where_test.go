@@ -257,12 +257,7 @@ func TestWhereGet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, got, session, s, rec, err := tc.run(t)
 			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
-				}
-				if n := s.Contacted(); n != 0 {
-					t.Errorf("%d requests before the error, want none", n)
-				}
+				s.CheckRefused(t, err, error.Error, tc.wantErr)
 				return
 			}
 			if err != nil {
