@@ -127,6 +127,19 @@ func identityOf(t *testing.T, cfg *rest.Config, user string) warm.Identity {
 	return id
 }
 
+// kubeconfigIdentity returns the client configuration of the current context of kubeconfig
+// (a path) and the cache identity of user there.
+func kubeconfigIdentity(t *testing.T, kubeconfig, user string) (*rest.Config, warm.Identity) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig = &kubeconfig
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, identityOf(t, cfg, user)
+}
+
 // TestCacheFlagsAndValidation: --cache and --max-staleness are on every
 // command that reads and on nothing else, and their misuse is refused, in
 // kubectl's words, before any request.
@@ -317,13 +330,7 @@ func TestCacheStatusAndStop(t *testing.T) {
 	}
 
 	// A server of the context's identity, in this process.
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &kubeconfig
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := identityOf(t, cfg, "alice")
+	cfg, id := kubeconfigIdentity(t, kubeconfig, "alice")
 	since := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	srv, err := warm.NewServer(warm.Options{
 		Identity: id, Version: cacheVersion(),
@@ -411,13 +418,7 @@ func TestCacheServerProcess(t *testing.T) {
 	if kubeconfig == "" {
 		return
 	}
-	flags := genericclioptions.NewConfigFlags(true)
-	flags.KubeConfig = &kubeconfig
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := identityOf(t, cfg, "alice")
+	_, id := kubeconfigIdentity(t, kubeconfig, "alice")
 	srv, err := warm.NewServer(warm.Options{
 		Identity: id, Version: cacheVersion(),
 		Handler: func(context.Context, *warm.RunRequest, io.Writer, io.Writer) int { return 0 },

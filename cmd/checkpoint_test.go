@@ -132,6 +132,22 @@ func TestWatchCheckpointNoContext(t *testing.T) {
 	}
 }
 
+// checkpointed runs a feed of pods over s with flags until it has printed 2 lines, stops it
+// and returns its checkpoint file, flags.checkpoint.
+func checkpointed(t *testing.T, s *fakeapi.Server, flags watchFlags) []byte {
+	t.Helper()
+	h := startWatch(t, s, []string{"pods"}, flags)
+	h.waitOut(t, 2)
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	data, err := os.ReadFile(flags.checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // TestWatchCheckpointCluster: a feed's checkpoint records its cluster's
 // kube-system namespace; resumed against a cluster whose namespace has
 // another UID (one made anew at the same address), it is refused, naming the
@@ -140,20 +156,12 @@ func TestWatchCheckpointNoContext(t *testing.T) {
 func TestWatchCheckpointCluster(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	path := filepath.Join(t.TempDir(), "pods.checkpoint")
-	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-1"})
-	h.waitOut(t, 2)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := checkpointed(t, s, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-1"})
 	if !strings.Contains(string(data), `"cluster":{"kubeSystemUID":"ks-1"}`) {
 		t.Errorf("the checkpoint does not record the cluster:\n%s", data)
 	}
 
-	h = startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-2"})
+	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-2"})
 	want := "checkpoint " + path + " was written for another cluster: the kube-system namespace's UID was ks-1, is ks-2; resume against the cluster it was written for, or give another file"
 	if err := h.stop(); err == nil || err.Error() != want {
 		t.Errorf("resumed against another cluster: %v\nwant %s", err, want)
@@ -183,16 +191,8 @@ func TestWatchCheckpointCluster(t *testing.T) {
 func TestWatchCheckpointVersion1(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	path := filepath.Join(t.TempDir(), "pods.checkpoint")
-	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path})
-	h.waitOut(t, 2)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
+	data := checkpointed(t, s, watchFlags{format: "name", checkpoint: path})
 	// As version 1 wrote it: the same records without the cluster.
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	lines := strings.Split(string(data), "\n")
 	_, snapshot, _ := strings.Cut(lines[1], " ")
 	snapshot = strings.Replace(snapshot, `,"cluster":{}`, "", 1)
@@ -200,7 +200,7 @@ func TestWatchCheckpointVersion1(t *testing.T) {
 	if err := os.WriteFile(path, []byte(v1), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h = startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-1"})
+	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path, kubeSystem: "ks-1"})
 	time.Sleep(500 * time.Millisecond)
 	if err := h.stop(); err != nil {
 		t.Fatalf("resumed from version 1: %v", err)

@@ -185,20 +185,7 @@ func TestEventsRunWatch(t *testing.T) {
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
 			prepare(t, o, []string{"deployment/web"})
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- o.Run(ctx) }()
-			var lines []string
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				if lines = strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n"); len(lines) >= len(tc.want) {
-					break
-				}
-			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run: %v", err)
-			}
+			lines := runEventsWatch(t, o, stdout, len(tc.want))
 			if len(lines) != len(tc.want) {
 				t.Fatalf("stdout:\n%s\nwant %d lines", stdout, len(tc.want))
 			}
@@ -221,6 +208,27 @@ func TestEventsRunWatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runEventsWatch runs o, an events -w, until stdout has n lines or 20 seconds have passed,
+// then interrupts it and returns the lines.
+func runEventsWatch(t *testing.T, o *EventsOptions, stdout *syncBuffer, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	var lines []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if lines = strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n"); len(lines) >= n {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return lines
 }
 
 // TestEventsRunWatchContexts: events -w follows the object's events in each
@@ -253,20 +261,7 @@ func TestEventsRunWatchContexts(t *testing.T) {
 			if err := o.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- o.Run(ctx) }()
-			var lines []string
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				if lines = strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n"); len(lines) >= len(tc.want) {
-					break
-				}
-			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run: %v", err)
-			}
+			lines := runEventsWatch(t, o, stdout, len(tc.want))
 			var got []string
 			for i, l := range lines {
 				if tc.output == "" && i > 0 {

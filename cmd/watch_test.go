@@ -248,6 +248,20 @@ func TestWatchRunShowOwner(t *testing.T) {
 	}
 }
 
+// jsonLines decodes each line of out, JSON lines as -o json prints them, as an E.
+func jsonLines[E any](t *testing.T, out string) []E {
+	t.Helper()
+	var evs []E
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev E
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON line: %v\n%s", err, line)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
 // TestWatchRunLiveEvents changes custom resources through the dynamic fake, whose watch
 // delivers events, and reads them back as JSON lines.
 func TestWatchRunLiveEvents(t *testing.T) {
@@ -277,19 +291,15 @@ func TestWatchRunLiveEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
-		var ev struct {
-			Type   string `json:"type"`
-			Time   string `json:"time"`
-			Diff   []map[string]any
-			Object struct {
-				Kind     string
-				Metadata struct{ Name string }
-			}
+	for _, ev := range jsonLines[struct {
+		Type   string `json:"type"`
+		Time   string `json:"time"`
+		Diff   []map[string]any
+		Object struct {
+			Kind     string
+			Metadata struct{ Name string }
 		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %v\n%s", err, line)
-		}
+	}](t, h.out.String()) {
 		if _, err := time.Parse(time.RFC3339Nano, ev.Time); err != nil {
 			t.Errorf("time %q: %v", ev.Time, err)
 		}

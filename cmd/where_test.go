@@ -173,12 +173,7 @@ func TestWhereRun(t *testing.T) {
 			}
 			err := h.run(t)
 			if tc.wantErr != "" {
-				if err == nil || errtext.Format(err) != tc.wantErr {
-					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
-				}
-				if n := s.Contacted(); n != 0 {
-					t.Errorf("%d requests before the error, want none", n)
-				}
+				s.CheckRefused(t, err, errtext.Format, tc.wantErr)
 				return
 			}
 			if err != nil {
@@ -279,17 +274,13 @@ func TestWatchRunWhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
-		var ev struct {
-			Type      string `json:"type"`
-			LeftScope bool   `json:"leftScope"`
-			Object    struct {
-				Metadata struct{ Name string }
-			}
+	for _, ev := range jsonLines[struct {
+		Type      string `json:"type"`
+		LeftScope bool   `json:"leftScope"`
+		Object    struct {
+			Metadata struct{ Name string }
 		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %v\n%s", err, line)
-		}
+	}](t, h.out.String()) {
 		l := ev.Type + " " + ev.Object.Metadata.Name
 		if ev.LeftScope {
 			l += " (left)"

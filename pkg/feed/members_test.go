@@ -484,6 +484,17 @@ func (w *world) wantEvents(when string, want ...string) {
 	}
 }
 
+// deploymentWorld is a world of sources over deploymentObjects, rooted at the Deployment,
+// whose initial events have been taken; it returns the world, the Deployment, its ReplicaSet
+// and their two pods.
+func deploymentWorld(t *testing.T, sources []string) (w *world, deploy, rs, a, b *metav1.PartialObjectMetadata) {
+	t.Helper()
+	deploy, rs, a, b, objs := deploymentObjects()
+	w = newWorld(t, deploy, sources, objs...)
+	w.events()
+	return w, deploy, rs, a, b
+}
+
 // deployment returns a Deployment web with ReplicaSet web-1 and pods a and b,
 // and an unrelated Deployment api with its ReplicaSet and pod.
 func deploymentObjects() (deploy, rs, a, b *metav1.PartialObjectMetadata, others []*metav1.PartialObjectMetadata) {
@@ -541,9 +552,7 @@ func TestOwnerScopeBackgroundCascade(t *testing.T) {
 
 func TestOwnerScopeForegroundCascade(t *testing.T) {
 	variants(t, func(t *testing.T, sources []string, mode lookupMode) {
-		deploy, rs, a, b, objs := deploymentObjects()
-		w := newWorld(t, deploy, sources, objs...)
-		w.events()
+		w, deploy, rs, a, b := deploymentWorld(t, sources)
 		w.lookup.mode = mode
 		foreground := func(o *metav1.PartialObjectMetadata) {
 			terminating(o)
@@ -571,9 +580,7 @@ func TestOwnerScopeForegroundCascade(t *testing.T) {
 
 func TestOwnerScopeOrphanCascade(t *testing.T) {
 	variants(t, func(t *testing.T, sources []string, mode lookupMode) {
-		deploy, rs, _, _, objs := deploymentObjects()
-		w := newWorld(t, deploy, sources, objs...)
-		w.events()
+		w, deploy, rs, _, _ := deploymentWorld(t, sources)
 		w.lookup.mode = mode
 		// kubectl delete deployment web --cascade=orphan: the garbage collector
 		// strips the ReplicaSet's reference, then lets the Deployment go. The
@@ -705,9 +712,7 @@ func TestOwnerScopeDepth(t *testing.T) {
 func TestOwnerScopeRelist(t *testing.T) {
 	for _, sources := range [][]string{allKinds, podsOnly} {
 		t.Run(strings.Join(sources, ","), func(t *testing.T) {
-			deploy, rs, a, b, objs := deploymentObjects()
-			w := newWorld(t, deploy, sources, objs...)
-			w.events()
+			w, deploy, rs, a, b := deploymentWorld(t, sources)
 			w.feedDown["Pod"] = true
 			w.lookup.mode = down
 			w.remove(deploy)
@@ -730,9 +735,7 @@ func TestOwnerScopeRelist(t *testing.T) {
 		})
 	}
 	t.Run("orphaned while the ReplicaSets' watch was down", func(t *testing.T) {
-		deploy, rs, _, _, objs := deploymentObjects()
-		w := newWorld(t, deploy, allKinds, objs...)
-		w.events()
+		w, _, rs, _, _ := deploymentWorld(t, allKinds)
 		w.feedDown["ReplicaSet"] = true
 		w.lookup.mode = down
 		w.update(rs, func(o *metav1.PartialObjectMetadata) { o.OwnerReferences = nil })
@@ -743,9 +746,7 @@ func TestOwnerScopeRelist(t *testing.T) {
 		w.finish()
 	})
 	t.Run("pods deleted and created again under the same name", func(t *testing.T) {
-		deploy, rs, a, _, objs := deploymentObjects()
-		w := newWorld(t, deploy, podsOnly, objs...)
-		w.events()
+		w, _, rs, a, _ := deploymentWorld(t, podsOnly)
 		w.feedDown["Pod"] = true
 		w.remove(a)
 		again := object("Pod", a.Name, rs)

@@ -1,28 +1,18 @@
 package index
 
 import (
-	"sort"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/resourcelist"
 )
 
 // rl parses "name=quantity" pairs into a resource list.
-func rl(pairs ...string) corev1.ResourceList {
-	if len(pairs) == 0 {
-		return nil
-	}
-	out := corev1.ResourceList{}
-	for _, p := range pairs {
-		name, q, _ := strings.Cut(p, "=")
-		out[corev1.ResourceName(name)] = resource.MustParse(q)
-	}
-	return out
-}
+var rl = resourcelist.Parse
 
 // ctr is a container with requests and limits.
 func ctr(name string, reqs, lims corev1.ResourceList) corev1.Container {
@@ -37,16 +27,7 @@ func sidecarOf(c corev1.Container) corev1.Container {
 
 // listString renders the non-zero entries of l, sorted, for messages and
 // comparison: "cpu=2350m memory=3416Mi".
-func listString(l corev1.ResourceList) string {
-	var out []string
-	for name, q := range l {
-		if !q.IsZero() {
-			out = append(out, string(name)+"="+q.String())
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
+var listString = resourcelist.String
 
 // sameList reports whether a and b hold equal quantities for every resource,
 // a zero quantity counting as absent.

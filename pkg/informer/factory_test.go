@@ -106,6 +106,20 @@ func startAndSync(t *testing.T, f *informer.Factory) error {
 	return f.WaitForSync(ctx)
 }
 
+// startAndSyncPartial starts f and waits, for at most 20 seconds, for what it may list; it
+// returns the informers skipped, and fails t on any other error.
+func startAndSyncPartial(t *testing.T, f *informer.Factory) []informer.Skipped {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.Start(ctx)
+	skipped, err := f.WaitForSyncPartial(ctx)
+	if err != nil {
+		t.Fatalf("WaitForSyncPartial: %v", err)
+	}
+	return skipped
+}
+
 func storeKeys(inf cache.SharedIndexInformer) []string {
 	keys := inf.GetStore().ListKeys()
 	sort.Strings(keys)
@@ -687,13 +701,7 @@ func TestWaitForSyncPartialSkipsFailingResources(t *testing.T) {
 	pods := mustInformer(t, f, podsRes, informer.MetadataOnly)
 	mustInformer(t, f, deploymentsRes, informer.MetadataOnly)
 	nodes := mustInformer(t, f, nodesRes, informer.MetadataOnly)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	f.Start(ctx)
-	skipped, err := f.WaitForSyncPartial(ctx)
-	if err != nil {
-		t.Fatalf("WaitForSyncPartial: %v", err)
-	}
+	skipped := startAndSyncPartial(t, f)
 	if len(skipped) != 1 || skipped[0].Resource != deploymentsRes {
 		t.Fatalf("skipped = %+v, want deployments only", skipped)
 	}
@@ -743,13 +751,7 @@ func TestWaitForSyncPartialManyFailures(t *testing.T) {
 		}
 		mustInformer(t, f, res, informer.MetadataOnly)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	f.Start(ctx)
-	skipped, err := f.WaitForSyncPartial(ctx)
-	if err != nil {
-		t.Fatalf("WaitForSyncPartial: %v", err)
-	}
+	skipped := startAndSyncPartial(t, f)
 	if len(skipped) != n {
 		t.Errorf("skipped %d resources, want %d", len(skipped), n)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"reflect"
@@ -101,9 +100,7 @@ type podServer struct {
 
 func newPodServer(t testing.TB, pods []corev1.Pod) (*podServer, *rest.Config) {
 	p := &podServer{pods: pods}
-	s := httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(s.Close)
-	return p, &rest.Config{Host: s.URL}
+	return p, serveTest(t, p.serve)
 }
 
 func (p *podServer) serve(w http.ResponseWriter, r *http.Request) {

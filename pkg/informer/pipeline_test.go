@@ -54,11 +54,7 @@ func newPagedServer(t *testing.T, pages, perPage int, protobuf bool) (*pagedServ
 }
 
 func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Get("watch") == "true" {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+	if holdWatch(w, r) {
 		return
 	}
 	page := 0

@@ -134,6 +134,14 @@ func (h *trackerHarness) syncedOn(conn net.Conn) *trackedWatch {
 	return w
 }
 
+// rewatchedOn is the informer's next watch, on conn, running for a minute, then the settle
+// delay passing.
+func (h *trackerHarness) rewatchedOn(conn net.Conn) {
+	h.t.gotConn(conn)
+	h.t.watchStarted(h.watchFor(time.Minute), nil)
+	h.timers.fire(settleDelay)
+}
+
 var (
 	errRefused = errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 	errExpired = apierrors.NewResourceExpired("too old resource version: 10 (20)")
@@ -311,9 +319,7 @@ func TestConnTracker(t *testing.T) {
 			run: func(h *trackerHarness) {
 				w := h.syncedOn(h2A)
 				h.t.watchEnded(w, false)
-				h.t.gotConn(h2B)
-				h.t.watchStarted(h.watchFor(time.Minute), nil)
-				h.timers.fire(settleDelay)
+				h.rewatchedOn(h2B)
 			},
 			want: []string{"restored pods after 0s relisted=false cause=the connection to the server was lost"},
 		},
@@ -324,9 +330,7 @@ func TestConnTracker(t *testing.T) {
 				h.advance(time.Minute)
 				h.t.watchEnded(w, false)
 				h.t.dialing()
-				h.t.gotConn(h2B)
-				h.t.watchStarted(h.watchFor(time.Minute), nil)
-				h.timers.fire(settleDelay)
+				h.rewatchedOn(h2B)
 			},
 		},
 		{
@@ -335,9 +339,7 @@ func TestConnTracker(t *testing.T) {
 				w := h.syncedOn(h2A)
 				h.advance(3 * time.Second)
 				h.t.watchEnded(w, false)
-				h.t.gotConn(h2A)
-				h.t.watchStarted(h.watchFor(time.Minute), nil)
-				h.timers.fire(settleDelay)
+				h.rewatchedOn(h2A)
 			},
 		},
 		{
@@ -345,9 +347,7 @@ func TestConnTracker(t *testing.T) {
 			run: func(h *trackerHarness) {
 				w := h.syncedOn(h2A)
 				h.t.watchEnded(w, true)
-				h.t.gotConn(h2B)
-				h.t.watchStarted(h.watchFor(time.Minute), nil)
-				h.timers.fire(settleDelay)
+				h.rewatchedOn(h2B)
 			},
 		},
 		{
@@ -356,9 +356,7 @@ func TestConnTracker(t *testing.T) {
 				w := h.syncedOn(http1A)
 				h.t.watchEnded(w, false)
 				h.t.dialing()
-				h.t.gotConn(http1B)
-				h.t.watchStarted(h.watchFor(time.Minute), nil)
-				h.timers.fire(settleDelay)
+				h.rewatchedOn(http1B)
 			},
 		},
 		{

@@ -45,6 +45,19 @@ func syncFor(t *testing.T, f *informer.Factory) (error, time.Duration) {
 	return err, time.Since(start)
 }
 
+// holdWatch answers r, when it is a WATCH, with a stream that stays open and silent until
+// the request ends, and reports whether it was one.
+func holdWatch(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Query().Get("watch") != "true" {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+	return true
+}
+
 // stallingServer accepts connections and never answers a request.
 func stallingServer(t *testing.T) string {
 	t.Helper()
@@ -168,13 +181,10 @@ func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
 	var lists atomic.Int32
 	var failedAt atomic.Int64
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Query().Get("watch") == "true" {
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+		if holdWatch(w, r) {
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("continue") == "" {
 			if lists.Add(1) == 1 {
 				// The first try fails with an error the reflector retries (and the
@@ -212,11 +222,7 @@ func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
 func TestWaitForSyncRecoversWithinWindow(t *testing.T) {
 	var lists atomic.Int32
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("watch") == "true" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+		if holdWatch(w, r) {
 			return
 		}
 		if lists.Add(1) == 1 {
@@ -253,13 +259,10 @@ func trickledServer(t *testing.T, timeout time.Duration, chunks int, gap time.Du
 		mu.Lock()
 		urls = append(urls, r.URL)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Query().Get("watch") == "true" {
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-			<-r.Context().Done()
+		if holdWatch(w, r) {
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		status, body := list(r)
 		if status == 0 {
 			<-r.Context().Done()

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -45,9 +46,15 @@ type listServer struct {
 
 func newListServer(t *testing.T, pods int) (*listServer, *rest.Config) {
 	l := &listServer{pods: pods}
-	s := httptest.NewServer(http.HandlerFunc(l.serve))
+	return l, serveTest(t, l.serve)
+}
+
+// serveTest serves h until the test ends and returns the client configuration to reach it.
+func serveTest(t testing.TB, h http.HandlerFunc) *rest.Config {
+	t.Helper()
+	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
-	return l, &rest.Config{Host: s.URL}
+	return &rest.Config{Host: s.URL}
 }
 
 func (l *listServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -181,15 +188,7 @@ func TestFactoryListsUnpagedWhatFitsTheBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, tc.pods)
 			l.noRemaining = tc.noRemaining
-			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
+			inf := syncedPods(t, rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
 			if got := l.lists(); !slices.Equal(got, tc.want) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.want)
 			}
@@ -224,15 +223,7 @@ func TestFactoryBudgetCountsTheAnswerStripped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, pods)
 			l.protobuf = true
-			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: budget, KeepManagedFields: tc.keep, SyncTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
+			inf := syncedPods(t, rc, informer.Config{PageSize: 400, UnpagedBudget: budget, KeepManagedFields: tc.keep, SyncTimeout: 30 * time.Second})
 			if got := l.lists(); !slices.Equal(got, tc.want) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.want)
 			}
@@ -250,6 +241,22 @@ func TestFactoryBudgetCountsTheAnswerStripped(t *testing.T) {
 	}
 }
 
+// syncedPods returns a Full informer of pods over rc, of a factory of cfg started and synced,
+// shut down when the test ends.
+func syncedPods(t *testing.T, rc *rest.Config, cfg informer.Config) cache.SharedIndexInformer {
+	t.Helper()
+	f, err := informer.NewFactory(rc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	inf := mustInformer(t, f, podsRes, informer.Full)
+	if err := startAndSync(t, f); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	return inf
+}
+
 // TestFactoryWatchListFallsBackToPages: a list too large to hold whole goes on
 // in pages, from the start, when the server refuses the watch-list, or when it
 // never ends its initial events (an aggregated API that does not implement
@@ -263,7 +270,7 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 			l.watchList = how
 			var mu sync.Mutex
 			var warnings []string
-			f, err := informer.NewFactory(rc, informer.Config{
+			inf := syncedPods(t, rc, informer.Config{
 				PageSize: 400, UnpagedBudget: 50 << 10, WatchListStall: 300 * time.Millisecond, SyncTimeout: 30 * time.Second,
 				OnWarning: func(res informer.Resource, w string) {
 					mu.Lock()
@@ -271,14 +278,6 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 					warnings = append(warnings, w)
 				},
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
 			want := append([]string{"limit=100 continue=", "watch-list rv= match=NotOlderThan"}, pages...)
 			if got := l.lists(); !slices.Equal(got, want) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)
@@ -312,49 +311,25 @@ func (p *pageCounter) Page(_ context.Context, items []runtime.Object, _ bool, _ 
 	return nil
 }
 
-// TestFactoryStreamsInPages: a list that goes to a sink (a streamed -o json)
-// stays in pages after the small one, whatever would fit the budget: each page
-// is handed over, and dropped, while the next arrives, where an unpaged answer
-// or a watch-list would be held whole until its end.
-func TestFactoryStreamsInPages(t *testing.T) {
-	l, rc := newListServer(t, 1000)
-	f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
-	sink := &pageCounter{}
-	if _, err := f.StreamInformer(podsRes, informer.Full, sink); err != nil {
-		t.Fatal(err)
-	}
-	if err := startAndSync(t, f); err != nil {
-		t.Fatalf("WaitForSync: %v", err)
-	}
-	want := []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}
-	if got := l.lists(); !slices.Equal(got, want) {
-		t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, want)
-	}
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if want := []int{100, 400, 400, 100}; !slices.Equal(sink.pages, want) {
-		t.Errorf("pages handed to the sink %v, want %v", sink.pages, want)
-	}
-}
-
-// TestFactoryStreamsMetadataUnpagedWithinTheBudget: a list of metadata only
-// that goes to a sink (a streamed -o name) is asked for again unpaged within
-// the budget, as any list is, and handed over whole; past it, in pages, never
-// by a watch-list, which would hold it whole however large.
-func TestFactoryStreamsMetadataUnpagedWithinTheBudget(t *testing.T) {
+// TestFactoryStreams: a list of whole objects that goes to a sink (a streamed
+// -o json) stays in pages after the small one, whatever would fit the budget:
+// each page is handed over, and dropped, while the next arrives, where an
+// unpaged answer or a watch-list would be held whole until its end. A list of
+// metadata only that goes to a sink (a streamed -o name) is asked for again
+// unpaged within the budget, as any list is, and handed over whole; past it,
+// in pages, never by a watch-list, which would hold it whole however large.
+func TestFactoryStreams(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		mode      informer.Mode
 		budget    int64
 		watchList string
 		lists     []string
 		pages     []int
 	}{
-		{"fits: unpaged", 0, "", []string{"limit=100 continue=", "limit= continue="}, []int{1000}},
-		{"too large: pages", 50 << 10, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
+		{"whole objects: pages", informer.Full, 0, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
+		{"metadata that fits: unpaged", informer.MetadataOnly, 0, "", []string{"limit=100 continue=", "limit= continue="}, []int{1000}},
+		{"metadata too large: pages", informer.MetadataOnly, 50 << 10, "", []string{"limit=100 continue=", "limit=400 continue=o100", "limit=400 continue=o500", "limit=400 continue=o900"}, []int{100, 400, 400, 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, 1000)
@@ -365,7 +340,7 @@ func TestFactoryStreamsMetadataUnpagedWithinTheBudget(t *testing.T) {
 			}
 			t.Cleanup(f.Shutdown)
 			sink := &pageCounter{}
-			if _, err := f.StreamInformer(podsRes, informer.MetadataOnly, sink); err != nil {
+			if _, err := f.StreamInformer(podsRes, tc.mode, sink); err != nil {
 				t.Fatal(err)
 			}
 			if err := startAndSync(t, f); err != nil {

@@ -99,6 +99,14 @@ func server(t *testing.T, cfg mcp.Config, version string) *sdk.ClientSession {
 	return cs
 }
 
+// relationServer is a session of an MCP server over one cluster of fixtures.RelationObjects in
+// shop, and the server's configuration.
+func relationServer(t *testing.T) (*sdk.ClientSession, mcp.Config) {
+	t.Helper()
+	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
+	return server(t, cfg, ""), cfg
+}
+
 // oneCluster is the configuration of one context over objs, in shop.
 func oneCluster(t *testing.T, objs ...runtime.Object) (mcp.Config, *fakeapi.Server) {
 	t.Helper()
@@ -218,8 +226,7 @@ func TestProtocolVersions(t *testing.T) {
 }
 
 func TestQuery(t *testing.T) {
-	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
-	cs := server(t, cfg, "")
+	cs, _ := relationServer(t)
 	var answer v1alpha1.QueryAnswer
 	res, _ := call(t, cs, "query", map[string]any{"resources": "pods"}, &answer)
 	mustSucceed(t, "query pods", res)
@@ -594,8 +601,7 @@ func TestRelations(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
-	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
-	cs := server(t, cfg, "")
+	cs, _ := relationServer(t)
 	reasons := func(a v1alpha1.EventsAnswer) []string {
 		out := []string{}
 		for _, e := range a.Events {
@@ -626,8 +632,7 @@ func TestEvents(t *testing.T) {
 // a feed that holds more than its bound stops as a MemoryBound error; a
 // cursor of a feed that ended is CursorExpired.
 func TestChanges(t *testing.T) {
-	cfg, _ := oneCluster(t, fixtures.RelationObjects()...)
-	cs := server(t, cfg, "")
+	cs, cfg := relationServer(t)
 	var answer v1alpha1.ChangesAnswer
 	res, _ := call(t, cs, "changes", map[string]any{"resources": "pods"}, &answer)
 	mustSucceed(t, "changes", res)

@@ -6,50 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
-// crashing is Deployment web in shop, its ReplicaSet and two pods that
-// crash on node worker-1, Service web selecting them, and pod lone, of its
-// own, Pending with nothing saying why.
+// crashing is fixtures.WhyObjects on node worker-1: Deployment web in shop, its ReplicaSet
+// and two pods that crash, Service web selecting them, and pod lone, of its own, Pending with
+// nothing saying why.
 func crashing() []runtime.Object {
-	labels := map[string]string{"app": "web"}
-	meta := func(name, uid string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID(uid), Labels: labels}
-	}
-	owned := func(m metav1.ObjectMeta, kind, name, uid string) metav1.ObjectMeta {
-		m.OwnerReferences = []metav1.OwnerReference{fixtures.ControllerRef("apps/v1", kind, name, types.UID(uid))}
-		return m
-	}
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:1"}}}}
-	objs := []runtime.Object{
-		&appsv1.Deployment{ObjectMeta: meta("web", "d"), Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: tmpl},
-			Status: appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2}},
-		&appsv1.ReplicaSet{ObjectMeta: owned(meta("web-1", "rs"), "Deployment", "web", "d"), Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Template: tmpl},
-			Status: appsv1.ReplicaSetStatus{Replicas: 2}},
-		&corev1.Service{ObjectMeta: meta("web", "svc"), Spec: corev1.ServiceSpec{Selector: labels}},
-		&corev1.ServiceAccount{ObjectMeta: meta("default", "sa")},
-		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", UID: "n1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "lone", UID: "lone"}, Spec: *tmpl.Spec.DeepCopy(), Status: corev1.PodStatus{Phase: corev1.PodPending}},
-	}
-	for _, name := range []string{"web-1-a", "web-1-b"} {
-		p := &corev1.Pod{ObjectMeta: owned(meta(name, name), "ReplicaSet", "web-1", "rs"), Spec: *tmpl.Spec.DeepCopy(),
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
-				ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "web:1", RestartCount: 4,
-					State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}}}}
-		p.Spec.NodeName = "worker-1"
-		objs = append(objs, p)
-	}
-	return objs
+	return fixtures.WhyObjects("worker-1", true, true)
 }
 
 // TestWhy: the why tool answers kubectl idx why's diagnosis, its causes

@@ -76,9 +76,8 @@ func askedQuestion(t *testing.T, p *Pool, fresh Freshness, asker Asker, partial 
 	if _, err := f.Informer(podsResource, informer.MetadataOnly, nil); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := startFor(f)
 	defer cancel()
-	f.Start(ctx)
 	if partial {
 		skipped, err := f.WaitForSyncPartial(ctx)
 		return f, skipped, err
@@ -132,18 +131,14 @@ func TestPoolDeniedTypeReadsEmpty(t *testing.T) {
 	}
 	f.Shutdown()
 
-	f, err = p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, informer.Config{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f = shopFactory(t, p, newFakeAsker())
 	defer f.Shutdown()
 	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := startFor(f)
 	defer cancel()
-	f.Start(ctx)
 	skipped, err := f.WaitForSyncPartial(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -173,16 +168,8 @@ func TestPoolStreamWaitsForTheAsker(t *testing.T) {
 			asker.allowed["shop"] = true
 		}
 		asker.release = make(chan struct{})
-		f, err := p.Source(Freshness{Start: time.Now()}, "", asker).NewFactory(nil, informer.Config{Namespace: "shop"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := &pageRecorder{}
-		if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, rec); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		f.Start(ctx)
+		f, ctx, cancel := streamQuestion(t, p, asker, rec)
 		waited := make(chan error, 1)
 		go func() { waited <- f.WaitForSync(ctx) }()
 		// The warm informer lists meanwhile: its first page waits.
@@ -198,7 +185,7 @@ func TestPoolStreamWaitsForTheAsker(t *testing.T) {
 			t.Errorf("allowed %v: the sink had %d pages before the check answered", allowed, early)
 		}
 		close(asker.release)
-		err = <-waited
+		err := <-waited
 		cancel()
 		f.Shutdown()
 		rec.readers.Wait()
@@ -223,16 +210,12 @@ func TestFactoryOwnInformerWaitsForTheAsker(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
 	p := newTestPool(t, c, Options{})
-	f, err := p.Source(Freshness{Start: time.Now()}, "", newFakeAsker()).NewFactory(nil, informer.Config{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := shopFactory(t, p, newFakeAsker())
 	if _, err := f.FeedInformer(podsResource, informer.MetadataOnly, informer.NewCursor(podsResource, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := startFor(f)
 	defer cancel()
-	f.Start(ctx)
 	defer f.Shutdown()
 	if err := f.WaitForSync(ctx); !apierrors.IsForbidden(err) {
 		t.Errorf("WaitForSync: %v, want Forbidden", err)

@@ -48,19 +48,8 @@ func newTypedPool(t *testing.T) (*Pool, *fakeapi.Server) {
 // started now and waits for them.
 func modeQuestion(t *testing.T, p *Pool, mode informer.Mode) (*informer.Factory, cache.SharedIndexInformer) {
 	t.Helper()
-	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
+	f, inf, _, err := podsQuestion(t, p, Freshness{Start: time.Now()}, informer.Config{Namespace: "shop"}, mode)
 	if err != nil {
-		t.Fatal(err)
-	}
-	inf, err := f.Informer(podsResource, mode, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f.Start(ctx)
-	if err := f.WaitForSync(ctx); err != nil {
 		t.Fatalf("%s question: %v", mode, err)
 	}
 	return f, inf
@@ -167,19 +156,8 @@ func TestPoolKeepsACoveredInformerInUse(t *testing.T) {
 // Full mode from p as one question started now and waits for them.
 func nsQuestion(t *testing.T, p *Pool, namespace string) (*informer.Factory, cache.SharedIndexInformer) {
 	t.Helper()
-	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err := src.NewFactory(nil, informer.Config{Namespace: namespace})
+	f, inf, _, err := podsQuestion(t, p, Freshness{Start: time.Now()}, informer.Config{Namespace: namespace}, informer.Full)
 	if err != nil {
-		t.Fatal(err)
-	}
-	inf, err := f.Informer(podsResource, informer.Full, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f.Start(ctx)
-	if err := f.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return f, inf

@@ -151,16 +151,7 @@ func (c *fakeCluster) deliverLocked() {
 	if c.held {
 		return
 	}
-	for _, s := range c.watchers {
-		for _, ev := range c.history {
-			if rv := rvOf(ev.Object); rv > s.sent {
-				if s.namespace == "" || ev.Object.(*metav1.PartialObjectMetadata).Namespace == s.namespace {
-					s.w.Action(ev.Type, ev.Object.DeepCopyObject())
-				}
-				s.sent = rv
-			}
-		}
-	}
+	c.deliverUpToLocked(c.rv)
 }
 
 // deliverUpTo delivers the changes held back up to resourceVersion rv, and
@@ -168,6 +159,10 @@ func (c *fakeCluster) deliverLocked() {
 func (c *fakeCluster) deliverUpTo(rv uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.deliverUpToLocked(rv)
+}
+
+func (c *fakeCluster) deliverUpToLocked(rv uint64) {
 	for _, s := range c.watchers {
 		for _, ev := range c.history {
 			if at := rvOf(ev.Object); at > s.sent && at <= rv {
@@ -353,19 +348,101 @@ func question(t *testing.T, p *Pool, fresh Freshness, cfg informer.Config) (*inf
 	if cfg.Namespace == "" {
 		cfg.Namespace = "shop"
 	}
+	return podsQuestion(t, p, fresh, cfg, informer.MetadataOnly)
+}
+
+// podsQuestion borrows pods in mode from p as one question of fresh and cfg, waits for
+// them and returns the factory, the store, the source and what the wait returned.
+func podsQuestion(t *testing.T, p *Pool, fresh Freshness, cfg informer.Config, mode informer.Mode) (*informer.Factory, cache.SharedIndexInformer, *Source, error) {
+	t.Helper()
 	src := p.Source(fresh, "", nil)
 	f, err := src.NewFactory(nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
+	inf, err := f.Informer(podsResource, mode, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := startFor(f)
 	defer cancel()
-	f.Start(ctx)
 	return f, inf, src, f.WaitForSync(ctx)
+}
+
+// shopFactory returns a factory of p for one question of the shop started now, asked by
+// asker (nil: none).
+func shopFactory(t *testing.T, p *Pool, asker Asker) *informer.Factory {
+	t.Helper()
+	f, err := p.Source(Freshness{Start: time.Now()}, "", asker).NewFactory(nil, informer.Config{Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// startFor starts f's informers for a question of at most 10 seconds, which cancel ends.
+func startFor(f *informer.Factory) (ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	f.Start(ctx)
+	return ctx, cancel
+}
+
+// streamQuestion starts a question of the shop's pods from p, asked by asker (nil: none),
+// whose list is streamed to sink.
+func streamQuestion(t *testing.T, p *Pool, asker Asker, sink informer.PageSink) (f *informer.Factory, ctx context.Context, cancel context.CancelFunc) {
+	t.Helper()
+	f = shopFactory(t, p, asker)
+	if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, sink); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = startFor(f)
+	return f, ctx, cancel
+}
+
+// ask is question for a question that must be answered: an error fails t.
+func ask(t *testing.T, p *Pool, fresh Freshness, cfg informer.Config) (*informer.Factory, cache.SharedIndexInformer, *Source) {
+	t.Helper()
+	f, inf, src, err := question(t, p, fresh, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, inf, src
+}
+
+// warmUp asks p one question of the shop's pods and hands its informer back: the pool holds
+// it warm, synced with c.
+func warmUp(t *testing.T, p *Pool) {
+	t.Helper()
+	f, _, _ := ask(t, p, Freshness{}, informer.Config{})
+	f.Shutdown()
+}
+
+// warmPool returns a fake cluster holding pods in the shop, written in that order, and a pool
+// over it whose informer of the shop's pods is warm.
+func warmPool(t *testing.T, pods ...string) (*fakeCluster, *Pool) {
+	t.Helper()
+	c := newFakeCluster(t)
+	for _, name := range pods {
+		c.write(name)
+	}
+	p := newTestPool(t, c, Options{})
+	warmUp(t, p)
+	return c, p
+}
+
+// locked runs set, which sets c's knobs, with c's lock held.
+func (c *fakeCluster) locked(set func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	set()
+}
+
+// releaseAfter lets c's watches deliver again after d, as a write's event arrives late.
+func (c *fakeCluster) releaseAfter(d time.Duration) {
+	go func() {
+		time.Sleep(d)
+		c.hold(false)
+	}()
 }
 
 func names(inf cache.SharedIndexInformer) []string {
@@ -376,15 +453,9 @@ func TestPoolReusesInformers(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
 	p := newTestPool(t, c, Options{})
-	f1, inf1, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f1, inf1, _ := ask(t, p, Freshness{}, informer.Config{})
 	f1.Shutdown()
-	f2, inf2, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f2, inf2, _ := ask(t, p, Freshness{}, informer.Config{})
 	defer f2.Shutdown()
 	if lists, _, _ := c.counts(); lists != 1 {
 		t.Errorf("%d lists of pods, want 1: the second question must borrow the first one's informer", lists)
@@ -396,10 +467,7 @@ func TestPoolReusesInformers(t *testing.T) {
 		t.Error("two questions got two stores")
 	}
 	// Another key (a selector) is another informer.
-	f3, _, _, err := question(t, p, Freshness{}, informer.Config{LabelSelector: "app=web"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f3, _, _ := ask(t, p, Freshness{}, informer.Config{LabelSelector: "app=web"})
 	defer f3.Shutdown()
 	if got := len(p.Status().Informers); got != 2 {
 		t.Errorf("%d informers, want 2 (one per selector)", got)
@@ -409,10 +477,7 @@ func TestPoolReusesInformers(t *testing.T) {
 func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 	c := newFakeCluster(t)
 	p := newTestPool(t, c, Options{})
-	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	f.Shutdown()
 	p.mu.Lock()
@@ -440,14 +505,8 @@ func TestPoolQuestionsDoNotStopInformers(t *testing.T) {
 func TestPoolDropsIdleInformers(t *testing.T) {
 	c := newFakeCluster(t)
 	p := newTestPool(t, c, Options{DropAfter: 50 * time.Millisecond})
-	held, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idle, _, _, err := question(t, p, Freshness{}, informer.Config{Namespace: "other"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	held, _, _ := ask(t, p, Freshness{}, informer.Config{})
+	idle, _, _ := ask(t, p, Freshness{}, informer.Config{Namespace: "other"})
 	idle.Shutdown()
 	waitUntil(t, "the unused informer to be dropped", func() bool { return p.Status().Dropped == 1 })
 	st := p.Status()
@@ -463,24 +522,12 @@ func TestPoolDropsIdleInformers(t *testing.T) {
 }
 
 func TestPoolReadYourWrites(t *testing.T) {
-	c := newFakeCluster(t)
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t)
 	// The write is acknowledged; its event is on its way to the informer, late.
 	c.hold(true)
 	c.write("web-new")
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		c.hold(false)
-	}()
-	f, inf, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.releaseAfter(100 * time.Millisecond)
+	f, inf, src := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	if !slices.Contains(names(inf), "shop/web-new") {
 		t.Fatalf("the answer misses a write acknowledged before the question: %v", names(inf))
@@ -492,23 +539,13 @@ func TestPoolReadYourWrites(t *testing.T) {
 }
 
 func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
-	c := newFakeCluster(t)
-	c.write("web-1")
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t, "web-1")
 	// Other types are written: the pods' informer hears nothing of it.
 	want := c.otherWrite()
 	c.otherWrite()
 	want = c.otherWrite()
 	start := time.Now()
-	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, src := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	if _, _, watches := c.counts(); watches != 1 {
 		t.Errorf("%d probe watches, want 1", watches)
@@ -519,26 +556,17 @@ func TestPoolQuietTypeIsProvenByABookmark(t *testing.T) {
 }
 
 func TestPoolWatchDownFailsNamingTheType(t *testing.T) {
-	c := newFakeCluster(t)
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t)
 	c.hold(true)
 	c.write("web-lost")
-	_, _, _, err = question(t, p, Freshness{}, informer.Config{SyncTimeout: 300 * time.Millisecond})
+	_, _, _, err := question(t, p, Freshness{}, informer.Config{SyncTimeout: 300 * time.Millisecond})
 	if !errors.Is(err, informer.ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (resourceVersion 101; its store has applied 100)") {
 		t.Fatalf("err = %v; want a sync timeout naming pods and the versions", err)
 	}
 	// Once the watch delivers again, the next question is answered, with
 	// the write.
 	c.hold(false)
-	f, inf, _, err := question(t, p, Freshness{}, informer.Config{SyncTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inf, _ := ask(t, p, Freshness{}, informer.Config{SyncTimeout: 5 * time.Second})
 	defer f.Shutdown()
 	if !slices.Contains(names(inf), "shop/web-lost") {
 		t.Errorf("store %v misses the write", names(inf))
@@ -546,17 +574,11 @@ func TestPoolWatchDownFailsNamingTheType(t *testing.T) {
 }
 
 func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
-	c := newFakeCluster(t)
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
-	c.mu.Lock()
-	c.probeErr = &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/shop/pods?limit=1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
-	c.mu.Unlock()
-	_, _, _, err = question(t, p, Freshness{}, informer.Config{SyncTimeout: 500 * time.Millisecond})
+	c, p := warmPool(t)
+	c.locked(func() {
+		c.probeErr = &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/namespaces/shop/pods?limit=1", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	})
+	_, _, _, err := question(t, p, Freshness{}, informer.Config{SyncTimeout: 500 * time.Millisecond})
 	if !errors.Is(err, informer.ErrSyncTimeout) || !strings.Contains(err.Error(), "pods did not catch up with the server (asking for its resourceVersion: ") || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("err = %v", err)
 	}
@@ -566,19 +588,10 @@ func TestPoolProbeFailuresAreRetriedUntilTheTimeout(t *testing.T) {
 }
 
 func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
-	c := newFakeCluster(t)
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t)
 	c.otherWrite()
 	_, before, _ := c.counts()
-	f, _, src, err := question(t, p, Freshness{MaxStaleness: time.Hour}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, src := ask(t, p, Freshness{MaxStaleness: time.Hour}, informer.Config{})
 	f.Shutdown()
 	if _, after, _ := c.counts(); after != before {
 		t.Errorf("%d probes with --max-staleness 1h after a confirmed question, want none", after-before)
@@ -587,10 +600,7 @@ func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
 		t.Errorf("AsOf resourceVersion %s, want the one confirmed, 100", got)
 	}
 	// Without it, the server is asked.
-	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ = ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	if _, after, _ := c.counts(); after != before+1 {
 		t.Errorf("%d probes without --max-staleness, want 1", after-before)
@@ -598,17 +608,9 @@ func TestPoolMaxStalenessSkipsTheProbe(t *testing.T) {
 }
 
 func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
-	c := newFakeCluster(t)
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t)
 	c.otherWrite()
-	c.mu.Lock()
-	c.bookmarkAfter = 200 * time.Millisecond
-	c.mu.Unlock()
+	c.locked(func() { c.bookmarkAfter = 200 * time.Millisecond })
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 5 {
@@ -628,26 +630,12 @@ func TestPoolConcurrentQuestionsShareARound(t *testing.T) {
 }
 
 func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
-	c := newFakeCluster(t)
-	c.write("web-1")
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t, "web-1")
 	c.hold(true)
 	c.write("web-2")
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		c.hold(false)
-	}()
+	c.releaseAfter(100 * time.Millisecond)
 
-	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err = src.NewFactory(nil, informer.Config{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := shopFactory(t, p, nil)
 	inf, err := f.Informer(podsResource, informer.MetadataOnly, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -662,9 +650,8 @@ func TestPoolHandlersWaitForTheStoreAndLeaveWithTheQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := startFor(f)
 	defer cancel()
-	f.Start(ctx)
 	if err := f.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -692,17 +679,10 @@ func TestPoolRelistsWhenTheServerForgot(t *testing.T) {
 	c.write("web-1")
 	p := newTestPool(t, c, Options{})
 	p.probe = expiredProber{c}
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	warmUp(t, p)
 	c.hold(true)
 	c.write("web-2")
-	f, inf, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inf, src := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	if !slices.Contains(names(inf), "shop/web-2") {
 		t.Errorf("the question's own list misses the write: %v", names(inf))
@@ -748,21 +728,11 @@ func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
 	old := bookmarkDue
 	bookmarkDue = 100 * time.Millisecond
 	t.Cleanup(func() { bookmarkDue = old })
-	c := newFakeCluster(t)
-	c.write("web-1")
-	p := newTestPool(t, c, Options{})
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	c, p := warmPool(t, "web-1")
 	// The last write anywhere is a pod of another namespace: a watch of the
 	// shop's pods is moved past it and gets no bookmark.
 	want := c.writeIn("other", "db-0")
-	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, src := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	c.mu.Lock()
 	whole := c.wholeWatches
@@ -791,16 +761,11 @@ func TestPoolListsUncachedTypesForEachQuestion(t *testing.T) {
 		return true, watch.NewRaceFreeFake(), nil
 	})
 	for range 2 {
-		src := p.Source(Freshness{Start: time.Now()}, "", nil)
-		f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := shopFactory(t, p, nil)
 		if _, err := f.Informer(events, informer.MetadataOnly, nil); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		f.Start(ctx)
+		ctx, cancel := startFor(f)
 		if err := f.WaitForSync(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -849,17 +814,8 @@ func TestPoolStreamsTheFirstList(t *testing.T) {
 	c.write("web-1")
 	p := newTestPool(t, c, Options{})
 	for i, want := range [][][]string{{{"web-1", "web-2"}}, {{"web-1", "web-2"}}} {
-		src := p.Source(Freshness{Start: time.Now()}, "", nil)
-		f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := &pageRecorder{}
-		if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, rec); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		f.Start(ctx)
+		f, ctx, cancel := streamQuestion(t, p, nil, rec)
 		if err := f.WaitForSync(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -896,26 +852,14 @@ func TestPoolFailsTheQuestionWhoseStreamFailed(t *testing.T) {
 	c := newFakeCluster(t)
 	c.write("web-1")
 	p := newTestPool(t, c, Options{})
-	src := p.Source(Freshness{Start: time.Now()}, "", nil)
-	f, err := src.NewFactory(nil, informer.Config{Namespace: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.StreamInformer(podsResource, informer.MetadataOnly, failingSink{}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	f, ctx, cancel := streamQuestion(t, p, nil, failingSink{})
 	defer cancel()
-	f.Start(ctx)
-	err = f.WaitForSync(ctx)
+	err := f.WaitForSync(ctx)
 	f.Shutdown()
 	if err == nil || !strings.Contains(err.Error(), "listed out of order") {
 		t.Fatalf("WaitForSync: %v, want the sink's error", err)
 	}
-	f2, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f2, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	defer f2.Shutdown()
 	if got := inf.GetStore().ListKeys(); !slices.Equal(got, []string{"shop/web-1"}) {
 		t.Errorf("the next question read %v, want [shop/web-1]", got)
@@ -937,19 +881,12 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	c.writeIn("other", "db-0")
 	p := newTestPool(t, c, Options{})
 	p.compareUpTo = 2
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
+	warmUp(t, p)
 
 	// Other types are written: the store is shown current by one LIST.
 	c.otherWrite()
 	want := c.otherWrite()
-	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, src := ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	c.mu.Lock()
 	compares, watches := c.compareLists, c.probeWatches
@@ -973,10 +910,7 @@ func TestPoolComparesSmallStores(t *testing.T) {
 		}
 		return false
 	})
-	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ = ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	c.mu.Lock()
 	compares = c.compareLists
@@ -990,14 +924,8 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	c.hold(true)
 	c.write("web-1")
 	c.otherWrite()
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		c.hold(false)
-	}()
-	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.releaseAfter(100 * time.Millisecond)
+	f, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	obj, _, _ := inf.GetStore().GetByKey("shop/web-1")
 	if got := obj.(*metav1.PartialObjectMetadata).ResourceVersion; got != c.objs["shop/web-1"].ResourceVersion {
 		t.Errorf("web-1 at resourceVersion %s, want the write's, %s", got, c.objs["shop/web-1"].ResourceVersion)
@@ -1012,22 +940,10 @@ func TestPoolComparesSmallStores(t *testing.T) {
 
 	// A deletion on its way: the store holds one object more than the LIST.
 	c.hold(true)
-	c.mu.Lock()
-	c.rv++
-	gone := c.objs["shop/web-2"].DeepCopy()
-	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
-	delete(c.objs, "shop/web-2")
-	c.history = append(c.history, watch.Event{Type: watch.Deleted, Object: gone})
-	c.mu.Unlock()
+	c.deleteIn("shop", "web-2")
 	c.otherWrite()
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		c.hold(false)
-	}()
-	f, inf, _, err = question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.releaseAfter(100 * time.Millisecond)
+	f, inf, _ = ask(t, p, Freshness{}, informer.Config{})
 	if slices.Contains(names(inf), "shop/web-2") {
 		t.Errorf("store %v still holds a pod deleted before the question", names(inf))
 	}
@@ -1037,19 +953,13 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	// raceUpTo 0, at all).
 	c.write("web-3")
 	c.write("web-4")
-	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ = ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	c.mu.Lock()
 	before := c.compareLists
 	c.mu.Unlock()
 	c.otherWrite()
-	f, _, _, err = question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ = ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	c.mu.Lock()
 	after := c.compareLists
@@ -1059,22 +969,19 @@ func TestPoolComparesSmallStores(t *testing.T) {
 	}
 }
 
-// racingPool returns a pool over c whose stores of more than 2 objects are
+// racingPool returns a fake cluster c and a pool over c whose stores of more than 2 objects are
 // compared with a LIST of their objects while their probe watches (race),
 // and c holding 4 pods in the shop, warm: a big store.
-func racingPool(t *testing.T, c *fakeCluster) *Pool {
+func racingPool(t *testing.T) (*fakeCluster, *Pool) {
 	t.Helper()
+	c := newFakeCluster(t)
 	for _, name := range []string{"web-1", "web-2", "web-3", "web-4"} {
 		c.write(name)
 	}
 	p := newTestPool(t, c, Options{})
 	p.compareUpTo, p.raceUpTo = 2, 10
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Shutdown()
-	return p
+	warmUp(t, p)
+	return c, p
 }
 
 // compareCounts returns c's compared LISTs, started, ended and cancelled,
@@ -1091,18 +998,12 @@ func (c *fakeCluster) compareCounts() (lists, listsEnded, listsCancelled, watche
 // away; the probe watch racing it is cancelled, and both have ended when the
 // question has its answer.
 func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
-	c.mu.Lock()
-	c.bookmarkAfter = 5 * time.Second
-	c.mu.Unlock()
+	c, p := racingPool(t)
+	c.locked(func() { c.bookmarkAfter = 5 * time.Second })
 	c.otherWrite()
 	want := c.otherWrite()
 	start := time.Now()
-	f, _, src, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, src := ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("the question took %v, the bookmark's wait", took)
@@ -1134,22 +1035,13 @@ func TestPoolBigStoreShownCurrentByTheListWhileTheBookmarkIsSlow(t *testing.T) {
 // the question waits for the probe to bound the changes and the store to
 // apply the write, however soon the LIST answered.
 func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
-	c.mu.Lock()
-	c.bookmarkAfter = 300 * time.Millisecond
-	c.mu.Unlock()
+	c, p := racingPool(t)
+	c.locked(func() { c.bookmarkAfter = 300 * time.Millisecond })
 	c.hold(true)
 	wrote := c.write("web-3")
 	c.otherWrite()
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		c.hold(false)
-	}()
-	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.releaseAfter(200 * time.Millisecond)
+	f, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	obj, _, _ := inf.GetStore().GetByKey("shop/web-3")
 	if got := obj.(*metav1.PartialObjectMetadata).ResourceVersion; got != strconv.FormatUint(wrote, 10) {
@@ -1161,22 +1053,10 @@ func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
 
 	// A deletion on its way: the store holds one object more than the LIST.
 	c.hold(true)
-	c.mu.Lock()
-	c.rv++
-	gone := c.objs["shop/web-4"].DeepCopy()
-	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
-	delete(c.objs, "shop/web-4")
-	c.history = append(c.history, watch.Event{Type: watch.Deleted, Object: gone})
-	c.mu.Unlock()
+	c.deleteIn("shop", "web-4")
 	c.otherWrite()
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		c.hold(false)
-	}()
-	f2, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.releaseAfter(200 * time.Millisecond)
+	f2, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	defer f2.Shutdown()
 	if slices.Contains(names(inf), "shop/web-4") {
 		t.Errorf("store %v still holds a pod deleted before the question", names(inf))
@@ -1187,17 +1067,11 @@ func TestPoolBigStoreThatDiffersWaitsForTheChange(t *testing.T) {
 // store current first, the LIST racing it is cancelled and has ended by the
 // time the question has its answer: nothing of the race outlives it.
 func TestPoolBigStoreSlowListLosesToTheWatch(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
-	c.mu.Lock()
-	c.compareAfter = 5 * time.Second
-	c.mu.Unlock()
+	c, p := racingPool(t)
+	c.locked(func() { c.compareAfter = 5 * time.Second })
 	c.otherWrite()
 	start := time.Now()
-	f, _, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, _ := ask(t, p, Freshness{}, informer.Config{})
 	f.Shutdown()
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("the question took %v, the LIST's wait", took)
@@ -1241,10 +1115,7 @@ func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
 		told = nil
 		return out
 	}
-	f, inf, _, err := question(t, p, Freshness{}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inf, _ := ask(t, p, Freshness{}, cfg)
 	if got := names(inf); !slices.Equal(got, []string{"shop/a"}) {
 		t.Errorf("store %v", got)
 	}
@@ -1252,13 +1123,8 @@ func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
 	if got, want := heard(), []string{"pods: " + msg}; !slices.Equal(got, want) {
 		t.Errorf("the question that waited for the list was told %q, want %q", got, want)
 	}
-	c.mu.Lock()
-	c.onList = nil
-	c.mu.Unlock()
-	f, _, _, err = question(t, p, Freshness{}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.locked(func() { c.onList = nil })
+	f, _, _ = ask(t, p, Freshness{}, cfg)
 	f.Shutdown()
 	if got := heard(); len(got) != 0 {
 		t.Errorf("a question lent the synced informer was told %q again", got)
@@ -1272,19 +1138,13 @@ func TestPoolTellsTheQuestionsWaitingForAListWhatItWarnedOf(t *testing.T) {
 // creation, the question, which started after the deletion, does not see the
 // pod, by any way it reads the store.
 func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
-	c.mu.Lock()
-	c.bookmarkAfter = 5 * time.Second
-	c.mu.Unlock()
+	c, p := racingPool(t)
+	c.locked(func() { c.bookmarkAfter = 5 * time.Second })
 	c.hold(true)
 	created := c.write("ghost")
 	c.deleteIn("shop", "ghost")
 	c.otherWrite()
-	f, inf, _, err := question(t, p, Freshness{}, informer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, inf, _ := ask(t, p, Freshness{}, informer.Config{})
 	defer f.Shutdown()
 	if lists, _, _, _, _, _ := c.compareCounts(); lists != 1 {
 		t.Fatalf("%d compared LISTs, want this question's shown current by one", lists)

@@ -203,12 +203,19 @@ func nameColumn(t *testing.T, out string) []string {
 	return cells
 }
 
+// wantNameColumn checks the NAME column of out, a table with headers, against want.
+func wantNameColumn(t *testing.T, out string, want []string) {
+	t.Helper()
+	if got := nameColumn(t, out); !reflect.DeepEqual(got, want) {
+		t.Errorf("NAME column:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+	}
+}
+
 // TestPrintTreeGlyphs checks the drawing without a golden file: ├─ for an
 // item with later siblings, └─ for the last, │ continuing a branch that has
 // more siblings below, spaces under a last item.
 func TestPrintTreeGlyphs(t *testing.T) {
-	got := nameColumn(t, printTree(t, treeDoc(), "", "", false))
-	want := []string{
+	wantNameColumn(t, printTree(t, treeDoc(), "", "", false), []string{
 		"Rollout.example.com/canary",
 		"├─ConfigMap/canary-cfg",
 		"├─ReplicaSet/canary-7f9",
@@ -220,14 +227,10 @@ func TestPrintTreeGlyphs(t *testing.T) {
 		"  └─Pod/canary-6c8-a",
 		"    └─Secret/loop",
 		"      └─Rollout.example.com/canary",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("NAME column:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
-	}
+	})
 
 	// Owner trees are drawn the same way, upwards.
-	got = nameColumn(t, printTree(t, ownersDoc(), "", "", false))
-	want = []string{
+	wantNameColumn(t, printTree(t, ownersDoc(), "", "", false), []string{
 		"Pod/backup-2900-x",
 		"├─Job/backup-2900",
 		"│ └─CronJob/backup",
@@ -237,10 +240,7 @@ func TestPrintTreeGlyphs(t *testing.T) {
 		"└─ConfigMap/loop-a",
 		"  └─ConfigMap/loop-b",
 		"    └─ConfigMap/loop-a",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("NAME column:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
-	}
+	})
 }
 
 // TestPrintTreeMarkers checks the STATUS of items that are not plain objects.

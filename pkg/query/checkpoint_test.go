@@ -12,97 +12,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	metadatafake "k8s.io/client-go/metadata/fake"
-	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/scripted"
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
-
-// scripted is a metadata client whose pod lists and watches a test scripts,
-// in order; a watch not scripted stays open and silent.
-type scripted struct {
-	client  *metadatafake.FakeMetadataClient
-	mu      sync.Mutex
-	lists   []runtime.Object
-	watches []func() (watch.Interface, error)
-	// watchedFrom are the resourceVersions watches asked for.
-	watchedFrom []string
-}
-
-func newScripted(t *testing.T) *scripted {
-	scheme := metadatafake.NewTestScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	s := &scripted{client: metadatafake.NewSimpleMetadataClient(scheme)}
-	s.client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if len(s.lists) == 0 {
-			return true, nil, apierrors.NewServiceUnavailable("no list scripted")
-		}
-		l := s.lists[0]
-		s.lists = s.lists[1:]
-		return true, l, nil
-	})
-	s.client.PrependWatchReactor("pods", func(a clienttesting.Action) (bool, watch.Interface, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.watchedFrom = append(s.watchedFrom, a.(clienttesting.WatchAction).GetWatchRestrictions().ResourceVersion)
-		if len(s.watches) == 0 {
-			return true, watch.NewRaceFreeFake(), nil
-		}
-		next := s.watches[0]
-		s.watches = s.watches[1:]
-		w, err := next()
-		return true, w, err
-	})
-	return s
-}
-
-func (s *scripted) list(rv string, objs ...*metav1.PartialObjectMetadata) {
-	l := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
-	for _, o := range objs {
-		l.Items = append(l.Items, runtime.RawExtension{Object: o.DeepCopy()})
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lists = append(s.lists, l)
-}
-
-func (s *scripted) watch() *watch.RaceFreeFakeWatcher {
-	w := watch.NewRaceFreeFake()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.watches = append(s.watches, func() (watch.Interface, error) { return w, nil })
-	return w
-}
-
-func (s *scripted) watchFails(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.watches = append(s.watches, func() (watch.Interface, error) { return nil, err })
-}
-
-func (s *scripted) from() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.watchedFrom)
-}
-
-func metaPod(name, rv string) *metav1.PartialObjectMetadata {
-	p := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name), ResourceVersion: rv}}
-	p.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Pod"})
-	return p
-}
 
 // feedRun is one run of a checkpointed feed of pods over s.
 type feedRun struct {
@@ -110,14 +27,14 @@ type feedRun struct {
 	cancel context.CancelFunc
 	done   chan error
 	file   *checkpoint.File
+	lines  scripted.Lines
 	mu     sync.Mutex
-	lines  []string
 	gaps   []string
 }
 
 // startRun opens the checkpoint at path and runs the feed of pods (-o name,
 // metadata only) over s until stop.
-func startRun(t *testing.T, s *scripted, path string) *feedRun {
+func startRun(t *testing.T, s *scripted.Pods, path string) *feedRun {
 	t.Helper()
 	file, err := checkpoint.Open(path)
 	if err != nil {
@@ -130,7 +47,7 @@ func startRun(t *testing.T, s *scripted, path string) *feedRun {
 	}
 	session := query.NewSession(query.Config{Target: query.Target{Namespace: "shop", Hooks: query.Hooks{
 		NewFactory: func(cfg informer.Config) (*informer.Factory, error) {
-			return informer.NewFactoryWithClients(informer.Clients{Metadata: s.client}, cfg), nil
+			return informer.NewFactoryWithClients(informer.Clients{Metadata: s.Client}, cfg), nil
 		},
 	}}, SyncTimeout: 20 * time.Second})
 	r := &feedRun{t: t, done: make(chan error, 1), file: file}
@@ -156,9 +73,7 @@ func startRun(t *testing.T, s *scripted, path string) *feedRun {
 				if ev.OldUnknown {
 					line += " (old unknown)"
 				}
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				r.lines = append(r.lines, line)
+				r.lines.Add(line)
 				return nil
 			}, func() error { return nil })
 	}()
@@ -168,19 +83,7 @@ func startRun(t *testing.T, s *scripted, path string) *feedRun {
 // waitFor waits for n events and returns them.
 func (r *feedRun) waitFor(n int) []string {
 	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r.mu.Lock()
-		got := slices.Clone(r.lines)
-		r.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d events, want %d: %q", len(got), n, got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return r.lines.WaitFor(r.t, n)
 }
 
 // stop ends the feed as Ctrl-C does and closes the checkpoint; it returns
@@ -196,9 +99,7 @@ func (r *feedRun) stop() []string {
 	if err := r.file.Close(); err != nil {
 		r.t.Fatal(err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.lines)
+	return r.lines.All()
 }
 
 // TestWatchResumesFromCheckpoint: a feed stopped and started again with its
@@ -207,41 +108,41 @@ func (r *feedRun) stop() []string {
 // prints the difference, each line marked with the gap, and says so.
 func TestWatchResumesFromCheckpoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pods.checkpoint")
-	s := newScripted(t)
+	s := scripted.New(t)
 
 	// A new checkpoint: the feed starts as without one.
-	s.list("10", metaPod("a", "4"), metaPod("b", "7"))
-	w := s.watch()
+	s.List("10", scripted.Pod("a", "4"), scripted.Pod("b", "7"))
+	w := s.Watch()
 	run := startRun(t, s, path)
 	run.waitFor(2)
-	w.Modify(metaPod("a", "11"))
+	w.Modify(scripted.Pod("a", "11"))
 	if diff := diffLines([]string{"ADDED a@4", "ADDED b@7", "MODIFIED a@11"}, run.waitFor(3)); diff != "" {
 		t.Errorf("first run: %s", diff)
 	}
 	run.stop()
 
 	// Meanwhile b was deleted (13), c created (15), a changed (18).
-	s.list("20", metaPod("a", "18"), metaPod("c", "15"))
-	w = s.watch()
+	s.List("20", scripted.Pod("a", "18"), scripted.Pod("c", "15"))
+	w = s.Watch()
 	run = startRun(t, s, path)
 	time.Sleep(200 * time.Millisecond)
-	w.Delete(metaPod("b", "13"))
-	w.Add(metaPod("c", "15"))
-	w.Modify(metaPod("a", "18"))
+	w.Delete(scripted.Pod("b", "13"))
+	w.Add(scripted.Pod("c", "15"))
+	w.Modify(scripted.Pod("a", "18"))
 	want := []string{"DELETED b@13", "ADDED c@15", "MODIFIED a@18 (old unknown)"}
 	if diff := diffLines(want, run.waitFor(3)); diff != "" {
 		t.Errorf("resumed: %s", diff)
 	}
 	run.stop()
-	if got := s.from(); !slices.Equal(got, []string{"10", "11"}) {
+	if got := s.WatchedFrom(); !slices.Equal(got, []string{"10", "11"}) {
 		t.Errorf("watched from %q, want the first list's and then the checkpoint's", got)
 	}
 
 	// The server no longer has 18: the watch is refused, the informer lists
 	// again: c deleted, a changed twice (one MODIFIED), d new.
-	s.list("30", metaPod("a", "25"), metaPod("c", "15"))
-	s.watchFails(apierrors.NewResourceExpired("too old resource version: 18 (28)"))
-	s.list("31", metaPod("a", "26"), metaPod("d", "29"))
+	s.List("30", scripted.Pod("a", "25"), scripted.Pod("c", "15"))
+	s.WatchFails(apierrors.NewResourceExpired("too old resource version: 18 (28)"))
+	s.List("31", scripted.Pod("a", "26"), scripted.Pod("d", "29"))
 	run = startRun(t, s, path)
 	want = []string{"DELETED c@15 gap 18-31 expired (relist)", "MODIFIED a@26 gap 18-31 expired (old unknown)", "ADDED d@29 gap 18-31 expired"}
 	if diff := diffLines(want, run.waitFor(3)); diff != "" {
@@ -253,12 +154,12 @@ func TestWatchResumesFromCheckpoint(t *testing.T) {
 	}
 
 	// Stopped right after: nothing happened, nothing is printed.
-	s.list("31", metaPod("a", "26"), metaPod("d", "29"))
+	s.List("31", scripted.Pod("a", "26"), scripted.Pod("d", "29"))
 	run = startRun(t, s, path)
 	if got := run.stop(); len(got) != 0 {
 		t.Errorf("resumed with nothing new: %q", got)
 	}
-	if got := s.from(); got[len(got)-1] != "31" {
+	if got := s.WatchedFrom(); got[len(got)-1] != "31" {
 		t.Errorf("watched from %q, want 31 last", got)
 	}
 }
@@ -268,16 +169,16 @@ func TestWatchResumesFromCheckpoint(t *testing.T) {
 // as expired: the feed lists and marks the difference.
 func TestWatchResumesFromStaleEventsPoint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cp")
-	s := newScripted(t)
-	s.list("10", metaPod("a", "4"))
+	s := scripted.New(t)
+	s.List("10", scripted.Pod("a", "4"))
 	run := startRun(t, s, path)
 	run.waitFor(1)
 	run.stop()
 
-	s.list("40", metaPod("a", "35"))
-	closed := s.watch()
+	s.List("40", scripted.Pod("a", "35"))
+	closed := s.Watch()
 	closed.Stop()
-	s.list("41", metaPod("a", "35"))
+	s.List("41", scripted.Pod("a", "35"))
 	run = startRun(t, s, path)
 	if diff := diffLines([]string{"MODIFIED a@35 gap 10-41 expired (old unknown)"}, run.waitFor(1)); diff != "" {
 		t.Errorf("resumed: %s", diff)

@@ -35,22 +35,22 @@ func ctxObj(kind, ns, name string) runtime.Object {
 // configmaps named cms, its summary counting them.
 func ctxGroup(name string, key v1alpha1.GroupKey, pods, cms []string) v1alpha1.Group {
 	g := v1alpha1.Group{Name: name, Key: key, Summary: v1alpha1.GroupSummary{Kinds: map[string]int{}}}
-	if len(pods) > 0 {
-		m := v1alpha1.Members{GVK: ctxPodGVK, Namespaced: true}
-		for _, n := range pods {
-			m.Objects = append(m.Objects, ctxObj("Pod", "shop", n))
+	for _, kind := range []struct {
+		gvk   schema.GroupVersionKind
+		names []string
+	}{{ctxPodGVK, pods}, {ctxCMGVK, cms}} {
+		if len(kind.names) == 0 {
+			continue
+		}
+		m := v1alpha1.Members{GVK: kind.gvk, Namespaced: true}
+		for _, n := range kind.names {
+			m.Objects = append(m.Objects, ctxObj(kind.gvk.Kind, "shop", n))
 		}
 		g.Members = append(g.Members, m)
-		g.Summary.Kinds["Pod"] = len(pods)
-		g.Summary.Pods = &v1alpha1.PodSummary{Total: len(pods), Ready: len(pods), Running: len(pods)}
+		g.Summary.Kinds[kind.gvk.Kind] = len(kind.names)
 	}
-	if len(cms) > 0 {
-		m := v1alpha1.Members{GVK: ctxCMGVK, Namespaced: true}
-		for _, n := range cms {
-			m.Objects = append(m.Objects, ctxObj("ConfigMap", "shop", n))
-		}
-		g.Members = append(g.Members, m)
-		g.Summary.Kinds["ConfigMap"] = len(cms)
+	if len(pods) > 0 {
+		g.Summary.Pods = &v1alpha1.PodSummary{Total: len(pods), Ready: len(pods), Running: len(pods)}
 	}
 	g.Summary.Members = len(pods) + len(cms)
 	return g

@@ -145,27 +145,35 @@ func TestSessionWatchEventsInitial(t *testing.T) {
 			s, _ := eventsSession(t, windowObjects())
 			dc := fixtures.Discovery(fixtures.RelationAPIResources())
 			mapper, _ := fixtures.Mapper(t, dc)
-			ctx, cancel := context.WithCancel(testContext(t))
-			defer cancel()
-			var got []string
-			err := s.WatchEvents(ctx, objectRef(t, mapper, "deployment/web"), query.EventsFeedOptions{EventsOptions: tc.opts},
-				func(ev *feed.Event) error {
-					got = append(got, string(ev.Type)+" "+ev.Object.(*corev1.Event).Reason)
-					return nil
-				},
-				func() error {
-					// The first flush ends the initial state.
-					cancel()
-					return nil
-				})
-			if err != nil {
-				t.Fatalf("WatchEvents: %v", err)
-			}
+			got := initialEvents(t, s, objectRef(t, mapper, "deployment/web"), tc.opts)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("events = %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// initialEvents runs s's feed of the events of obj with opts until its initial state has
+// been flushed, and returns each event's type and reason.
+func initialEvents(t *testing.T, s *query.Session, obj query.ObjectRef, opts query.EventsOptions) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	var got []string
+	err := s.WatchEvents(ctx, obj, query.EventsFeedOptions{EventsOptions: opts},
+		func(ev *feed.Event) error {
+			got = append(got, string(ev.Type)+" "+ev.Object.(*corev1.Event).Reason)
+			return nil
+		},
+		func() error {
+			// The first flush ends the initial state.
+			cancel()
+			return nil
+		})
+	if err != nil {
+		t.Fatalf("WatchEvents: %v", err)
+	}
+	return got
 }
 
 func TestSessionWatchEventsUntil(t *testing.T) {

@@ -42,6 +42,14 @@ func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (
 		return nil
 	}
 	fixtures.ForbidMetadataList(s)
+	return historySessionOf(t, s, cond, "deployment/web")
+}
+
+// historySessionOf is a session over s in shop, which serves the types of
+// fixtures.HistoryAPIResources, with the --where conditions cond, and the
+// object ref (type/name) of the question.
+func historySessionOf(t *testing.T, s *fakeapi.Server, cond *where.Conditions, ref string) (*query.Session, query.ObjectRef) {
+	t.Helper()
 	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
 	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
@@ -49,7 +57,7 @@ func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (
 			return informer.ListableResources(dc, namespacedOnly)
 		},
 	}}, Where: cond})
-	return session, objectRef(t, mapper, "deployment/web")
+	return session, objectRef(t, mapper, ref)
 }
 
 // line renders an entry for comparison: time, object, source, action,
@@ -207,14 +215,8 @@ func TestSessionHistoryPruned(t *testing.T) {
 		objs = append(objs, o)
 	}
 	s := fakeapi.New(nil, objs...)
-	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
-	mapper, _ := fixtures.Mapper(t, dc)
-	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-			return informer.ListableResources(dc, namespacedOnly)
-		},
-	}}})
-	h, err := session.History(testContext(t), objectRef(t, mapper, "deployment/web"), query.HistoryOptions{Now: fixtures.HistoryNow})
+	session, obj := historySessionOf(t, s, nil, "deployment/web")
+	h, err := session.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,14 +423,8 @@ func TestSessionHistoryRollback(t *testing.T) {
 		rs("undo-b", 10*time.Minute, "app:2", "2", ""),
 	}
 	s := fakeapi.New(nil, objs...)
-	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
-	mapper, _ := fixtures.Mapper(t, dc)
-	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-			return informer.ListableResources(dc, namespacedOnly)
-		},
-	}}})
-	h, err := session.History(testContext(t), objectRef(t, mapper, "deployment/undo"), query.HistoryOptions{Now: fixtures.HistoryNow})
+	session, obj := historySessionOf(t, s, nil, "deployment/undo")
+	h, err := session.History(testContext(t), obj, query.HistoryOptions{Now: fixtures.HistoryNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,7 +18,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
@@ -259,12 +257,7 @@ func TestWhereGet(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, got, session, s, rec, err := tc.run(t)
 			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error:\n%v\nwant:\n%s", err, tc.wantErr)
-				}
-				if n := s.Contacted(); n != 0 {
-					t.Errorf("%d requests before the error, want none", n)
-				}
+				s.CheckRefused(t, err, error.Error, tc.wantErr)
 				return
 			}
 			if err != nil {
@@ -503,21 +496,7 @@ func TestWhereWatchEvents(t *testing.T) {
 		}},
 		Where: mustWhere(t, `object.reason.startsWith("S")`),
 	})
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var got []string
-	err := session.WatchEvents(ctx, objectRef(t, mapper, "deployment/web"), query.EventsFeedOptions{},
-		func(ev *feed.Event) error {
-			got = append(got, string(ev.Type)+" "+ev.Object.(*corev1.Event).Reason)
-			return nil
-		},
-		func() error {
-			cancel()
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := initialEvents(t, session, objectRef(t, mapper, "deployment/web"), query.EventsOptions{})
 	if want := []string{"ADDED ScalingReplicaSet", "ADDED Scaled"}; !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
 	}

@@ -32,14 +32,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -86,12 +84,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error: -rate, -duration, -objects, -workers and -rss-every must be positive, -settle not negative")
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
-		os.Exit(1)
-	}
+	testenv.Main(func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // arrival is one change as the feed printed it.

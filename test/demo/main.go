@@ -43,19 +43,6 @@ import (
 //go:embed workload.yaml
 var workload string
 
-// setup runs before the commands, as a user would prepare a cluster: apply the workload in
-// manifest, then wait for the controllers to roll everything out.
-func setup(manifest string) []string {
-	return []string{
-		"kubectl apply -f " + manifest + " >/dev/null",
-		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
-		"kubectl -n shop rollout status deployment/api --timeout=2m >/dev/null",
-		"kubectl -n shop rollout status statefulset/cache --timeout=2m >/dev/null",
-		"kubectl -n ops rollout status daemonset/node-agent --timeout=2m >/dev/null",
-		"kubectl -n ops wait --for=condition=complete job/report-now --timeout=2m >/dev/null",
-	}
-}
-
 // commands are run in order through `kubectl idx` plugin discovery and bash, as a user would
 // type them: the questions kubectl get cannot answer first.
 var commands = []string{
@@ -139,7 +126,7 @@ func run(ctx context.Context, out, errOut io.Writer, steps *steps, binary, dir s
 	}
 	environ := env.Environ(env.Kubeconfig, pathDir)
 	done = steps.begin("workload", "applying the workload and waiting for the controllers to roll it out")
-	for _, c := range setup(manifest) {
+	for _, c := range fixtures.DemoSetup(manifest) {
 		res, err := testenv.Shell(ctx, environ, c)
 		if ctx.Err() != nil {
 			return ctx.Err()

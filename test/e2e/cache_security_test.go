@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -90,27 +89,9 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "kubeconfig")
-	if err := testenv.WriteKubeconfig(path, testenv.KubeconfigContext{Name: "exec", From: e.Kubeconfig}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["users"] = []any{map[string]any{"name": "exec", "user": map[string]any{"exec": map[string]any{
+	writeKubeconfigUser(t, path, e.Kubeconfig, "exec", map[string]any{"exec": map[string]any{
 		"apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "interactiveMode": "Never",
-	}}}}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}}, 0o644)
 	return path
 }
 
@@ -137,30 +118,35 @@ func sameFailure(t *testing.T, what string, direct, cached testenv.Result) {
 	sameAnswers(t, what, direct, cached)
 }
 
+// cachedTwice runs kubectl idx with args and --cache twice as cu, a run that starts the cache
+// process and one it answers, and checks that each succeeds and prints want; what names the
+// question in failures.
+func (cu *cacheUser) cachedTwice(t *testing.T, what string, args []string, want string) {
+	t.Helper()
+	for range 2 {
+		res := cu.idx(t, append(args, "--cache")...)
+		mustSucceed(t, what+" through the cache", res)
+		if res.Stdout != want {
+			t.Fatalf("%s through the cache: %q", what, res.Stdout)
+		}
+	}
+}
+
 // TestCacheRevokedAccess: a ServiceAccount allowed to list pods in one namespace warms the
 // cache; its RoleBinding is deleted. The next question through the cache is refused with the
 // API server's Forbidden, exactly as a direct run is, and prints nothing, --max-staleness or
 // not, though the cache process's watch is open and a ConfigMap was created since. Once the
 // ServiceAccount is deleted, the refusal is Unauthorized, likewise.
 func TestCacheRevokedAccess(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-revoked"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	binding := serviceAccountWith(ctx, t, cs, ns, "reader", readRules("configmaps"))
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cu := newCacheUser(t, env, tokenKubeconfig(ctx, t, cs, ns, "reader"))
 	args := []string{"configmaps", "-n", ns, "-o", "name"}
-	for range 2 {
-		res := cu.idx(t, append(args, "--cache")...)
-		mustSucceed(t, "configmaps through the cache", res)
-		if res.Stdout != "configmap/before\n" {
-			t.Fatalf("configmaps through the cache: %q", res.Stdout)
-		}
-	}
+	cu.cachedTwice(t, "configmaps", args, "configmap/before\n")
 	if err := cs.RbacV1().RoleBindings(ns).Delete(ctx, binding, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +190,8 @@ func TestCacheRevokedAccess(t *testing.T) {
 // server's Forbidden, as directly, never the first user's Secrets. The first user's plugin
 // handing out a new token of the same ServiceAccount keeps its warm process.
 func TestCacheSeparatesUsersOfOneKubeconfig(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-two-users"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	serviceAccountWith(ctx, t, cs, ns, "secret-reader", readRules("secrets"))
 	serviceAccountWith(ctx, t, cs, ns, "nobody", nil)
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db-password"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
@@ -223,13 +206,7 @@ func TestCacheSeparatesUsersOfOneKubeconfig(t *testing.T) {
 	bob := &cacheUser{e: env, kubeconfig: kubeconfig, dir: alice.dir, env: testenv.MergeEnv(alice.env, tokenPluginEnv+"="+bobToken)}
 
 	args := []string{"secrets", "-n", ns, "-o", "name"}
-	for range 2 {
-		res := alice.idx(t, append(args, "--cache")...)
-		mustSucceed(t, "alice's secrets through the cache", res)
-		if res.Stdout != "secret/db-password\n" {
-			t.Fatalf("alice's secrets: %q", res.Stdout)
-		}
-	}
+	alice.cachedTwice(t, "alice's secrets", args, "secret/db-password\n")
 	aliceServer := alice.status(t)
 	direct := bob.idx(t, args...)
 	if !strings.Contains(direct.Stderr, "Forbidden") {
@@ -336,11 +313,8 @@ func TestCacheFailingExecPlugin(t *testing.T) {
 // connection, so the feed's watches must authenticate again. client-go runs the plugin again
 // after the 401, and the feed goes on: a ConfigMap created afterwards is in it.
 func TestCacheExecCredentialRenewedUnderAFeed(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "cache-renewed"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	serviceAccountWith(ctx, t, cs, ns, "watcher", readRules("configmaps"))
 	p, _ := newFaultProxy(t, env)
 	dir := t.TempDir()
@@ -408,6 +382,7 @@ func startFeedCmd(t *testing.T, c testenv.Cmd) *feedRun {
 			f.mu.Unlock()
 		}
 	}()
+	// A test that failed half-way leaves the feed running: end it.
 	t.Cleanup(p.Kill)
 	return f
 }

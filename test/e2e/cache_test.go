@@ -713,25 +713,6 @@ func tokenKubeconfig(ctx context.Context, t *testing.T, cs kubernetes.Interface,
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(path, testenv.KubeconfigContext{Name: "sa", From: env.Kubeconfig}); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The admin's credentials out, the token in.
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["users"] = []any{map[string]any{"name": "sa", "user": map[string]any{"token": tok.Status.Token}}}
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeKubeconfigUser(t, path, env.Kubeconfig, "sa", map[string]any{"token": tok.Status.Token}, 0o600)
 	return path
 }

@@ -307,25 +307,6 @@ func (r *resumable) eventsAgree(c *ctrlCluster, ns, what string, strict bool) []
 	return events
 }
 
-// cpCronJob fires every minute and keeps one successful Job.
-const cpCronJob = `
-apiVersion: batch/v1
-kind: CronJob
-metadata:
-  name: tick
-spec:
-  schedule: "*/1 * * * *"
-  successfulJobsHistoryLimit: 1
-  jobTemplate:
-    spec:
-      backoffLimit: 0
-      template:
-        spec:
-          restartPolicy: Never
-          containers:
-          - {name: tick, image: "registry.k8s.io/busybox:1.36", command: ["true"]}
-`
-
 // cpKinds are the types the checkpointed feeds of the namespace watch.
 const cpKinds = "deployments,replicasets,jobs,pods,cronjobs"
 
@@ -342,7 +323,7 @@ func TestControllersCheckpointResume(t *testing.T) {
 			if stop != "SIGTERM" {
 				ns = "ctrl-cp-kill"
 			}
-			c := sharedIn(t, ns, cpCronJob)
+			c := sharedIn(t, ns, tickCronJob)
 			c.mustKubectl(t, "", "create", "deployment", "web", "-n", ns, "--image="+pauseImage, "--replicas=3")
 			c.mustKubectl(t, "", "create", "deployment", "orph", "-n", ns, "--image="+pauseImage, "--replicas=2")
 			var firstJob *unstructured.Unstructured

@@ -20,15 +20,24 @@ import (
 // against what `kubectl get -o json` says at the same moment (controllers_truth_test.go).
 
 // widgetCRD is a custom resource kind of the suite's own, whose objects own ConfigMaps.
-const widgetCRD = `
+var widgetCRD = suiteCRD("ctrl.kubectl-idx.io", "{kind: Widget, listKind: WidgetList, plural: widgets, singular: widget, shortNames: [wdg]}", "widgets", `
+    additionalPrinterColumns:
+    - {name: Size, type: string, jsonPath: .spec.size}
+`)
+
+// suiteCRD is the manifest of a namespaced custom resource kind of the suite, of group,
+// names (the CRD's names, in YAML flow style) and plural, served as v1 with a spec of any
+// shape; extra ends the version's entry (printer columns).
+func suiteCRD(group, names, plural, extra string) string {
+	return `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
-  name: widgets.ctrl.kubectl-idx.io
+  name: ` + plural + "." + group + `
   labels: {kubectl-idx.io/e2e: controllers}
 spec:
-  group: ctrl.kubectl-idx.io
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget, shortNames: [wdg]}
+  group: ` + group + `
+  names: ` + names + `
   scope: Namespaced
   versions:
   - name: v1
@@ -39,9 +48,8 @@ spec:
         type: object
         properties:
           spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-    additionalPrinterColumns:
-    - {name: Size, type: string, jsonPath: .spec.size}
-`
+` + strings.TrimPrefix(extra, "\n")
+}
 
 // cronManifest is a CronJob that fires at the turn of every minute and keeps one successful
 // Job: the cronjob controller deletes the older ones, and the garbage collector their pods.

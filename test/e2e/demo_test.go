@@ -18,14 +18,7 @@ import (
 // line. The demo uses the binaries the tests use (KUBECTL_IDX_BINARY, the cached control
 // plane), so make demo builds only the demo program; its timings go to a file of the test's.
 func TestDemoInterrupt(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	abs, err := filepath.Abs(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, abs := repoAndBinary(t)
 	for _, tc := range []struct {
 		name string
 		// signal interrupts the demo: make's pid (its process group's too) and the demo
@@ -180,4 +173,19 @@ func zombie(pid int) bool {
 		}
 	}
 	return false
+}
+
+// repoAndBinary returns the absolute paths of the repository's root and of the binary under
+// test, for a run of make or go run from the root.
+func repoAndBinary(t *testing.T) (root, bin string) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err = filepath.Abs(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, bin
 }

@@ -201,19 +201,13 @@ func startDemoCluster() (*ctrlCluster, error) {
 	if err != nil {
 		return c, err
 	}
-	// As test/demo's setup does, then the rollout its commands make (web's image set to
+	// As test/demo does (fixtures.DemoSetup), then the rollout its commands make (web's image set to
 	// 1.1), so that the recipes find web's two revisions as a newcomer's cluster has them
 	// after make demo.
-	for _, cmd := range []string{
-		"kubectl apply -f " + manifest + " >/dev/null",
-		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
-		"kubectl -n shop rollout status deployment/api --timeout=2m >/dev/null",
-		"kubectl -n shop rollout status statefulset/cache --timeout=2m >/dev/null",
-		"kubectl -n ops rollout status daemonset/node-agent --timeout=2m >/dev/null",
-		"kubectl -n ops wait --for=condition=complete job/report-now --timeout=2m >/dev/null",
+	for _, cmd := range append(fixtures.DemoSetup(manifest),
 		"kubectl -n shop set image deployment/web web=registry.example/web:1.1 >/dev/null",
 		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
-	} {
+	) {
 		res, err := testenv.Shell(ctx, env.Environ(env.Kubeconfig, c.pluginPath), cmd)
 		if err != nil || res.ExitCode != 0 {
 			return c, fmt.Errorf("%s: exit code %d: %v\n%s", cmd, res.ExitCode, err, res.Stderr)

@@ -87,6 +87,18 @@ func fromEventsAPI(e *corev1.Event) bool {
 	return !e.EventTime.IsZero() && e.LastTimestamp.IsZero()
 }
 
+// sharedWithWeb is sharedIn(t, ns) with Deployment web of two pause pods, created as kubectl
+// create does and rolled out.
+func sharedWithWeb(t *testing.T, ns string) *ctrlCluster {
+	t.Helper()
+	c := sharedIn(t, ns)
+	c.mustKubectl(t, "", "create", "deployment", "web", "-n", ns, "--image="+pauseImage, "--replicas=2")
+	eventually(t, gcTimeout, "Deployment web to roll out", func() string {
+		return c.deploymentRolledOut(t, c.readWorkloads(t, ns), "web", 2)
+	})
+	return c
+}
+
 // TestEventsWindowRollout lists the events of a Deployment before and after a rollout with
 // --since and --until, whose bounds fall in a quiet gap between the two: --since gives the
 // rollout's events, kube-scheduler's Scheduled events of the new pods (eventTime only)
@@ -95,11 +107,7 @@ func fromEventsAPI(e *corev1.Event) bool {
 func TestEventsWindowRollout(t *testing.T) {
 	t.Parallel()
 	const ns = "ctrl-events-window"
-	c := sharedIn(t, ns)
-	c.mustKubectl(t, "", "create", "deployment", "web", "-n", ns, "--image="+pauseImage, "--replicas=2")
-	eventually(t, gcTimeout, "Deployment web to roll out", func() string {
-		return c.deploymentRolledOut(t, c.readWorkloads(t, ns), "web", 2)
-	})
+	c := sharedWithWeb(t, ns)
 	// A quiet gap of three seconds after the first rollout's last event, ending at a whole
 	// second: lastTimestamp has a resolution of one second, so an event after the gap
 	// never reads as one before it.
@@ -200,11 +208,7 @@ func TestEventsWindowRollout(t *testing.T) {
 func TestEventsWatchRollout(t *testing.T) {
 	t.Parallel()
 	const ns = "ctrl-events-watch"
-	c := sharedIn(t, ns)
-	c.mustKubectl(t, "", "create", "deployment", "web", "-n", ns, "--image="+pauseImage, "--replicas=2")
-	eventually(t, gcTimeout, "Deployment web to roll out", func() string {
-		return c.deploymentRolledOut(t, c.readWorkloads(t, ns), "web", 2)
-	})
+	c := sharedWithWeb(t, ns)
 	// seen are the objects that were in the tree at any read, and replicaSets the names of
 	// the ReplicaSets among them: a pod a rollout created and deleted between two reads is
 	// known by its name, which is its ReplicaSet's and a suffix.

@@ -337,24 +337,9 @@ func serverPods(ctx context.Context, t *testing.T, cs kubernetes.Interface, name
 // startFeedEnv is startFeed with extra KEY=value settings in the feed's environment.
 func startFeedEnv(t *testing.T, e *testenv.Env, kubeconfig string, extraEnv []string, args ...string) *feedRun {
 	t.Helper()
-	p, err := testenv.StartProcess(context.Background(), testenv.Cmd{
+	return startFeedCmd(t, testenv.Cmd{
 		Path: binary, Args: args, Env: testenv.MergeEnv(e.Environ(kubeconfig, ""), extraEnv...), Timeout: feedTimeout,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &feedRun{proc: p, done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		for l := range p.Lines {
-			f.mu.Lock()
-			f.lines = append(f.lines, l.Text)
-			f.mu.Unlock()
-		}
-	}()
-	// A test that failed half-way leaves the feed running: end it.
-	t.Cleanup(p.Kill)
-	return f
 }
 
 // waitWithin polls until cond holds for the feed's lines and stderr so far, for at most d;

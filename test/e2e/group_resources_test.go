@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/resourcelist"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 )
 
@@ -82,14 +82,7 @@ var resourceRecipes = []recipe{
 }
 
 // rl parses name=quantity pairs.
-func rl(pairs ...string) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, p := range pairs {
-		name, q, _ := strings.Cut(p, "=")
-		out[corev1.ResourceName(name)] = resource.MustParse(q)
-	}
-	return out
-}
+var rl = resourcelist.Parse
 
 // resourceContainer is a container with requests and limits.
 func resourceContainer(name string, reqs, lims corev1.ResourceList) corev1.Container {
@@ -360,16 +353,7 @@ func sumOf(t *testing.T, pods []*corev1.Pod, limits, includeCompleted bool) (cor
 }
 
 // listText renders the non-zero quantities of l, sorted: "cpu=4700m memory=82288Mi".
-func listText(l corev1.ResourceList) string {
-	var out []string
-	for name, q := range l {
-		if !q.IsZero() {
-			out = append(out, string(name)+"="+q.String())
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
+var listText = resourcelist.String
 
 // resourceGroup is a group of a GroupList with the resource fields the README documents.
 type resourceGroup struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -337,4 +338,30 @@ func shortNames(keys []string) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// writeKubeconfigUser writes to path a kubeconfig of one context, name, on the cluster of the
+// kubeconfig from, whose only user is name with credentials user: the admin's credentials out,
+// the user's in. perm is the file's mode.
+func writeKubeconfigUser(t *testing.T, path, from, name string, user map[string]any, perm os.FileMode) {
+	t.Helper()
+	if err := testenv.WriteKubeconfig(path, testenv.KubeconfigContext{Name: name, From: from}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["users"] = []any{map[string]any{"name": name, "user": user}}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, perm); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,19 +222,38 @@ func (g cliGroups) members() (map[string][]string, map[string]any) {
 	return members, summaries
 }
 
+// checkSelectionPaths compares the MCP server's relation paths of object in shop with the
+// items of kubectl idx verb (selects or selected-by) as admin, each the path path(kind/name).
+func (s *mcpServer) checkSelectionPaths(t *testing.T, admin runner, verb, relation, object string, path func(item string) string) {
+	t.Helper()
+	var list cliList
+	cliJSON(t, admin, &list, verb, object, "-n", "shop")
+	want := []string{}
+	for _, it := range list.Items {
+		want = append(want, path(it.Kind+"/"+it.Metadata.Name))
+	}
+	if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": relation, "object": object, "namespace": "shop"})); diff != "" {
+		t.Errorf("%s %s (-cli +mcp):\n%s", relation, object, diff)
+	}
+}
+
+// withCursor returns a copy of a query's args asking for the page at cursor ("" is the first).
+func withCursor(args map[string]any, cursor string) map[string]any {
+	a := map[string]any{}
+	maps.Copy(a, args)
+	if cursor != "" {
+		a["cursor"] = cursor
+	}
+	return a
+}
+
 // queryAll pages through the query tool's answer to args and returns every page.
 func (s *mcpServer) queryAll(t *testing.T, args map[string]any) []v1alpha1.QueryAnswer {
 	t.Helper()
 	var pages []v1alpha1.QueryAnswer
 	cursor := ""
 	for {
-		a := map[string]any{}
-		for k, v := range args {
-			a[k] = v
-		}
-		if cursor != "" {
-			a["cursor"] = cursor
-		}
+		a := withCursor(args, cursor)
 		var page v1alpha1.QueryAnswer
 		s.must(t, "query", a, &page)
 		pages = append(pages, page)
@@ -429,25 +449,9 @@ func TestMCPAnswersAsCLI(t *testing.T) {
 			if diff := cmp.Diff(tree.paths(), s.relationPaths(t, map[string]any{"relation": "owners", "object": object, "namespace": "shop"})); diff != "" {
 				t.Errorf("owners %s (-cli +mcp):\n%s", object, diff)
 			}
-			var list cliList
-			cliJSON(t, admin, &list, "selected-by", object, "-n", "shop")
-			want := []string{}
-			for _, it := range list.Items {
-				want = append(want, it.Kind+"/"+it.Metadata.Name+" > "+o.Kind+"/"+o.Metadata.Name)
-			}
-			if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": "selectedBy", "object": object, "namespace": "shop"})); diff != "" {
-				t.Errorf("selectedBy %s (-cli +mcp):\n%s", object, diff)
-			}
+			s.checkSelectionPaths(t, admin, "selected-by", "selectedBy", object, func(it string) string { return it + " > " + o.Kind + "/" + o.Metadata.Name })
 		case "Service":
-			var list cliList
-			cliJSON(t, admin, &list, "selects", object, "-n", "shop")
-			want := []string{}
-			for _, it := range list.Items {
-				want = append(want, o.Kind+"/"+o.Metadata.Name+" > "+it.Kind+"/"+it.Metadata.Name)
-			}
-			if diff := cmp.Diff(want, s.relationPaths(t, map[string]any{"relation": "selects", "object": object, "namespace": "shop"})); diff != "" {
-				t.Errorf("selects %s (-cli +mcp):\n%s", object, diff)
-			}
+			s.checkSelectionPaths(t, admin, "selects", "selects", object, func(it string) string { return o.Kind + "/" + o.Metadata.Name + " > " + it })
 		}
 		checked++
 	}
@@ -508,11 +512,8 @@ func TestMCPAnswersAsCLI(t *testing.T) {
 // TestMCPReadYourWrites: a call made right after a write (client-go Create, Update, Delete)
 // sees it: a query of ConfigMaps, and the changes since a feed's cursor.
 func TestMCPReadYourWrites(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns = "mcp-ryw"
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	s := startMCP(t, env, env.Kubeconfig)
 	var answer v1alpha1.QueryAnswer
 	s.must(t, "query", map[string]any{"resources": "configmaps", "namespace": ns}, &answer)
@@ -690,11 +691,8 @@ func TestMCPBadWhere(t *testing.T) {
 // TestMCPByteCap: on a namespace of 2,000 pods every answer stays under the byte cap, says it
 // is truncated and pages to the whole answer, each pod once.
 func TestMCPByteCap(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
 	const ns, n = "mcp-2000", 2000
-	cs := env.Clientset
-	createNamespace(ctx, t, cs, ns)
+	ctx, cs := parallelNamespace(t, ns)
 	var g errgroup.Group
 	g.SetLimit(16)
 	for i := range n {
@@ -733,13 +731,7 @@ func TestMCPByteCap(t *testing.T) {
 		seen := map[string]bool{}
 		cursor, pages := "", 0
 		for {
-			a := map[string]any{}
-			for k, v := range args {
-				a[k] = v
-			}
-			if cursor != "" {
-				a["cursor"] = cursor
-			}
+			a := withCursor(args, cursor)
 			var answer v1alpha1.QueryAnswer
 			raw := s.must(t, "query", a, &answer)
 			pages++

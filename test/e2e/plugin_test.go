@@ -409,14 +409,7 @@ func TestVersion(t *testing.T) {
 
 // TestDemo runs test/demo the way CI does (-exit) and checks it worked.
 func TestDemo(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	abs, err := filepath.Abs(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, abs := repoAndBinary(t)
 	res, err := testenv.Run(context.Background(), testenv.Cmd{
 		Path:    "go",
 		Args:    []string{"run", "./test/demo", "-exit", "-binary", abs, "-dir", t.TempDir()},

@@ -1603,6 +1603,17 @@ func TestRelationsForbiddenType(t *testing.T) {
 			}
 		}
 	}
+	// namesPrinted runs verb object -o name in the namespace: it succeeds, warns of the
+	// forbidden type alone and prints want.
+	namesPrinted := func(t *testing.T, verb, object, want string) {
+		t.Helper()
+		res := r.idx(t, verb, object, "-n", n.name, "-o", "name")
+		mustSucceed(t, verb, res)
+		checkWarnings(t, verb, res.Stderr, nil)
+		if res.Stdout != want {
+			t.Errorf("printed\n%s\nwant\n%s", res.Stdout, want)
+		}
+	}
 
 	t.Run("tree", func(t *testing.T) {
 		t.Parallel()
@@ -1640,12 +1651,7 @@ func TestRelationsForbiddenType(t *testing.T) {
 	})
 	t.Run("selected-by", func(t *testing.T) {
 		t.Parallel()
-		res := r.idx(t, "selected-by", "pod/web-1a2b-x", "-n", n.name, "-o", "name")
-		mustSucceed(t, "selected-by", res)
-		checkWarnings(t, "selected-by", res.Stderr, nil)
-		if want := "service/web\ndeployment.apps/web\n"; res.Stdout != want {
-			t.Errorf("printed\n%s\nwant\n%s", res.Stdout, want)
-		}
+		namesPrinted(t, "selected-by", "pod/web-1a2b-x", "service/web\ndeployment.apps/web\n")
 	})
 	t.Run("uses", func(t *testing.T) {
 		t.Parallel()
@@ -1662,12 +1668,7 @@ func TestRelationsForbiddenType(t *testing.T) {
 	})
 	t.Run("events", func(t *testing.T) {
 		t.Parallel()
-		res := r.idx(t, "events", "deployment/web", "-n", n.name, "-o", "name")
-		mustSucceed(t, "events", res)
-		checkWarnings(t, "events", res.Stderr, nil)
-		if want := "event/web-scaled\n"; res.Stdout != want {
-			t.Errorf("printed\n%s\nwant\n%s", res.Stdout, want)
-		}
+		namesPrinted(t, "events", "deployment/web", "event/web-scaled\n")
 	})
 	t.Run("the object's own type cannot be listed", func(t *testing.T) {
 		t.Parallel()

@@ -439,30 +439,8 @@ kind: VolumeAttributesClass
 metadata: {name: e2e-tables-gold}
 driverName: e2e-tables.csi.example.com
 parameters: {iops: "3000"}`},
-	{"validatingwebhookconfigurations.admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", `
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: e2e-tables}
-webhooks:
-- name: never.e2e-tables.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Ignore
-  clientConfig: {url: "https://127.0.0.1:1/never"}
-  rules:
-  - {apiGroups: [e2e-tables.example.com], apiVersions: [v1], operations: [CREATE], resources: [nothings]}`},
-	{"mutatingwebhookconfigurations.admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", `
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: e2e-tables}
-webhooks:
-- name: never.e2e-tables.example.com
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Ignore
-  clientConfig: {url: "https://127.0.0.1:1/never"}
-  rules:
-  - {apiGroups: [e2e-tables.example.com], apiVersions: [v1], operations: [CREATE], resources: [nothings]}`},
+	{"validatingwebhookconfigurations.admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", webhookConfiguration("ValidatingWebhookConfiguration")},
+	{"mutatingwebhookconfigurations.admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", webhookConfiguration("MutatingWebhookConfiguration")},
 	{"validatingadmissionpolicies.admissionregistration.k8s.io", "admissionregistration.k8s.io/v1", `
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -543,6 +521,23 @@ spec:
   pool: {name: kwok-node-0, generation: 1, resourceSliceCount: 1}
   devices:
   - name: gpu-0`},
+}
+
+// webhookConfiguration is a webhook configuration of kind (Validating or Mutating) whose one
+// webhook matches nothing the tests create, and is ignored if it fails.
+func webhookConfiguration(kind string) string {
+	return `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ` + kind + `
+metadata: {name: e2e-tables}
+webhooks:
+- name: never.e2e-tables.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Ignore
+  clientConfig: {url: "https://127.0.0.1:1/never"}
+  rules:
+  - {apiGroups: [e2e-tables.example.com], apiVersions: [v1], operations: [CREATE], resources: [nothings]}`
 }
 
 // loadEveryKind creates tablesNamespace with the demo workload (test/demo/workload.yaml, its

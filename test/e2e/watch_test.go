@@ -921,6 +921,16 @@ func startOwnEnv(t *testing.T, opts testenv.Options) *testenv.Env {
 	return e
 }
 
+// parallelNamespace marks t parallel and creates namespace ns as env's admin, whose clientset
+// it returns with the context of the test's requests.
+func parallelNamespace(t *testing.T, ns string) (context.Context, kubernetes.Interface) {
+	t.Helper()
+	t.Parallel()
+	ctx := context.Background()
+	createNamespace(ctx, t, env.Clientset, ns)
+	return ctx, env.Clientset
+}
+
 func createNamespace(ctx context.Context, t *testing.T, cs kubernetes.Interface, name string) {
 	t.Helper()
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})

@@ -284,26 +284,7 @@ spec:
 
 // whyAppCRD is a custom resource kind of why's fixtures: a WhyApp owns a Deployment, as an
 // operator's object owns what it makes.
-const whyAppCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: whyapps.why.kubectl-idx.io
-  labels: {kubectl-idx.io/e2e: controllers}
-spec:
-  group: why.kubectl-idx.io
-  names: {kind: WhyApp, listKind: WhyAppList, plural: whyapps, singular: whyapp}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
+var whyAppCRD = suiteCRD("why.kubectl-idx.io", "{kind: WhyApp, listKind: WhyAppList, plural: whyapps, singular: whyapp}", "whyapps", "")
 
 // whyNode is a node as a kubelet registers it, tainted with whyTaint; kwok runs it when
 // managed.
@@ -496,6 +477,21 @@ func (w *whyWorld) nodeReadyReason(t *testing.T, node string) (string, string) {
 	return "", "node " + node + " is Ready or has no Ready condition yet"
 }
 
+// jobFailed returns Job name of namespace ns as the culprit once it has failed, or why not yet.
+func (w *whyWorld) jobFailed(t *testing.T, ns, name string) (string, string) {
+	t.Helper()
+	u := w.c.read(t, "jobs", "-n", w.ns[ns]).get("Job", name)
+	if u == nil {
+		return "", "no Job " + name
+	}
+	for _, c := range typed[batchv1.Job](t, u).Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return "Job/" + name, ""
+		}
+	}
+	return "", "Job " + name + " has not failed yet"
+}
+
 // whyClasses are the classes of causes the issue names, one fixture each.
 func whyClasses() []whyClass {
 	unschedulablePod := func(ns, app string) func(t *testing.T, w *whyWorld) (string, string) {
@@ -650,18 +646,8 @@ func whyClasses() []whyClass {
 			}, message: "node " + whyLost + ", which the pod runs on, is not Ready"},
 		// Jobs.
 		{name: "a CronJob whose last Job failed", ns: "jobs", object: "cronjob/flaky", reason: "BackoffLimitExceeded", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				u := w.c.read(t, "jobs", "-n", w.ns["jobs"]).get("Job", "flaky-manual")
-				if u == nil {
-					return "", "no Job flaky-manual"
-				}
-				for _, c := range typed[batchv1.Job](t, u).Status.Conditions {
-					if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-						return "Job/flaky-manual", ""
-					}
-				}
-				return "", "Job flaky-manual has not failed yet"
-			}, message: "pod flaky-manual-"},
+			culprit: func(t *testing.T, w *whyWorld) (string, string) { return w.jobFailed(t, "jobs", "flaky-manual") },
+			message: "pod flaky-manual-"},
 		{name: "a suspended CronJob", ns: "jobs", object: "cronjob/paused", reason: "Suspended", severity: v1alpha1.SeverityWarning, first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) { return "CronJob/paused", "" },
 			message: `CronJob paused is suspended: it starts no Job on its schedule "* * * * *"`},
@@ -686,18 +672,8 @@ func whyClasses() []whyClass {
 				return "ResourceQuota/compute", w.replicaFailure(t, "quota", "quota", "exceeded quota: compute")
 			}, message: "ResourceQuota compute is used up"},
 		{name: "a Job that failed", ns: "jobs", object: "job/flaky-manual", reason: "BackoffLimitExceeded", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				u := w.c.read(t, "jobs", "-n", w.ns["jobs"]).get("Job", "flaky-manual")
-				if u == nil {
-					return "", "no Job flaky-manual"
-				}
-				for _, c := range typed[batchv1.Job](t, u).Status.Conditions {
-					if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-						return "Job/flaky-manual", ""
-					}
-				}
-				return "", "Job flaky-manual has not failed yet"
-			}, message: "Job flaky-manual failed"},
+			culprit: func(t *testing.T, w *whyWorld) (string, string) { return w.jobFailed(t, "jobs", "flaky-manual") },
+			message: "Job flaky-manual failed"},
 		{name: "a claim that cannot be provisioned", ns: "sched", object: "persistentvolumeclaim/data", reason: "ProvisioningFailed", first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) {
 				u := w.c.read(t, "persistentvolumeclaims", "-n", w.ns["sched"]).get("PersistentVolumeClaim", "data")

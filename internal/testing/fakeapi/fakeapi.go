@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -169,6 +170,18 @@ func (s *Server) Typed(gv schema.GroupVersion) (rest.Interface, error) {
 // for a command that fails before it reads anything.
 func (s *Server) Contacted() int {
 	return len(s.Requests()) + len(s.Metadata.Actions())
+}
+
+// CheckRefused checks a run that must fail before any request: its error err, as format
+// renders it, is want, and s received nothing.
+func (s *Server) CheckRefused(t testing.TB, err error, format func(error) string, want string) {
+	t.Helper()
+	if err == nil || format(err) != want {
+		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
+	}
+	if n := s.Contacted(); n != 0 {
+		t.Errorf("%d requests before the error, want none", n)
+	}
 }
 
 // Requests returns the typed requests received so far, in order.
