@@ -35,6 +35,14 @@ type ChangesArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit, the timeout and the staleness bound, which page the
+// feed or bound its wait.
+func (in ChangesArgs) question() ChangesArgs {
+	in.Cursor, in.Limit, in.TimeoutSeconds, in.MaxStalenessSeconds = "", 0, 0, 0
+	return in
+}
+
 // maxChangesTimeout bounds timeoutSeconds.
 const maxChangesTimeout = 120 * time.Second
 
@@ -68,9 +76,7 @@ func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.Changes
 	if err := guardWhere(in.Where, readsSecrets(in.Resources)); err != nil {
 		return nil, err
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.TimeoutSeconds, sigArgs.MaxStalenessSeconds = "", 0, 0, 0
-	limit, sig, cur, err := s.paging("changes", in.Limit, in.Cursor, sigArgs)
+	limit, sig, cur, err := s.paging("changes", in.Limit, in.Cursor, in.question())
 	if err != nil {
 		return nil, err
 	}
@@ -671,15 +677,7 @@ func (f *heldFeed) answer(seq int64, limit int, sig string, warnings []string) (
 	answer.Warnings = append(answer.Warnings, f.warnings...)
 	f.mu.Unlock()
 	answer.Warnings = append(answer.Warnings, warnings...)
-	answer.Total = len(avail)
-	build := func(k int) *v1alpha1.ChangesAnswer {
-		out := *answer
-		out.Changes = page[:k]
-		out.Count = k
-		out.Truncated = k < len(avail)
-		out.NextCursor = cursor{Question: sig, Feed: f.id, Seq: first + int64(k)}.encode()
-		return &out
-	}
-	k := fit(len(page), f.s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	return build(k), nil
+	return fitPage(f.s.cfg.MaxBytes, answer, 0, len(avail), page,
+		func(out *v1alpha1.ChangesAnswer, changes []v1alpha1.ChangeView) { out.Changes = changes },
+		func(k int) string { return cursor{Question: sig, Feed: f.id, Seq: first + int64(k)}.encode() }), nil
 }
