@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -140,6 +141,31 @@ func contextOf(doc runtime.Object) string {
 		return d.Context
 	}
 	return ""
+}
+
+// objectName is an object as -o name prints it: kind.group/name.
+func objectName(apiVersion, kind, name string) string {
+	kind = strings.ToLower(kind)
+	if gv, _ := schema.ParseGroupVersion(apiVersion); gv.Group != "" {
+		kind += "." + gv.Group
+	}
+	return kind + "/" + name
+}
+
+// printItems prints a document's items with custom columns, which print a
+// row per item of a list and find them through an Items field of objects:
+// the items are no objects of their own, so they are handed over as a list
+// of unstructured items. what names an item in an error.
+func printItems[T any](w io.Writer, apiVersion, kind string, items []T, what func(it *T, i int) string, delegate printers.ResourcePrinter) error {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	for i := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&items[i])
+		if err != nil {
+			return fmt.Errorf("converting %s: %w", what(&items[i], i), err)
+		}
+		list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+	}
+	return delegate.PrintObj(list, w)
 }
 
 // printContextDocuments prints the documents of several contexts. Graphs

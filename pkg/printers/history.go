@@ -10,7 +10,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -30,7 +29,7 @@ func PrintHistory(w io.Writer, doc *v1alpha1.History, delegate printers.Resource
 	case opts.Format == "name":
 		seen := map[string]bool{}
 		for _, e := range doc.Entries {
-			name := resourceName(e.Object) + "/" + e.Object.Name
+			name := objectName(e.Object.APIVersion, e.Object.Kind, e.Object.Name)
 			if seen[name] {
 				continue
 			}
@@ -41,27 +40,9 @@ func PrintHistory(w io.Writer, doc *v1alpha1.History, delegate printers.Resource
 		}
 		return nil
 	case strings.HasPrefix(opts.Format, "custom-columns"):
-		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-		for i := range doc.Entries {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&doc.Entries[i])
-			if err != nil {
-				return fmt.Errorf("converting entry %d: %w", i, err)
-			}
-			list.Items = append(list.Items, unstructured.Unstructured{Object: m})
-		}
-		return delegate.PrintObj(list, w)
+		return printItems(w, doc.APIVersion, doc.Kind, doc.Entries, func(_ *v1alpha1.HistoryEntry, i int) string { return fmt.Sprintf("entry %d", i) }, delegate)
 	}
 	return delegate.PrintObj(doc, w)
-}
-
-// resourceName names an object's kind as -o name does: deployment.apps.
-func resourceName(o v1alpha1.HistoryObject) string {
-	gv, _ := schema.ParseGroupVersion(o.APIVersion)
-	kind := strings.ToLower(o.Kind)
-	if gv.Group != "" {
-		kind += "." + gv.Group
-	}
-	return kind
 }
 
 // objectLabel names an object in a table cell: deployment/web.
@@ -251,7 +232,7 @@ func PrintBlame(w io.Writer, doc *v1alpha1.Blame, delegate printers.ResourcePrin
 		}
 		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
 	case opts.Format == "name":
-		_, err := fmt.Fprintf(w, "%s/%s\n", resourceName(doc.Object), doc.Object.Name)
+		_, err := fmt.Fprintln(w, objectName(doc.Object.APIVersion, doc.Object.Kind, doc.Object.Name))
 		return err
 	}
 	return delegate.PrintObj(doc, w)

@@ -7,22 +7,21 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
-// kindLabel is the item's Kind, with the group for kinds outside the core,
-// apps and batch groups.
-func kindLabel(it v1alpha1.RelationItem) string {
-	gv, _ := schema.ParseGroupVersion(it.APIVersion)
+// kindLabel is how a table names a kind: Kind, with the group for kinds
+// outside the core, apps and batch groups, so that same-named kinds stay
+// apart.
+func kindLabel(apiVersion, kind string) string {
+	gv, _ := schema.ParseGroupVersion(apiVersion)
 	if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
-		return it.Kind + "." + gv.Group
+		return kind + "." + gv.Group
 	}
-	return it.Kind
+	return kind
 }
 
 // PrintRelationList writes doc: a table for human output, kind/name lines for
@@ -33,31 +32,13 @@ func PrintRelationList(w io.Writer, doc *v1alpha1.RelationList, delegate printer
 		return printRelationTable(w, doc, opts)
 	case opts.Format == "name":
 		for _, it := range doc.Items {
-			gv, _ := schema.ParseGroupVersion(it.APIVersion)
-			kind := strings.ToLower(it.Kind)
-			if gv.Group != "" {
-				kind += "." + gv.Group
-			}
-			if _, err := fmt.Fprintf(w, "%s/%s\n", kind, it.Name); err != nil {
+			if _, err := fmt.Fprintln(w, objectName(it.APIVersion, it.Kind, it.Name)); err != nil {
 				return err
 			}
 		}
 		return nil
-	}
-	if strings.HasPrefix(opts.Format, "custom-columns") {
-		// custom-columns prints a row per item of a list, which it finds
-		// through an Items field of objects; the document's items are no
-		// objects of their own, so they are handed over as a list of
-		// unstructured items.
-		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-		for i := range doc.Items {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&doc.Items[i])
-			if err != nil {
-				return fmt.Errorf("converting %s/%s: %w", doc.Items[i].Kind, doc.Items[i].Name, err)
-			}
-			list.Items = append(list.Items, unstructured.Unstructured{Object: m})
-		}
-		return delegate.PrintObj(list, w)
+	case strings.HasPrefix(opts.Format, "custom-columns"):
+		return printItems(w, doc.APIVersion, doc.Kind, doc.Items, func(it *v1alpha1.RelationItem, _ int) string { return it.Kind + "/" + it.Name }, delegate)
 	}
 	// An API object, printed as kubectl prints any.
 	return delegate.PrintObj(doc, w)
@@ -97,7 +78,7 @@ func relationTable(doc *v1alpha1.RelationList, opts Options) *metav1.Table {
 		}
 	}
 	for _, it := range doc.Items {
-		cells := []any{it.Namespace, kindLabel(it), it.Name}
+		cells := []any{it.Namespace, kindLabel(it.APIVersion, it.Kind), it.Name}
 		switch doc.Kind {
 		case v1alpha1.OrphanListKind:
 			var owners []string

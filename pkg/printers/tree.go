@@ -7,9 +7,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -23,16 +20,8 @@ func next(t *v1alpha1.TreeItem) []*v1alpha1.TreeItem {
 	return t.Children
 }
 
-// label is how a tree line names the object: Kind/name, with the group for
-// kinds outside the core and apps groups so same-named kinds stay apart.
-func label(t *v1alpha1.TreeItem) string {
-	gv, _ := schema.ParseGroupVersion(t.APIVersion)
-	kind := t.Kind
-	if gv.Group != "" && gv.Group != "apps" && gv.Group != "batch" {
-		kind += "." + gv.Group
-	}
-	return kind + "/" + t.Name
-}
+// label is how a tree line names the object: Kind/name (kindLabel).
+func label(t *v1alpha1.TreeItem) string { return kindLabel(t.APIVersion, t.Kind) + "/" + t.Name }
 
 // PrintTree writes a tree document: an indented table for human output, one
 // name per line for -o name (each object once), a row per node for custom
@@ -49,46 +38,23 @@ func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinte
 				return
 			}
 			seen[t.UID+label(t)] = true
-			gv, _ := schema.ParseGroupVersion(t.APIVersion)
-			kind := strings.ToLower(t.Kind)
-			if gv.Group != "" {
-				kind += "." + gv.Group
-			}
-			_, err = fmt.Fprintf(w, "%s/%s\n", kind, t.Name)
+			_, err = fmt.Fprintln(w, objectName(t.APIVersion, t.Kind, t.Name))
 		})
 		return err
 	case strings.HasPrefix(opts.Format, "custom-columns"):
-		list, err := treeRows(doc)
-		if err != nil {
-			return err
-		}
-		return delegate.PrintObj(list, w)
+		// A row per node, in the table's order, each the node's own fields
+		// (.kind, .name, .ready, ...) without its branches. Printed whole,
+		// the document is one object, and one row of <none>.
+		var nodes []v1alpha1.TreeItem
+		walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
+			node := *t
+			node.Children, node.Owners = nil, nil
+			nodes = append(nodes, node)
+		})
+		return printItems(w, doc.APIVersion, doc.Kind, nodes, func(t *v1alpha1.TreeItem, _ int) string { return label(t) }, delegate)
 	}
 	// An API object, printed as kubectl prints any.
 	return delegate.PrintObj(doc, w)
-}
-
-// treeRows is the tree as custom-columns prints it: a row per node, in the
-// table's order, each the node's own fields (.kind, .name, .ready, ...)
-// without its branches. Printed whole, the document is one object, and one
-// row of <none>.
-func treeRows(doc *v1alpha1.Tree) (*unstructured.UnstructuredList, error) {
-	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-	var err error
-	walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
-		if err != nil {
-			return
-		}
-		node := *t
-		node.Children, node.Owners = nil, nil
-		var m map[string]any
-		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&node); err != nil {
-			err = fmt.Errorf("converting %s: %w", label(t), err)
-			return
-		}
-		list.Items = append(list.Items, unstructured.Unstructured{Object: m})
-	})
-	return list, err
 }
 
 // walkTree visits t and its branches depth first, passing the tree-drawing
