@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,6 +142,51 @@ func contextOf(doc runtime.Object) string {
 		return d.Context
 	}
 	return ""
+}
+
+// documentForms are how a document prints besides as itself, which is how
+// every other format prints it, as kubectl prints any object.
+type documentForms struct {
+	// table is the document's human output.
+	table func() (*metav1.Table, error)
+	// names are its -o name lines.
+	names func() []string
+	// rows prints its custom columns; nil prints the document itself.
+	rows func() error
+}
+
+// print writes doc in the form opts.Format asks for.
+func (f documentForms) print(w io.Writer, doc runtime.Object, delegate printers.ResourcePrinter, opts Options) error {
+	switch {
+	case IsHuman(opts.Format):
+		table, err := f.table()
+		if err != nil {
+			return err
+		}
+		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
+	case opts.Format == "name":
+		for _, name := range f.names() {
+			if _, err := fmt.Fprintln(w, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	case f.rows != nil && strings.HasPrefix(opts.Format, "custom-columns"):
+		return f.rows()
+	}
+	return delegate.PrintObj(doc, w)
+}
+
+// once returns names without repeats, in order.
+func once(names []string) []string {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(names, func(name string) bool {
+		if seen[name] {
+			return true
+		}
+		seen[name] = true
+		return false
+	})
 }
 
 // objectName is an object as -o name prints it: kind.group/name.

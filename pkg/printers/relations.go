@@ -26,21 +26,19 @@ func kindLabel(apiVersion, kind string) string {
 // PrintRelationList writes doc: a table for human output, kind/name lines for
 // -o name, the document otherwise.
 func PrintRelationList(w io.Writer, doc *v1alpha1.RelationList, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		return printOwnTable(w, relationTable(doc, opts), opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		for _, it := range doc.Items {
-			if _, err := fmt.Fprintln(w, objectName(it.APIVersion, it.Kind, it.Name)); err != nil {
-				return err
+	return documentForms{
+		table: func() (*metav1.Table, error) { return relationTable(doc, opts), nil },
+		names: func() []string {
+			names := make([]string, len(doc.Items))
+			for i, it := range doc.Items {
+				names[i] = objectName(it.APIVersion, it.Kind, it.Name)
 			}
-		}
-		return nil
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		return printItems(w, doc.APIVersion, doc.Kind, doc.Items, func(it *v1alpha1.RelationItem, _ int) string { return it.Kind + "/" + it.Name }, delegate)
-	}
-	// An API object, printed as kubectl prints any.
-	return delegate.PrintObj(doc, w)
+			return names
+		},
+		rows: func() error {
+			return printItems(w, doc.APIVersion, doc.Kind, doc.Items, func(it *v1alpha1.RelationItem, _ int) string { return it.Kind + "/" + it.Name }, delegate)
+		},
+	}.print(w, doc, delegate, opts)
 }
 
 // relationTable is the table of a relation list.
@@ -113,34 +111,34 @@ func label(t *v1alpha1.TreeItem) string { return kindLabel(t.APIVersion, t.Kind)
 // name per line for -o name (each object once), a row per node for custom
 // columns, the document otherwise.
 func PrintTree(w io.Writer, doc *v1alpha1.Tree, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		return printOwnTable(w, treeTable(doc, opts), opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		seen := map[string]bool{}
-		var err error
-		walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
-			if err != nil || t.Missing || t.Unknown || seen[t.UID+label(t)] {
-				return
-			}
-			seen[t.UID+label(t)] = true
-			_, err = fmt.Fprintln(w, objectName(t.APIVersion, t.Kind, t.Name))
-		})
-		return err
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		// A row per node, in the table's order, each the node's own fields
-		// (.kind, .name, .ready, ...) without its branches. Printed whole,
-		// the document is one object, and one row of <none>.
-		var nodes []v1alpha1.TreeItem
-		walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
-			node := *t
-			node.Children, node.Owners = nil, nil
-			nodes = append(nodes, node)
-		})
-		return printItems(w, doc.APIVersion, doc.Kind, nodes, func(t *v1alpha1.TreeItem, _ int) string { return label(t) }, delegate)
-	}
-	// An API object, printed as kubectl prints any.
-	return delegate.PrintObj(doc, w)
+	return documentForms{
+		table: func() (*metav1.Table, error) { return treeTable(doc, opts), nil },
+		names: func() []string {
+			var names []string
+			seen := map[string]bool{}
+			walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
+				if t.Missing || t.Unknown || seen[t.UID+label(t)] {
+					return
+				}
+				seen[t.UID+label(t)] = true
+				names = append(names, objectName(t.APIVersion, t.Kind, t.Name))
+			})
+			return names
+		},
+		rows: func() error {
+			// A row per node, in the table's order, each the node's own
+			// fields (.kind, .name, .ready, ...) without its branches.
+			// Printed whole, the document is one object, and one row of
+			// <none>.
+			var nodes []v1alpha1.TreeItem
+			walkTree(doc.Root, "", true, true, func(t *v1alpha1.TreeItem, _ string) {
+				node := *t
+				node.Children, node.Owners = nil, nil
+				nodes = append(nodes, node)
+			})
+			return printItems(w, doc.APIVersion, doc.Kind, nodes, func(t *v1alpha1.TreeItem, _ int) string { return label(t) }, delegate)
+		},
+	}.print(w, doc, delegate, opts)
 }
 
 // walkTree visits t and its branches depth first, passing the tree-drawing

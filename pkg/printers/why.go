@@ -16,26 +16,19 @@ import (
 // whose verdict is Unknown); the culprits as kind/name for -o name; a row
 // per cause for custom columns; the document otherwise.
 func PrintDiagnosis(w io.Writer, doc *v1alpha1.Diagnosis, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		return printOwnTable(w, diagnosisTable(doc, opts), opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		seen := map[string]bool{}
-		for _, c := range doc.Causes {
-			line := objectName(c.Object.APIVersion, c.Object.Kind, c.Object.Name)
-			if seen[line] {
-				continue
+	return documentForms{
+		table: func() (*metav1.Table, error) { return diagnosisTable(doc, opts), nil },
+		names: func() []string {
+			names := make([]string, len(doc.Causes))
+			for i, c := range doc.Causes {
+				names[i] = objectName(c.Object.APIVersion, c.Object.Kind, c.Object.Name)
 			}
-			seen[line] = true
-			if _, err := fmt.Fprintln(w, line); err != nil {
-				return err
-			}
-		}
-		return nil
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		return printItems(w, doc.APIVersion, doc.Kind, doc.Causes, func(c *v1alpha1.Cause, _ int) string { return "cause " + c.Reason }, delegate)
-	}
-	return delegate.PrintObj(doc, w)
+			return once(names)
+		},
+		rows: func() error {
+			return printItems(w, doc.APIVersion, doc.Kind, doc.Causes, func(c *v1alpha1.Cause, _ int) string { return "cause " + c.Reason }, delegate)
+		},
+	}.print(w, doc, delegate, opts)
 }
 
 // diagnosisTable is a diagnosis's lines: REASON, OBJECT (the culprit),
