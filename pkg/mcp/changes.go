@@ -372,7 +372,7 @@ func (f *heldFeed) plan(plans []query.FeedPlan, sources []schema.GroupVersionKin
 			m, err := f.targets[i].Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {
 				// Unknown here, it is neither checked nor proved: say so.
-				f.warnings = append(f.warnings, f.prefix(p.Context, fmt.Sprintf("%s cannot be mapped to a resource to check: %v", gvk.Kind, err)))
+				f.warnings = append(f.warnings, prefix(p.Context, fmt.Sprintf("%s cannot be mapped to a resource to check: %v", gvk.Kind, err)))
 				f.resources[i] = append(f.resources[i], informer.Resource{GVK: gvk})
 				continue
 			}
@@ -559,7 +559,7 @@ func (f *heldFeed) prove(ctx context.Context) ([]string, error) {
 				ok := f.waitPosition(wctx, i, j, want)
 				cancel()
 				if !ok {
-					warnings = append(warnings, f.prefix(t.Context, fmt.Sprintf("the changes of %s may lag behind the call: the feed could not be shown current (%v)", res.Name(), err)))
+					warnings = append(warnings, prefix(t.Context, fmt.Sprintf("the changes of %s may lag behind the call: the feed could not be shown current (%v)", res.Name(), err)))
 				}
 				continue
 			}
@@ -582,13 +582,6 @@ func (f *heldFeed) prove(ctx context.Context) ([]string, error) {
 		}
 	}
 	return warnings, nil
-}
-
-func (f *heldFeed) prefix(context, w string) string {
-	if context == "" {
-		return w
-	}
-	return fmt.Sprintf("context %q: %s", context, w)
 }
 
 func (f *heldFeed) endedAt(i int) bool {
@@ -671,7 +664,7 @@ func (f *heldFeed) answer(seq int64, limit int, sig string, warnings []string) (
 			})
 		}
 		if f.ended[i] != nil {
-			answer.Warnings = append(answer.Warnings, f.prefix(t.Context, f.s.errorText(f.ended[i])))
+			answer.Warnings = append(answer.Warnings, prefix(t.Context, f.s.errorText(f.ended[i])))
 		}
 	}
 	answer.Warnings = append(answer.Warnings, f.warnings...)

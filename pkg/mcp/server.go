@@ -262,14 +262,14 @@ func outcome[T any](c *call, answers []query.Answer[T]) (warnings []string, err 
 	var failed []error
 	for _, a := range answers {
 		for _, w := range a.Warnings {
-			warnings = append(warnings, c.prefix(a.Context, w))
+			warnings = append(warnings, prefix(a.Context, w))
 		}
 		if a.Err != nil {
 			if !c.several() {
 				return nil, a.Err
 			}
 			failed = append(failed, fmt.Errorf("context %q: %w", a.Context, a.Err))
-			warnings = append(warnings, c.prefix(a.Context, c.s.errorText(a.Err)))
+			warnings = append(warnings, prefix(a.Context, c.s.errorText(a.Err)))
 		}
 	}
 	if len(failed) > 0 && len(failed) == len(answers) {
@@ -279,7 +279,7 @@ func outcome[T any](c *call, answers []query.Answer[T]) (warnings []string, err 
 }
 
 // prefix names the context of a warning over several.
-func (c *call) prefix(context, w string) string {
+func prefix(context, w string) string {
 	if context == "" {
 		return w
 	}
