@@ -52,24 +52,14 @@ func (d *diagnosis) serving(root *Object) {
 // templateLabels returns the labels of the pods obj's template makes.
 func templateLabels(obj runtime.Object) map[string]string {
 	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return o.Spec.Template.Labels
-	case *appsv1.StatefulSet:
-		return o.Spec.Template.Labels
-	case *appsv1.DaemonSet:
-		return o.Spec.Template.Labels
-	case *appsv1.ReplicaSet:
-		return o.Spec.Template.Labels
-	case *batchv1.Job:
-		return o.Spec.Template.Labels
-	case *batchv1.CronJob:
-		return o.Spec.JobTemplate.Spec.Template.Labels
-	case *corev1.ReplicationController:
-		if o.Spec.Template != nil {
-			return o.Spec.Template.Labels
-		}
 	case *corev1.Pod:
 		return o.Labels
+	case *corev1.PodTemplate:
+		// A template of its own makes no pods.
+		return nil
+	}
+	if t, _ := index.PodTemplateOf(obj); t != nil {
+		return t.Labels
 	}
 	return nil
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/history"
 )
 
 // Change is one field that differs between two states of an object; the
@@ -71,30 +71,17 @@ func walk(path string, a, b any, out *[]Change) {
 	switch av := a.(type) {
 	case map[string]any:
 		if bv, ok := b.(map[string]any); ok {
-			keys := make([]string, 0, len(av)+len(bv))
-			for k := range av {
-				keys = append(keys, k)
-			}
-			for k := range bv {
-				if _, ok := av[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range history.Fields(av, bv) {
 				p := path + segment(k)
 				if ignoredPaths[p] {
 					continue
 				}
 				x, inA := av[k]
 				y, inB := bv[k]
-				switch {
-				case inA && inB:
+				if inA && inB {
 					walk(p, x, y, out)
-				case inA:
-					*out = append(*out, Change{Path: p, Old: x, HasOld: true})
-				default:
-					*out = append(*out, Change{Path: p, New: y, HasNew: true})
+				} else {
+					*out = append(*out, Change{Path: p, Old: x, HasOld: inA, New: y, HasNew: inB})
 				}
 			}
 			return

@@ -40,26 +40,13 @@ func diff(p Path, a, b any, keys KeyFunc, out *[]Change) {
 		if !ok {
 			break
 		}
-		names := make([]string, 0, len(av)+len(bv))
-		for k := range av {
-			names = append(names, k)
-		}
-		for k := range bv {
-			if _, ok := av[k]; !ok {
-				names = append(names, k)
-			}
-		}
-		slices.Sort(names)
-		for _, k := range names {
+		for _, k := range Fields(av, bv) {
 			x, inA := av[k]
 			y, inB := bv[k]
-			switch {
-			case inA && inB:
+			if inA && inB {
 				diff(p.Field(k), x, y, keys, out)
-			case inA:
-				*out = append(*out, Change{Path: p.Field(k), Old: x, HasOld: true})
-			default:
-				*out = append(*out, Change{Path: p.Field(k), New: y, HasNew: true})
+			} else {
+				*out = append(*out, Change{Path: p.Field(k), Old: x, HasOld: inA, New: y, HasNew: inB})
 			}
 		}
 		return
@@ -76,6 +63,22 @@ func diff(p Path, a, b any, keys KeyFunc, out *[]Change) {
 	if !Equal(a, b) {
 		*out = append(*out, Change{Path: p, Old: a, New: b, HasOld: true, HasNew: true})
 	}
+}
+
+// Fields returns the names of the fields of two objects, decoded JSON, each
+// once, sorted: the order a diff goes through them in.
+func Fields(a, b map[string]any) []string {
+	names := make([]string, 0, len(a)+len(b))
+	for k := range a {
+		names = append(names, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // listKey is the merge key of the lists a and b at p when every entry of

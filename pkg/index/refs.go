@@ -76,47 +76,61 @@ func PodSpecOf(obj any) (spec *corev1.PodSpec, ok bool) {
 // ReplicationController (data: no key) from a type it cannot index (a
 // programming error).
 func podSpecOf(obj any) (spec *corev1.PodSpec, known bool) {
-	// Each case checks for a nil pointer itself: a typed nil in an interface is
-	// not == nil, and reading through it would panic inside the store's lock.
-	switch o := obj.(type) {
-	case *corev1.Pod:
+	if o, ok := obj.(*corev1.Pod); ok {
+		// A typed nil in an interface is not == nil, and reading through it
+		// would panic inside the store's lock.
 		if o != nil {
 			return &o.Spec, true
 		}
+		return nil, false
+	}
+	t, known := PodTemplateOf(obj)
+	if t == nil {
+		return nil, known
+	}
+	return &t.Spec, true
+}
+
+// PodTemplateOf returns the pod template of a Deployment, ReplicaSet,
+// StatefulSet, DaemonSet, Job, CronJob (spec.jobTemplate.spec.template),
+// ReplicationController or PodTemplate, the object's own. known reports
+// whether obj is one of them and not a nil pointer; a ReplicationController
+// may have no template (nil, true).
+func PodTemplateOf(obj any) (template *corev1.PodTemplateSpec, known bool) {
+	// Each case checks for a nil pointer itself: a typed nil in an interface is
+	// not == nil, and reading through it would panic inside the store's lock.
+	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		if o != nil {
-			return &o.Spec.Template.Spec, true
+			return &o.Spec.Template, true
 		}
 	case *appsv1.ReplicaSet:
 		if o != nil {
-			return &o.Spec.Template.Spec, true
+			return &o.Spec.Template, true
 		}
 	case *appsv1.StatefulSet:
 		if o != nil {
-			return &o.Spec.Template.Spec, true
+			return &o.Spec.Template, true
 		}
 	case *appsv1.DaemonSet:
 		if o != nil {
-			return &o.Spec.Template.Spec, true
+			return &o.Spec.Template, true
 		}
 	case *batchv1.Job:
 		if o != nil {
-			return &o.Spec.Template.Spec, true
+			return &o.Spec.Template, true
 		}
 	case *batchv1.CronJob:
 		if o != nil {
-			return &o.Spec.JobTemplate.Spec.Template.Spec, true
+			return &o.Spec.JobTemplate.Spec.Template, true
 		}
 	case *corev1.ReplicationController:
 		if o != nil {
-			if o.Spec.Template == nil {
-				return nil, true
-			}
-			return &o.Spec.Template.Spec, true
+			return o.Spec.Template, true
 		}
 	case *corev1.PodTemplate:
 		if o != nil {
-			return &o.Template.Spec, true
+			return &o.Template, true
 		}
 	}
 	return nil, false

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 )
 
 // Sharer makes the objects informers keep share the parts they have in
@@ -102,21 +104,10 @@ func (s *Sharer) Share(obj runtime.Object) runtime.Object {
 		s.podStatus(&o.Status)
 	case *metav1.PartialObjectMetadata:
 		s.meta(&o.ObjectMeta)
-	case *appsv1.ReplicaSet:
-		s.meta(&o.ObjectMeta)
-		s.template(&o.Spec.Template)
-	case *appsv1.Deployment:
-		s.meta(&o.ObjectMeta)
-		s.template(&o.Spec.Template)
-	case *appsv1.DaemonSet:
-		s.meta(&o.ObjectMeta)
-		s.template(&o.Spec.Template)
-	case *appsv1.StatefulSet:
-		s.meta(&o.ObjectMeta)
-		s.template(&o.Spec.Template)
-	case *batchv1.Job:
-		s.meta(&o.ObjectMeta)
-		s.template(&o.Spec.Template)
+	case *appsv1.ReplicaSet, *appsv1.Deployment, *appsv1.DaemonSet, *appsv1.StatefulSet, *batchv1.Job:
+		s.meta(o.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta))
+		t, _ := index.PodTemplateOf(o)
+		s.template(t)
 	case metav1.ObjectMetaAccessor:
 		if m, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			s.meta(m)

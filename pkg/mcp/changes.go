@@ -35,6 +35,14 @@ type ChangesArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit, the timeout and the staleness bound, which page the
+// feed or bound its wait.
+func (in ChangesArgs) question() ChangesArgs {
+	in.Cursor, in.Limit, in.TimeoutSeconds, in.MaxStalenessSeconds = "", 0, 0, 0
+	return in
+}
+
 // maxChangesTimeout bounds timeoutSeconds.
 const maxChangesTimeout = 120 * time.Second
 
@@ -68,9 +76,7 @@ func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.Changes
 	if err := guardWhere(in.Where, readsSecrets(in.Resources)); err != nil {
 		return nil, err
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.TimeoutSeconds, sigArgs.MaxStalenessSeconds = "", 0, 0, 0
-	limit, sig, cur, err := s.paging("changes", in.Limit, in.Cursor, sigArgs)
+	limit, sig, cur, err := s.paging("changes", in.Limit, in.Cursor, in.question())
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +372,7 @@ func (f *heldFeed) plan(plans []query.FeedPlan, sources []schema.GroupVersionKin
 			m, err := f.targets[i].Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {
 				// Unknown here, it is neither checked nor proved: say so.
-				f.warnings = append(f.warnings, f.prefix(p.Context, fmt.Sprintf("%s cannot be mapped to a resource to check: %v", gvk.Kind, err)))
+				f.warnings = append(f.warnings, prefix(p.Context, fmt.Sprintf("%s cannot be mapped to a resource to check: %v", gvk.Kind, err)))
 				f.resources[i] = append(f.resources[i], informer.Resource{GVK: gvk})
 				continue
 			}
@@ -553,7 +559,7 @@ func (f *heldFeed) prove(ctx context.Context) ([]string, error) {
 				ok := f.waitPosition(wctx, i, j, want)
 				cancel()
 				if !ok {
-					warnings = append(warnings, f.prefix(t.Context, fmt.Sprintf("the changes of %s may lag behind the call: the feed could not be shown current (%v)", res.Name(), err)))
+					warnings = append(warnings, prefix(t.Context, fmt.Sprintf("the changes of %s may lag behind the call: the feed could not be shown current (%v)", res.Name(), err)))
 				}
 				continue
 			}
@@ -576,13 +582,6 @@ func (f *heldFeed) prove(ctx context.Context) ([]string, error) {
 		}
 	}
 	return warnings, nil
-}
-
-func (f *heldFeed) prefix(context, w string) string {
-	if context == "" {
-		return w
-	}
-	return fmt.Sprintf("context %q: %s", context, w)
 }
 
 func (f *heldFeed) endedAt(i int) bool {
@@ -665,21 +664,13 @@ func (f *heldFeed) answer(seq int64, limit int, sig string, warnings []string) (
 			})
 		}
 		if f.ended[i] != nil {
-			answer.Warnings = append(answer.Warnings, f.prefix(t.Context, f.s.errorText(f.ended[i])))
+			answer.Warnings = append(answer.Warnings, prefix(t.Context, f.s.errorText(f.ended[i])))
 		}
 	}
 	answer.Warnings = append(answer.Warnings, f.warnings...)
 	f.mu.Unlock()
 	answer.Warnings = append(answer.Warnings, warnings...)
-	answer.Total = len(avail)
-	build := func(k int) *v1alpha1.ChangesAnswer {
-		out := *answer
-		out.Changes = page[:k]
-		out.Count = k
-		out.Truncated = k < len(avail)
-		out.NextCursor = cursor{Question: sig, Feed: f.id, Seq: first + int64(k)}.encode()
-		return &out
-	}
-	k := fit(len(page), f.s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	return build(k), nil
+	return fitPage(f.s.cfg.MaxBytes, answer, 0, len(avail), page,
+		func(out *v1alpha1.ChangesAnswer, changes []v1alpha1.ChangeView) { out.Changes = changes },
+		func(k int) string { return cursor{Question: sig, Feed: f.id, Seq: first + int64(k)}.encode() }), nil
 }

@@ -27,6 +27,14 @@ type EventsArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit and the staleness bound, which page the answer or bound
+// its wait.
+func (in EventsArgs) question() EventsArgs {
+	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
+	return in
+}
+
 func (s *Server) eventsTool(ctx context.Context, _ *sdk.CallToolRequest, in EventsArgs) (*sdk.CallToolResult, *v1alpha1.EventsAnswer, error) {
 	answer, err := s.events(ctx, in)
 	text := ""
@@ -65,13 +73,7 @@ func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAns
 			return nil, err
 		}
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	limit, sig, cur, err := s.paging("events", in.Limit, in.Cursor, sigArgs)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.newCall(scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), signature: sig})
+	c, p, err := s.open("events", in.Limit, in.Cursor, in.question(), scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds)})
 	if err != nil {
 		return nil, err
 	}
@@ -122,18 +124,15 @@ func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAns
 		return nil, err
 	}
 	answer := v1alpha1.NewEventsAnswer()
-	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
 	type keyed struct {
 		key  string
 		view v1alpha1.EventView
 	}
 	var items []keyed
-	for i, a := range answers {
-		asOf[i].Context = a.Context
+	for _, a := range answers {
 		if a.Value == nil {
 			continue
 		}
-		asOf[i].Value = a.Value.asOf
 		for _, e := range a.Value.events {
 			last := query.EventTime(e).UTC()
 			ev := v1alpha1.EventView{
@@ -156,35 +155,15 @@ func (s *Server) events(ctx context.Context, in EventsArgs) (*v1alpha1.EventsAns
 	// Oldest first, as kubectl idx events prints them; ties by namespace and
 	// name, so that pages follow one order.
 	slices.SortStableFunc(items, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
-	answer.AsOf = c.asOf(asOf)
+	answer.AsOf = asOf(answers, func(e *eventsOf) []v1alpha1.AsOf { return e.asOf })
 	answer.Warnings = append(answer.Warnings, warnings...)
-	answer.Total = len(items)
-	first := 0
-	if cur != nil {
-		first, _ = slices.BinarySearchFunc(items, cur.After, func(it keyed, after string) int {
-			if it.key <= after {
-				return -1
-			}
-			return 1
-		})
-	}
-	page := items[first:min(len(items), first+limit)]
-	build := func(k int) *v1alpha1.EventsAnswer {
-		out := *answer
-		out.Events = make([]v1alpha1.EventView, k)
-		for i := range k {
-			out.Events[i] = page[i].view
+	first, end, next := p.byKey(len(items), func(i int) string { return items[i].key })
+	return fitPage(s.cfg.MaxBytes, answer, first, len(items), items[first:end], func(out *v1alpha1.EventsAnswer, page []keyed) {
+		out.Events = make([]v1alpha1.EventView, len(page))
+		for i, it := range page {
+			out.Events[i] = it.view
 		}
-		out.Count = k
-		out.Truncated = first+k < len(items)
-		out.NextCursor = ""
-		if out.Truncated && k > 0 {
-			out.NextCursor = cursor{Question: sig, After: page[k-1].key}.encode()
-		}
-		return &out
-	}
-	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	return build(k), nil
+	}, next), nil
 }
 
 // keeps reports whether e passes opts, as an object's events are narrowed.

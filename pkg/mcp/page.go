@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 )
 
 // cursor is where an answer goes on: passed back, it continues the same
@@ -97,19 +99,96 @@ func jsonSize(v any) int {
 }
 
 // paging returns the page size a call asks for (limitOf), the signature of
-// its question (tool and sigArgs, its arguments without the cursor, the limit
+// its question (tool and question, its arguments without the cursor, the limit
 // and what only bounds the wait) and the cursor it continues from, if any.
-func (s *Server) paging(tool string, limit int, cursorText string, sigArgs any) (int, string, *cursor, error) {
+func (s *Server) paging(tool string, limit int, cursorText string, question any) (int, string, *cursor, error) {
 	limit, err := s.limitOf(limit)
 	if err != nil {
 		return 0, "", nil, err
 	}
-	sig := signature(tool, sigArgs)
+	sig := signature(tool, question)
 	cur, err := decodeCursor(cursorText, sig)
 	if err != nil {
 		return 0, "", nil, err
 	}
 	return limit, sig, cur, nil
+}
+
+// pager is the page a paged call asks for: its size, the signature of its
+// question, and the cursor it goes on from (nil: the first page).
+type pager struct {
+	limit int
+	sig   string
+	cur   *cursor
+}
+
+// open starts a paged call of tool: the page it asks for (paging: question
+// is its arguments without those that page the answer or bound its wait)
+// and the call over the clusters sc names. The caller ends the call with
+// done.
+func (s *Server) open(tool string, limit int, cursorText string, question any, sc scope) (*call, pager, error) {
+	limit, sig, cur, err := s.paging(tool, limit, cursorText, question)
+	if err != nil {
+		return nil, pager{}, err
+	}
+	sc.signature = sig
+	c, err := s.newCall(sc)
+	if err != nil {
+		return nil, pager{}, err
+	}
+	return c, pager{limit: limit, sig: sig, cur: cur}, nil
+}
+
+// byPosition is the page of an answer of n items paged by position: where
+// it starts and ends, and the cursor after its first k items, "" when the
+// answer ends there.
+func (p pager) byPosition(n int) (start, end int, next func(k int) string) {
+	if p.cur != nil {
+		start = min(p.cur.Offset, n)
+	}
+	return start, min(n, start+p.limit), func(k int) string {
+		if start+k >= n {
+			return ""
+		}
+		return cursor{Question: p.sig, Offset: start + k}.encode()
+	}
+}
+
+// byKey is the page of an answer of n items paged by key (key(i) is the
+// i-th item's, in order): it starts after the cursor's key, so that items
+// created or deleted between two calls shift nothing.
+func (p pager) byKey(n int, key func(i int) string) (start, end int, next func(k int) string) {
+	if p.cur != nil {
+		start = sort.Search(n, func(i int) bool { return key(i) > p.cur.After })
+	}
+	return start, min(n, start+p.limit), func(k int) string {
+		if start+k >= n || k == 0 {
+			return ""
+		}
+		return cursor{Question: p.sig, After: key(start + k - 1)}.encode()
+	}
+}
+
+// answerPage is an MCP answer: each embeds a Page.
+type answerPage[A any] interface {
+	*A
+	GetPage() *v1alpha1.Page
+}
+
+// fitPage returns answer holding the first k items of page, as many as fit
+// in maxBytes (fit). The page starts at start of the answer's total items;
+// fill sets a copy of answer's items to the first k, once the copy's Page
+// is set, and next words the cursor after them.
+func fitPage[A any, P answerPage[A], T any](maxBytes int, answer P, start, total int, page []T, fill func(out P, items []T), next func(k int) string) P {
+	build := func(k int) P {
+		out := P(new(A))
+		*out = *answer
+		p := out.GetPage()
+		p.Count, p.Total, p.Truncated, p.NextCursor = k, total, start+k < total, next(k)
+		fill(out, page[:k])
+		return out
+	}
+	return build(fit(len(page), maxBytes, func(k int) int { return jsonSize(build(k)) }))
 }
 
 // objectArg splits an object argument, KIND/NAME.

@@ -44,6 +44,14 @@ type QueryArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit and the staleness bound, which page the answer or bound
+// its wait.
+func (in QueryArgs) question() QueryArgs {
+	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
+	return in
+}
+
 func (s *Server) addTools() {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrBool(false)}
 	sdk.AddTool(s.sdk, &sdk.Tool{
@@ -177,15 +185,9 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 	if err := guardWhere(in.Where, readsSecrets(in.Resources)); err != nil {
 		return nil, err
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	limit, sig, cur, err := s.paging("query", in.Limit, in.Cursor, sigArgs)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.newCall(scope{
+	c, p, err := s.open("query", in.Limit, in.Cursor, in.question(), scope{
 		Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds),
-		Where: in.Where, LabelSelector: in.LabelSelector, FieldSelector: in.FieldSelector, signature: sig,
+		Where: in.Where, LabelSelector: in.LabelSelector, FieldSelector: in.FieldSelector,
 	})
 	if err != nil {
 		return nil, err
@@ -229,15 +231,8 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 		return nil, err
 	}
 	v := &viewer{maxString: s.cfg.MaxString, status: s.cfg.Query.ObjectStatus, fields: fields, now: c.start}
-	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
-	for i, a := range answers {
-		asOf[i].Context = a.Context
-		if a.Value != nil {
-			asOf[i].Value = a.Value.listing.AsOf
-		}
-	}
 	answer := v1alpha1.NewQueryAnswer()
-	answer.AsOf = c.asOf(asOf)
+	answer.AsOf = asOf(answers, func(o *owned) []v1alpha1.AsOf { return o.listing.AsOf })
 	answer.Warnings = append(answer.Warnings, warnings...)
 
 	var items []queryItem
@@ -268,53 +263,37 @@ func (s *Server) query(ctx context.Context, in QueryArgs) (*v1alpha1.QueryAnswer
 		}
 		answer.GroupsTotal = len(groups)
 	}
-	answer.Total = len(items)
-	start := 0
-	if cur != nil {
-		start, _ = slices.BinarySearchFunc(items, cur.After, func(it queryItem, after string) int {
-			if it.key <= after {
-				return -1
+	// views are the objects of the page's first items, projected once.
+	var views []v1alpha1.ObjectView
+	fill := func(out *v1alpha1.QueryAnswer, page []queryItem) {
+		for i := len(views); i < len(page); i++ {
+			it, view := page[i], v1alpha1.ObjectView{}
+			if it.group == nil || it.obj.obj != nil {
+				owner := ""
+				if top := ownersOf[it.obj.context]; top != nil {
+					owner = top.Of(it.obj.obj)
+				}
+				if it.group != nil && by.Mode == query.GroupByOwner {
+					owner = it.group.view.Name
+				}
+				view = v.view(it.obj.context, it.obj.members.GVK, it.obj.obj, owner)
 			}
-			return 1
-		})
-	}
-	page := items[start:min(len(items), start+limit)]
-	views := make([]v1alpha1.ObjectView, len(page))
-	for i, it := range page {
-		if it.group == nil || it.obj.obj != nil {
-			owner := ""
-			if top := ownersOf[it.obj.context]; top != nil {
-				owner = top.Of(it.obj.obj)
-			}
-			if it.group != nil && by.Mode == query.GroupByOwner {
-				owner = it.group.view.Name
-			}
-			views[i] = v.view(it.obj.context, it.obj.members.GVK, it.obj.obj, owner)
+			views = append(views, view)
 		}
-	}
-	build := func(k int) *v1alpha1.QueryAnswer {
-		out := *answer
-		out.Count = k
 		out.Objects, out.Groups = nil, nil
 		if by == nil {
-			out.Objects = views[:k]
+			out.Objects = views[:len(page)]
 		} else {
-			out.Groups = groupViews(page[:k], views[:k], len(page) > k || start+len(page) < len(items))
+			out.Groups = groupViews(page, views[:len(page)], out.Truncated)
 		}
-		out.Truncated = start+k < len(items)
-		out.NextCursor = ""
-		if out.Truncated && k > 0 {
-			out.NextCursor = cursor{Question: sig, After: page[k-1].key}.encode()
-		}
-		return &out
 	}
-	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	out := build(k)
-	if k == 1 && jsonSize(out) > s.cfg.MaxBytes && len(fields) > 0 {
+	start, end, next := p.byKey(len(items), func(i int) string { return items[i].key })
+	out := fitPage(s.cfg.MaxBytes, answer, start, len(items), items[start:end], fill, next)
+	if out.Count == 1 && jsonSize(out) > s.cfg.MaxBytes && len(fields) > 0 {
 		// One object's projections alone exceed the cap: they are dropped,
 		// and said so.
 		views[0].Fields = nil
-		out = build(1)
+		fill(out, items[start:start+1])
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the fields of %s/%s exceed the byte cap of %d and were left out", views[0].Kind, views[0].Name, s.cfg.MaxBytes))
 	}
 	if out.Objects == nil && by == nil {

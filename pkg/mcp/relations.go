@@ -23,6 +23,14 @@ type RelationsArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit and the staleness bound, which page the answer or bound
+// its wait.
+func (in RelationsArgs) question() RelationsArgs {
+	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
+	return in
+}
+
 // relations are the relation tool's relations.
 var relations = []string{"tree", "owners", "uses", "selects", "selectedBy", "orphans"}
 
@@ -64,13 +72,7 @@ func (s *Server) relations(ctx context.Context, in RelationsArgs) (*v1alpha1.Rel
 	if err := guardWhere(in.Where, true); err != nil {
 		return nil, err
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	limit, sig, cur, err := s.paging("relations", in.Limit, in.Cursor, sigArgs)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.newCall(scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), Where: in.Where, signature: sig})
+	c, p, err := s.open("relations", in.Limit, in.Cursor, in.question(), scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), Where: in.Where})
 	if err != nil {
 		return nil, err
 	}
@@ -174,43 +176,24 @@ func (s *Server) relations(ctx context.Context, in RelationsArgs) (*v1alpha1.Rel
 		return nil, err
 	}
 	answer := v1alpha1.NewRelationsAnswer(in.Relation)
-	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
 	var items []v1alpha1.RelatedObject
-	for i, a := range answers {
-		asOf[i].Context = a.Context
+	for _, a := range answers {
 		if a.Value == nil {
 			continue
 		}
-		asOf[i].Value = a.Value.asOf
 		if answer.Subject == nil {
 			answer.Subject = a.Value.subject
 		}
 		items = append(items, a.Value.items...)
 	}
-	answer.AsOf = c.asOf(asOf)
+	answer.AsOf = asOf(answers, func(r *related) []v1alpha1.AsOf { return r.asOf })
 	answer.Warnings = append(answer.Warnings, warnings...)
 	for i := range items {
 		items[i].Ready, items[i].Status = v.cut(items[i].Ready), v.cut(items[i].Status)
 	}
-	answer.Total = len(items)
-	start := 0
-	if cur != nil {
-		start = min(cur.Offset, len(items))
-	}
-	page := items[start:min(len(items), start+limit)]
-	build := func(k int) *v1alpha1.RelationsAnswer {
-		out := *answer
-		out.Items = page[:k]
-		out.Count = k
-		out.Truncated = start+k < len(items)
-		out.NextCursor = ""
-		if out.Truncated {
-			out.NextCursor = cursor{Question: sig, Offset: start + k}.encode()
-		}
-		return &out
-	}
-	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	return build(k), nil
+	start, end, next := p.byPosition(len(items))
+	return fitPage(s.cfg.MaxBytes, answer, start, len(items), items[start:end],
+		func(out *v1alpha1.RelationsAnswer, items []v1alpha1.RelatedObject) { out.Items = items }, next), nil
 }
 
 // treeView is one TreeItem as a related object.

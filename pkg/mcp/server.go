@@ -87,24 +87,12 @@ type Server struct {
 
 // NewServer returns a Server over cfg's contexts, its tools added.
 func NewServer(cfg Config) *Server {
-	if cfg.Limit <= 0 {
-		cfg.Limit = DefaultLimit
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = DefaultMaxBytes
-	}
-	if cfg.MaxString <= 0 {
-		cfg.MaxString = DefaultMaxString
-	}
-	if cfg.MaxFeedEvents <= 0 {
-		cfg.MaxFeedEvents = DefaultMaxFeedEvents
-	}
-	if cfg.FeedIdle <= 0 {
-		cfg.FeedIdle = DefaultFeedIdle
-	}
-	if cfg.MaxFeeds <= 0 {
-		cfg.MaxFeeds = DefaultMaxFeeds
-	}
+	orDefault(&cfg.Limit, DefaultLimit)
+	orDefault(&cfg.MaxBytes, DefaultMaxBytes)
+	orDefault(&cfg.MaxString, DefaultMaxString)
+	orDefault(&cfg.MaxFeedEvents, DefaultMaxFeedEvents)
+	orDefault(&cfg.FeedIdle, DefaultFeedIdle)
+	orDefault(&cfg.MaxFeeds, DefaultMaxFeeds)
 	s := &Server{cfg: cfg}
 	s.feeds = newFeedHub(s)
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "kubectl-idx", Title: "kubectl idx", Version: cfg.Version}, &sdk.ServerOptions{
@@ -114,6 +102,13 @@ func NewServer(cfg Config) *Server {
 	})
 	s.addTools()
 	return s
+}
+
+// orDefault sets a bound of Config that is not positive to its default.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // instructions introduce the server to an agent.
@@ -267,14 +262,14 @@ func outcome[T any](c *call, answers []query.Answer[T]) (warnings []string, err 
 	var failed []error
 	for _, a := range answers {
 		for _, w := range a.Warnings {
-			warnings = append(warnings, c.prefix(a.Context, w))
+			warnings = append(warnings, prefix(a.Context, w))
 		}
 		if a.Err != nil {
 			if !c.several() {
 				return nil, a.Err
 			}
 			failed = append(failed, fmt.Errorf("context %q: %w", a.Context, a.Err))
-			warnings = append(warnings, c.prefix(a.Context, c.s.errorText(a.Err)))
+			warnings = append(warnings, prefix(a.Context, c.s.errorText(a.Err)))
 		}
 	}
 	if len(failed) > 0 && len(failed) == len(answers) {
@@ -284,7 +279,7 @@ func outcome[T any](c *call, answers []query.Answer[T]) (warnings []string, err 
 }
 
 // prefix names the context of a warning over several.
-func (c *call) prefix(context, w string) string {
+func prefix(context, w string) string {
 	if context == "" {
 		return w
 	}
@@ -299,12 +294,16 @@ func (s *Server) errorText(err error) string {
 }
 
 // asOf says what the call's answers are current as of, per context and
-// type, with how long before now.
-func (c *call) asOf(answers []query.Answer[[]v1alpha1.AsOf]) []v1alpha1.MCPAsOf {
+// type, with how long before now; of is what one answer is current as of.
+func asOf[T any](answers []query.Answer[T], of func(T) []v1alpha1.AsOf) []v1alpha1.MCPAsOf {
 	out := []v1alpha1.MCPAsOf{}
 	now := time.Now()
 	for _, a := range answers {
-		for _, x := range a.Value {
+		var zero T
+		if isNil(a.Value, zero) {
+			continue
+		}
+		for _, x := range of(a.Value) {
 			out = append(out, v1alpha1.MCPAsOf{
 				Context: a.Context, Resource: x.Resource, Namespace: x.Namespace, ResourceVersion: x.ResourceVersion,
 				Time: x.Time.UTC().Format(time.RFC3339Nano), AgeSeconds: roundSeconds(now.Sub(x.Time.Time)),

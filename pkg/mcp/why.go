@@ -22,6 +22,14 @@ type WhyArgs struct {
 	Common
 }
 
+// question is what names the question of the arguments: all but the
+// cursor, the limit and the staleness bound, which page the answer or bound
+// its wait.
+func (in WhyArgs) question() WhyArgs {
+	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
+	return in
+}
+
 func (s *Server) whyTool(ctx context.Context, _ *sdk.CallToolRequest, in WhyArgs) (*sdk.CallToolResult, *v1alpha1.WhyAnswer, error) {
 	answer, err := s.why(ctx, in)
 	text := ""
@@ -46,13 +54,7 @@ func (s *Server) why(ctx context.Context, in WhyArgs) (*v1alpha1.WhyAnswer, erro
 	if err := guardWhere(in.Where, true); err != nil {
 		return nil, err
 	}
-	sigArgs := in
-	sigArgs.Cursor, sigArgs.Limit, sigArgs.MaxStalenessSeconds = "", 0, 0
-	limit, sig, cur, err := s.paging("why", in.Limit, in.Cursor, sigArgs)
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.newCall(scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), Where: in.Where, signature: sig})
+	c, p, err := s.open("why", in.Limit, in.Cursor, in.question(), scope{Context: in.Context, Namespace: in.Namespace, AllNamespaces: in.AllNamespaces, MaxStaleness: seconds(in.MaxStalenessSeconds), Where: in.Where})
 	if err != nil {
 		return nil, err
 	}
@@ -76,20 +78,17 @@ func (s *Server) why(ctx context.Context, in WhyArgs) (*v1alpha1.WhyAnswer, erro
 	}
 	answer := v1alpha1.NewWhyAnswer()
 	answer.Status = string(v1alpha1.DiagnosisHealthy)
-	asOf := make([]query.Answer[[]v1alpha1.AsOf], len(answers))
 	type ranked struct {
 		cause v1alpha1.Cause
 		view  v1alpha1.CauseView
 	}
 	var causes []ranked
 	cut := func(str string) string { return cutString(str, s.cfg.MaxString) }
-	for i, a := range answers {
-		asOf[i].Context = a.Context
+	for _, a := range answers {
 		d := a.Value
 		if d == nil {
 			continue
 		}
-		asOf[i].Value = d.AsOf
 		switch {
 		case d.Status == v1alpha1.DiagnosisUnhealthy:
 			answer.Status = string(v1alpha1.DiagnosisUnhealthy)
@@ -127,28 +126,13 @@ func (s *Server) why(ctx context.Context, in WhyArgs) (*v1alpha1.WhyAnswer, erro
 	// Worst first across the contexts, each context's own order kept
 	// within a class.
 	slices.SortStableFunc(causes, func(a, b ranked) int { return diagnose.Compare(a.cause, b.cause) })
-	answer.AsOf = c.asOf(asOf)
+	answer.AsOf = asOf(answers, func(d *v1alpha1.Diagnosis) []v1alpha1.AsOf { return d.AsOf })
 	answer.Warnings = append(answer.Warnings, warnings...)
-	answer.Total = len(causes)
-	first := 0
-	if cur != nil {
-		first = min(cur.Offset, len(causes))
-	}
-	page := causes[first:min(len(causes), first+limit)]
-	build := func(k int) *v1alpha1.WhyAnswer {
-		out := *answer
-		out.Causes = make([]v1alpha1.CauseView, k)
-		for i := range k {
-			out.Causes[i] = page[i].view
+	start, end, next := p.byPosition(len(causes))
+	return fitPage(s.cfg.MaxBytes, answer, start, len(causes), causes[start:end], func(out *v1alpha1.WhyAnswer, page []ranked) {
+		out.Causes = make([]v1alpha1.CauseView, len(page))
+		for i, r := range page {
+			out.Causes[i] = r.view
 		}
-		out.Count = k
-		out.Truncated = first+k < len(causes)
-		out.NextCursor = ""
-		if out.Truncated {
-			out.NextCursor = cursor{Question: sig, Offset: first + k}.encode()
-		}
-		return &out
-	}
-	k := fit(len(page), s.cfg.MaxBytes, func(k int) int { return jsonSize(build(k)) })
-	return build(k), nil
+	}, next), nil
 }

@@ -152,22 +152,10 @@ func contextTableOf(gs []v1alpha1.Members, server Tables, opts Options) (*metav1
 			// No rows, and no server table: its columns would be NAME and AGE.
 			continue
 		}
-		t, err := server.join(g, opts.Now)
+		// Each context's rows sorted as its own table would be.
+		t, err := kindTable(g, server, opts.owners[g.Context], opts)
 		if err != nil {
 			return nil, err
-		}
-		if owner := opts.owners[g.Context]; owner != nil {
-			addOwnerColumn(t, owner)
-		}
-		if opts.SortBy != "" {
-			// Each context's rows sorted as its own table would be.
-			field, err := get.RelaxedJSONPathExpression(opts.SortBy)
-			if err != nil {
-				return nil, err
-			}
-			if err := sortTableBy(t, field); err != nil {
-				return nil, err
-			}
 		}
 		names = append(names, g.Context)
 		tables = append(tables, t)

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -140,6 +142,76 @@ func contextOf(doc runtime.Object) string {
 		return d.Context
 	}
 	return ""
+}
+
+// documentForms are how a document prints besides as itself, which is how
+// every other format prints it, as kubectl prints any object.
+type documentForms struct {
+	// table is the document's human output.
+	table func() (*metav1.Table, error)
+	// names are its -o name lines.
+	names func() []string
+	// rows prints its custom columns; nil prints the document itself.
+	rows func() error
+}
+
+// print writes doc in the form opts.Format asks for.
+func (f documentForms) print(w io.Writer, doc runtime.Object, delegate printers.ResourcePrinter, opts Options) error {
+	switch {
+	case IsHuman(opts.Format):
+		table, err := f.table()
+		if err != nil {
+			return err
+		}
+		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
+	case opts.Format == "name":
+		for _, name := range f.names() {
+			if _, err := fmt.Fprintln(w, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	case f.rows != nil && strings.HasPrefix(opts.Format, "custom-columns"):
+		return f.rows()
+	}
+	return delegate.PrintObj(doc, w)
+}
+
+// once returns names without repeats, in order.
+func once(names []string) []string {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(names, func(name string) bool {
+		if seen[name] {
+			return true
+		}
+		seen[name] = true
+		return false
+	})
+}
+
+// objectName is an object as -o name prints it: kind.group/name.
+func objectName(apiVersion, kind, name string) string {
+	kind = strings.ToLower(kind)
+	if gv, _ := schema.ParseGroupVersion(apiVersion); gv.Group != "" {
+		kind += "." + gv.Group
+	}
+	return kind + "/" + name
+}
+
+// printItems prints a document's items with custom columns, which print a
+// row per item of a list and find them through an Items field of objects:
+// the items are no objects of their own, so they are handed over as a list
+// of unstructured items. what names an item in an error.
+func printItems[T any](w io.Writer, apiVersion, kind string, items []T, what func(it *T, i int) string, delegate printers.ResourcePrinter) error {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	for i := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&items[i])
+		if err != nil {
+			return fmt.Errorf("converting %s: %w", what(&items[i], i), err)
+		}
+		list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+	}
+	return delegate.PrintObj(list, w)
 }
 
 // printContextDocuments prints the documents of several contexts. Graphs

@@ -70,19 +70,13 @@ func WriteGroupListJSON(w io.Writer, doc *v1alpha1.GroupList, enc *Encodings) er
 	bw.WriteString(",\n    \"groups\": [")
 	for i := range doc.Groups {
 		g := &doc.Groups[i]
-		head, err := json.MarshalIndent(struct {
+		if err := bw.openElement(i, "        ", struct {
 			Name    string                `json:"name"`
 			Key     v1alpha1.GroupKey     `json:"key"`
 			Summary v1alpha1.GroupSummary `json:"summary"`
-		}{g.Name, g.Key, g.Summary}, "        ", "    ")
-		if err != nil {
+		}{g.Name, g.Key, g.Summary}); err != nil {
 			return fmt.Errorf("encoding group %s: %w", g.Name, err)
 		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n        ")
-		bw.Write(bytes.TrimSuffix(head, []byte("\n        }")))
 		if len(g.Contexts) > 0 {
 			if err := writeGroupContexts(bw, g); err != nil {
 				return err
@@ -147,20 +141,30 @@ func writeMemberItems(bw *jsonDoc, members []v1alpha1.Members, indent string) er
 	return nil
 }
 
+// openElement writes v as element i of an array, at indent, as
+// json.MarshalIndent writes it but for its closing brace: the fields that
+// follow are written after it.
+func (d *jsonDoc) openElement(i int, indent string, v any) error {
+	head, err := json.MarshalIndent(v, indent, "    ")
+	if err != nil {
+		return err
+	}
+	if i > 0 {
+		d.WriteString(",")
+	}
+	d.WriteString("\n" + indent)
+	d.Write(bytes.TrimSuffix(head, []byte("\n"+indent+"}")))
+	return nil
+}
+
 // writeGroupContexts writes a merged group's "contexts": each context's
 // summary and members.
 func writeGroupContexts(bw *jsonDoc, g *v1alpha1.Group) error {
 	bw.WriteString(",\n            \"contexts\": [")
 	for i, c := range g.Contexts {
-		head, err := json.MarshalIndent(c, "                ", "    ")
-		if err != nil {
+		if err := bw.openElement(i, "                ", c); err != nil {
 			return fmt.Errorf("encoding group %s: %w", g.Name, err)
 		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n                ")
-		bw.Write(bytes.TrimSuffix(head, []byte("\n                }")))
 		bw.WriteString(",\n                    \"items\": [")
 		var members []v1alpha1.Members
 		for _, m := range g.Members {

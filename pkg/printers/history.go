@@ -10,7 +10,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -24,44 +23,19 @@ import (
 // once, for -o name; a row per entry for custom columns; the document
 // otherwise.
 func PrintHistory(w io.Writer, doc *v1alpha1.History, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		return printOwnTable(w, historyTable(doc), opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		seen := map[string]bool{}
-		for _, e := range doc.Entries {
-			name := resourceName(e.Object) + "/" + e.Object.Name
-			if seen[name] {
-				continue
+	return documentForms{
+		table: func() (*metav1.Table, error) { return historyTable(doc), nil },
+		names: func() []string {
+			names := make([]string, len(doc.Entries))
+			for i, e := range doc.Entries {
+				names[i] = objectName(e.Object.APIVersion, e.Object.Kind, e.Object.Name)
 			}
-			seen[name] = true
-			if _, err := fmt.Fprintln(w, name); err != nil {
-				return err
-			}
-		}
-		return nil
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-		for i := range doc.Entries {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&doc.Entries[i])
-			if err != nil {
-				return fmt.Errorf("converting entry %d: %w", i, err)
-			}
-			list.Items = append(list.Items, unstructured.Unstructured{Object: m})
-		}
-		return delegate.PrintObj(list, w)
-	}
-	return delegate.PrintObj(doc, w)
-}
-
-// resourceName names an object's kind as -o name does: deployment.apps.
-func resourceName(o v1alpha1.HistoryObject) string {
-	gv, _ := schema.ParseGroupVersion(o.APIVersion)
-	kind := strings.ToLower(o.Kind)
-	if gv.Group != "" {
-		kind += "." + gv.Group
-	}
-	return kind
+			return once(names)
+		},
+		rows: func() error {
+			return printItems(w, doc.APIVersion, doc.Kind, doc.Entries, func(_ *v1alpha1.HistoryEntry, i int) string { return fmt.Sprintf("entry %d", i) }, delegate)
+		},
+	}.print(w, doc, delegate, opts)
 }
 
 // objectLabel names an object in a table cell: deployment/web.
@@ -243,18 +217,10 @@ func changeText(c v1alpha1.HistoryChange) string {
 // line, the managers that last wrote its field, how and when, for human
 // output; the document otherwise (-o name prints the object's name).
 func PrintBlame(w io.Writer, doc *v1alpha1.Blame, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		table, err := blameTable(doc)
-		if err != nil {
-			return err
-		}
-		return printOwnTable(w, table, opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		_, err := fmt.Fprintf(w, "%s/%s\n", resourceName(doc.Object), doc.Object.Name)
-		return err
-	}
-	return delegate.PrintObj(doc, w)
+	return documentForms{
+		table: func() (*metav1.Table, error) { return blameTable(doc) },
+		names: func() []string { return []string{objectName(doc.Object.APIVersion, doc.Object.Kind, doc.Object.Name)} },
+	}.print(w, doc, delegate, opts)
 }
 
 // blameTable is the object's YAML, a line a row, each line's field's

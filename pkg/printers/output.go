@@ -277,15 +277,7 @@ func readOnlyPrintable(obj runtime.Object, gvk schema.GroupVersionKind) runtime.
 // JSON printer (four-space indent), one item at a time: the whole document is
 // never held in memory, which matters at tens of thousands of objects.
 func WriteJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
-	return writeJSONList(w, objs, gvks, nil)
-}
-
-func writeJSONList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
-	var fields []listField
-	if len(warnings) > 0 {
-		fields = append(fields, listField{"warnings", warnings})
-	}
-	return writeJSONListFields(w, objs, gvks, fields, true, nil)
+	return writeJSONListFields(w, objs, gvks, nil, true, nil)
 }
 
 // listField is a top-level field a List carries after kubectl's own:
@@ -382,15 +374,7 @@ func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersion
 // WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,
 // one item at a time.
 func WriteYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind) error {
-	return writeYAMLList(w, objs, gvks, nil)
-}
-
-func writeYAMLList(w io.Writer, objs []runtime.Object, gvks map[runtime.Object]schema.GroupVersionKind, warnings []string) error {
-	var fields []listField
-	if len(warnings) > 0 {
-		fields = append(fields, listField{"warnings", warnings})
-	}
-	return writeYAMLListFields(w, objs, gvks, fields)
+	return writeYAMLListFields(w, objs, gvks, nil)
 }
 
 // writeYAMLListFields writes a v1 List with fields after kubectl's.
@@ -487,24 +471,12 @@ func printTables(w io.Writer, members []v1alpha1.Members, tables Tables, opts Op
 		if len(g.Objects) == 0 {
 			continue
 		}
-		table, err := tables.join(g, opts.Now)
+		table, err := kindTable(g, tables, opts.Owner, opts)
 		if err != nil {
 			return printed, err
 		}
-		if opts.Owner != nil {
-			addOwnerColumn(table, opts.Owner)
-		}
 		if opts.oneLine {
 			escapeLineBreaks(table)
-		}
-		if opts.SortBy != "" {
-			field, err := get.RelaxedJSONPathExpression(opts.SortBy)
-			if err != nil {
-				return printed, err
-			}
-			if err := sortTableBy(table, field); err != nil {
-				return printed, err
-			}
 		}
 		if err := printKindTable(w, table, g.GVK.GroupKind(), opts.WithNamespace && g.Namespaced, nonEmpty > 1, printed > 0, opts); err != nil {
 			return printed, err
@@ -512,6 +484,28 @@ func printTables(w io.Writer, members []v1alpha1.Members, tables Tables, opts Op
 		printed += len(g.Objects)
 	}
 	return printed, nil
+}
+
+// kindTable is the table of one kind's members (Tables.join), with the OWNER
+// column of owner (none when nil), its rows sorted by --sort-by.
+func kindTable(m v1alpha1.Members, tables Tables, owner func(runtime.Object) string, opts Options) (*metav1.Table, error) {
+	table, err := tables.join(m, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	if owner != nil {
+		addOwnerColumn(table, owner)
+	}
+	if opts.SortBy != "" {
+		field, err := get.RelaxedJSONPathExpression(opts.SortBy)
+		if err != nil {
+			return nil, err
+		}
+		if err := sortTableBy(table, field); err != nil {
+			return nil, err
+		}
+	}
+	return table, nil
 }
 
 // printKindTable prints the table of one kind of an answer with kubectl's

@@ -1,6 +1,7 @@
 package printers
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -23,7 +24,9 @@ func printOwnTable(w io.Writer, table *metav1.Table, noHeaders, wide bool) error
 	if len(table.Rows) == 0 && !noHeaders {
 		return nil
 	}
-	tw := printers.GetNewTabWriter(w)
+	// The tab writer writes cell by cell: one write of the whole table.
+	bw := bufio.NewWriter(w)
+	tw := printers.GetNewTabWriter(bw)
 	visible := func(i int) bool { return wide || table.ColumnDefinitions[i].Priority == 0 }
 	if !noHeaders {
 		var names []string
@@ -63,5 +66,8 @@ func printOwnTable(w io.Writer, table *metav1.Table, noHeaders, wide bool) error
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }

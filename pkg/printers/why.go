@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -18,43 +16,19 @@ import (
 // whose verdict is Unknown); the culprits as kind/name for -o name; a row
 // per cause for custom columns; the document otherwise.
 func PrintDiagnosis(w io.Writer, doc *v1alpha1.Diagnosis, delegate printers.ResourcePrinter, opts Options) error {
-	switch {
-	case IsHuman(opts.Format):
-		return printOwnTable(w, diagnosisTable(doc, opts), opts.NoHeaders, opts.Format == "wide")
-	case opts.Format == "name":
-		seen := map[string]bool{}
-		for _, c := range doc.Causes {
-			line := nameLine(c.Object)
-			if seen[line] {
-				continue
+	return documentForms{
+		table: func() (*metav1.Table, error) { return diagnosisTable(doc, opts), nil },
+		names: func() []string {
+			names := make([]string, len(doc.Causes))
+			for i, c := range doc.Causes {
+				names[i] = objectName(c.Object.APIVersion, c.Object.Kind, c.Object.Name)
 			}
-			seen[line] = true
-			if _, err := fmt.Fprintln(w, line); err != nil {
-				return err
-			}
-		}
-		return nil
-	case strings.HasPrefix(opts.Format, "custom-columns"):
-		list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": doc.APIVersion, "kind": doc.Kind}}
-		for i := range doc.Causes {
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&doc.Causes[i])
-			if err != nil {
-				return fmt.Errorf("converting cause %s: %w", doc.Causes[i].Reason, err)
-			}
-			list.Items = append(list.Items, unstructured.Unstructured{Object: m})
-		}
-		return delegate.PrintObj(list, w)
-	}
-	return delegate.PrintObj(doc, w)
-}
-
-// nameLine is an object as -o name prints it: kind.group/name.
-func nameLine(r v1alpha1.ObjectReference) string {
-	kind := strings.ToLower(r.Kind)
-	if g, _, ok := strings.Cut(r.APIVersion, "/"); ok {
-		kind += "." + g
-	}
-	return kind + "/" + r.Name
+			return once(names)
+		},
+		rows: func() error {
+			return printItems(w, doc.APIVersion, doc.Kind, doc.Causes, func(c *v1alpha1.Cause, _ int) string { return "cause " + c.Reason }, delegate)
+		},
+	}.print(w, doc, delegate, opts)
 }
 
 // diagnosisTable is a diagnosis's lines: REASON, OBJECT (the culprit),

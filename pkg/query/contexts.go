@@ -97,14 +97,7 @@ func addSummary(dst *v1alpha1.GroupSummary, src v1alpha1.GroupSummary) {
 		if dst.Pods == nil {
 			dst.Pods = &v1alpha1.PodSummary{}
 		}
-		p, q := dst.Pods, src.Pods
-		p.Total += q.Total
-		p.Ready += q.Ready
-		p.Running += q.Running
-		p.Pending += q.Pending
-		p.Succeeded += q.Succeeded
-		p.Failed += q.Failed
-		p.Unknown += q.Unknown
+		addPods(dst.Pods, *src.Pods)
 	}
 	if src.Resources != nil {
 		if dst.Resources == nil {
@@ -117,6 +110,17 @@ func addSummary(dst *v1alpha1.GroupSummary, src v1alpha1.GroupSummary) {
 	if src.Node != nil {
 		dst.Node = addNode(dst.Node, src.Node)
 	}
+}
+
+// addPods adds src's pod counts into dst.
+func addPods(dst *v1alpha1.PodSummary, src v1alpha1.PodSummary) {
+	dst.Total += src.Total
+	dst.Ready += src.Ready
+	dst.Running += src.Running
+	dst.Pending += src.Pending
+	dst.Succeeded += src.Succeeded
+	dst.Failed += src.Failed
+	dst.Unknown += src.Unknown
 }
 
 // addNode adds up two clusters' nodes of the same name: their requests,

@@ -319,16 +319,11 @@ func resourceSummary(t index.ResourceTotals) *v1alpha1.ResourceSummary {
 	return &v1alpha1.ResourceSummary{Pods: t.Pods, Requests: resourcesOf(t.Requests), Limits: resourcesOf(t.Limits)}
 }
 
+// addPod counts pod in s, as index.PodCounts counts it.
 func addPod(s *v1alpha1.PodSummary, pod *corev1.Pod) {
 	var c index.PodCounts
 	c.Add(pod)
-	s.Total += c.Total
-	s.Ready += c.Ready
-	s.Running += c.Running
-	s.Pending += c.Pending
-	s.Succeeded += c.Succeeded
-	s.Failed += c.Failed
-	s.Unknown += c.Unknown
+	addPods(s, v1alpha1.PodSummary(c))
 }
 
 // groupByKey groups by the values of a plain index: label, namespace, JSONPath.

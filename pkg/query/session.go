@@ -149,25 +149,26 @@ func (s *Session) warningText(err error) string {
 
 // newFactory builds a factory over the user's REST config.
 func (s *Session) newFactory(cfg informer.Config) (*informer.Factory, error) {
-	s.warnFor(&cfg)
+	return s.factoryOver(s.cfg.RESTConfig, cfg)
+}
+
+// factoryOver builds a factory over restConfig (Config.NewFactory's, when
+// set), which tells its warnings to the session's.
+func (s *Session) factoryOver(restConfig *rest.Config, cfg informer.Config) (*informer.Factory, error) {
+	if cfg.OnWarning == nil {
+		cfg.OnWarning = func(_ informer.Resource, w string) { s.warn("%s", w) }
+	}
 	var f *informer.Factory
 	var err error
 	if s.cfg.NewFactory != nil {
 		f, err = s.cfg.NewFactory(cfg)
 	} else {
-		f, err = s.source().NewFactory(s.cfg.RESTConfig, cfg)
+		f, err = s.source().NewFactory(restConfig, cfg)
 	}
 	if err == nil {
 		s.keepClients(f)
 	}
 	return f, err
-}
-
-// warnFor has the factory cfg configures tell its warnings to the session's.
-func (s *Session) warnFor(cfg *informer.Config) {
-	if cfg.OnWarning == nil {
-		cfg.OnWarning = func(_ informer.Resource, w string) { s.warn("%s", w) }
-	}
 }
 
 // keepClients remembers the clients of the session's first factory: without
@@ -188,18 +189,7 @@ func (s *Session) keepClients(f *informer.Factory) {
 func (s *Session) newWideFactory(cfg informer.Config) (*informer.Factory, error) {
 	cfg.SyncTimeout = s.cfg.SyncTimeout
 	cfg.MaxConcurrentLists = relationMaxLists
-	s.warnFor(&cfg)
-	var f *informer.Factory
-	var err error
-	if s.cfg.NewFactory != nil {
-		f, err = s.cfg.NewFactory(cfg)
-	} else {
-		f, err = s.source().NewFactory(s.wideConfig, cfg)
-	}
-	if err == nil {
-		s.keepClients(f)
-	}
-	return f, err
+	return s.factoryOver(s.wideConfig, cfg)
 }
 
 // listable lists the types a question over every type reads.

@@ -439,19 +439,26 @@ func nodeKinds(nodes []index.Node) []schema.GroupVersionKind {
 // (loadFull reads every kind then, but Secrets), on the metadata otherwise.
 func (w *world) matches(m *matcher) func(index.Node) bool {
 	return func(n index.Node) bool {
-		var obj runtime.Object
+		var full runtime.Object
 		if w.s.readsObject(n.GVK.GroupKind()) {
-			obj = w.fullObject(n)
+			full = w.fullObject(n)
 		}
-		if obj == nil {
-			ro, ok := n.Object.(runtime.Object)
-			if !ok {
-				return false
-			}
-			obj = ro
-		}
-		return m.match(n.GVK, obj)
+		return m.matchNode(n, full)
 	}
+}
+
+// matchNode reports whether node n matches every expression: its whole
+// object full where read (nil where not), its own (metadata) otherwise.
+func (m *matcher) matchNode(n index.Node, full runtime.Object) bool {
+	obj := full
+	if obj == nil {
+		ro, ok := n.Object.(runtime.Object)
+		if !ok {
+			return false
+		}
+		obj = ro
+	}
+	return m.match(n.GVK, obj)
 }
 
 // pruneTree returns t without the objects that do not match and own nothing

@@ -186,17 +186,7 @@ func (r *whyReader) subtree(g *index.Graph, n index.Node, m *matcher, keepRoot b
 		return nil, err
 	}
 	if m != nil {
-		t = pruneTree(t, func(n index.Node) bool {
-			obj := r.fullOf(n)
-			if obj == nil {
-				ro, ok := n.Object.(runtime.Object)
-				if !ok {
-					return false
-				}
-				obj = ro
-			}
-			return m.match(n.GVK, obj)
-		}, keepRoot)
+		t = pruneTree(t, func(n index.Node) bool { return m.matchNode(n, r.fullOf(n)) }, keepRoot)
 	}
 	return r.toObject(t, nil), nil
 }

@@ -168,13 +168,12 @@ const (
 	refusedVersion  = "version"
 )
 
-// welcome is the server's answer to a hello.
+// welcome is the server's answer to a hello: its own protocol, version and
+// identity, and the refusal, if any.
 type welcome struct {
-	Protocol int      `json:"protocol"`
-	Version  string   `json:"version"`
-	Identity Identity `json:"identity"`
-	Refused  string   `json:"refused,omitempty"`
-	Message  string   `json:"message,omitempty"`
+	hello
+	Refused string `json:"refused,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Request operations.

@@ -459,7 +459,7 @@ func (s *Server) handle(c *net.UnixConn) {
 		return
 	}
 	s.hellos.Add(1)
-	w := welcome{Protocol: Protocol, Version: s.opts.Version, Identity: s.opts.Identity}
+	w := welcome{hello: hello{Protocol: Protocol, Version: s.opts.Version, Identity: s.opts.Identity}}
 	switch {
 	case subtle.ConstantTimeCompare(h.Identity[:], s.opts.Identity[:]) != 1:
 		w.Refused, w.Message = refusedIdentity, "this cache server serves another identity"

@@ -150,29 +150,11 @@ func (b *builder) toVal(t reflect.Type, allowAddr bool) func(reflect.Value) ref.
 	case intOrStringType:
 		return intOrStringVal
 	}
-	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(marshalerType) {
-		fallback := b.toVal(t, false)
-		return func(v reflect.Value) ref.Val {
-			if v.CanAddr() {
-				return marshalerVal(v.Addr())
-			}
-			return fallback(v)
-		}
+	if f := b.methodVal(t, allowAddr, marshalerType, marshalerVal); f != nil {
+		return f
 	}
-	if t.Implements(marshalerType) {
-		return marshalerVal
-	}
-	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(textType) {
-		fallback := b.toVal(t, false)
-		return func(v reflect.Value) ref.Val {
-			if v.CanAddr() {
-				return textVal(v.Addr())
-			}
-			return fallback(v)
-		}
-	}
-	if t.Implements(textType) {
-		return textVal
+	if f := b.methodVal(t, allowAddr, textType, textVal); f != nil {
+		return f
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -255,6 +237,26 @@ func (b *builder) toVal(t reflect.Type, allowAddr bool) func(reflect.Value) ref.
 		return func(v reflect.Value) ref.Val { return &listVal{v: v, elem: elem} }
 	}
 	return unsupported(t)
+}
+
+// methodVal returns the conversion of a t that writes its JSON with the method
+// of iface: val when t implements it; when only *t does, val of the value's
+// address where it has one and t's conversion without the method where it
+// has none, as encoding/json's condAddrEncoder chooses; nil when neither does.
+func (b *builder) methodVal(t reflect.Type, allowAddr bool, iface reflect.Type, val func(reflect.Value) ref.Val) func(reflect.Value) ref.Val {
+	if t.Kind() != reflect.Pointer && allowAddr && reflect.PointerTo(t).Implements(iface) {
+		fallback := b.toVal(t, false)
+		return func(v reflect.Value) ref.Val {
+			if v.CanAddr() {
+				return val(v.Addr())
+			}
+			return fallback(v)
+		}
+	}
+	if t.Implements(iface) {
+		return val
+	}
+	return nil
 }
 
 // floatVal reads a float as JSON writes it and the dynamic client decodes
@@ -538,21 +540,22 @@ func (s *structVal) present(f *fieldInfo) bool {
 	return ok
 }
 
-func (s *structVal) Get(key ref.Val) ref.Val {
-	if v, ok := s.Find(key); ok {
+func (s *structVal) Get(key ref.Val) ref.Val      { return get(s, key) }
+func (s *structVal) Contains(key ref.Val) ref.Val { return contains(s, key) }
+
+// get is a lazy map's Get: the value Find finds, or cel-go's error for a
+// missing key, word for word, so that a typed object and its JSON map fail
+// alike and count as one warning.
+func get(m traits.Mapper, key ref.Val) ref.Val {
+	if v, ok := m.Find(key); ok {
 		return v
 	}
-	return noSuchKey(key)
-}
-
-// noSuchKey is cel-go's error for a missing key, word for word, so that a
-// typed object and its JSON map fail alike and count as one warning.
-func noSuchKey(key ref.Val) ref.Val {
 	return types.ValOrErr(key, "no such key: %v", key)
 }
 
-func (s *structVal) Contains(key ref.Val) ref.Val {
-	_, ok := s.Find(key)
+// contains is a lazy map's in operator: whether Find finds the key.
+func contains(m traits.Mapper, key ref.Val) ref.Val {
+	_, ok := m.Find(key)
 	return types.Bool(ok)
 }
 
@@ -591,19 +594,23 @@ func (s *structVal) ConvertToNative(t reflect.Type) (any, error) {
 	return mapOf(s).ConvertToNative(t)
 }
 
-func (s *structVal) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.MapType:
-		return s
-	case types.TypeType:
-		return types.MapType
-	}
-	return types.NewErr("type conversion error from '%s' to '%s'", types.MapType, t)
-}
+func (s *structVal) ConvertToType(t ref.Type) ref.Val { return convertToType(s, types.MapType, t) }
 
 func (s *structVal) Equal(other ref.Val) ref.Val { return mapEqual(s, other) }
 func (s *structVal) Type() ref.Type              { return types.MapType }
 func (s *structVal) Value() any                  { return s.v.Interface() }
+
+// convertToType is a value's conversion to its own CEL type and to type, as
+// cel-go's maps and lists convert; any other is cel-go's error, word for word.
+func convertToType(v ref.Val, own *types.Type, t ref.Type) ref.Val {
+	switch t {
+	case own:
+		return v
+	case types.TypeType:
+		return own
+	}
+	return types.NewErr("type conversion error from '%s' to '%s'", own, t)
+}
 
 // mapEqual is CEL's map equality, as cel-go's maps implement it.
 func mapEqual(m traits.Mapper, other ref.Val) ref.Val {
@@ -693,15 +700,7 @@ func (l *listVal) ConvertToNative(t reflect.Type) (any, error) {
 	return types.NewRefValList(adapter, l.elements()).ConvertToNative(t)
 }
 
-func (l *listVal) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.ListType:
-		return l
-	case types.TypeType:
-		return types.ListType
-	}
-	return types.NewErr("type conversion error from '%s' to '%s'", types.ListType, t)
-}
+func (l *listVal) ConvertToType(t ref.Type) ref.Val { return convertToType(l, types.ListType, t) }
 
 // Equal is CEL's list equality: the same size, elements equal in order.
 func (l *listVal) Equal(other ref.Val) ref.Val {
@@ -811,17 +810,8 @@ func (m *mapVal) Find(key ref.Val) (ref.Val, bool) {
 	return m.elem.toVal(v), true
 }
 
-func (m *mapVal) Get(key ref.Val) ref.Val {
-	if v, ok := m.Find(key); ok {
-		return v
-	}
-	return noSuchKey(key)
-}
-
-func (m *mapVal) Contains(key ref.Val) ref.Val {
-	_, ok := m.Find(key)
-	return types.Bool(ok)
-}
+func (m *mapVal) Get(key ref.Val) ref.Val      { return get(m, key) }
+func (m *mapVal) Contains(key ref.Val) ref.Val { return contains(m, key) }
 
 func (m *mapVal) Iterator() traits.Iterator {
 	keys := make([]ref.Val, 0, m.v.Len())
@@ -862,15 +852,7 @@ func (m *mapVal) ConvertToNative(t reflect.Type) (any, error) {
 	return mapOf(m).ConvertToNative(t)
 }
 
-func (m *mapVal) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.MapType:
-		return m
-	case types.TypeType:
-		return types.MapType
-	}
-	return types.NewErr("type conversion error from '%s' to '%s'", types.MapType, t)
-}
+func (m *mapVal) ConvertToType(t ref.Type) ref.Val { return convertToType(m, types.MapType, t) }
 
 func (m *mapVal) Equal(other ref.Val) ref.Val { return mapEqual(m, other) }
 func (m *mapVal) Type() ref.Type              { return types.MapType }
@@ -943,17 +925,8 @@ func (m *fixedMap) Find(key ref.Val) (ref.Val, bool) {
 	return nil, false
 }
 
-func (m *fixedMap) Get(key ref.Val) ref.Val {
-	if v, ok := m.Find(key); ok {
-		return v
-	}
-	return noSuchKey(key)
-}
-
-func (m *fixedMap) Contains(key ref.Val) ref.Val {
-	_, ok := m.Find(key)
-	return types.Bool(ok)
-}
+func (m *fixedMap) Get(key ref.Val) ref.Val      { return get(m, key) }
+func (m *fixedMap) Contains(key ref.Val) ref.Val { return contains(m, key) }
 
 func (m *fixedMap) Iterator() traits.Iterator {
 	keys := make([]ref.Val, 0, len(m.keys))
@@ -977,15 +950,7 @@ func (m *fixedMap) Size() ref.Val {
 
 func (m *fixedMap) ConvertToNative(t reflect.Type) (any, error) { return mapOf(m).ConvertToNative(t) }
 
-func (m *fixedMap) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.MapType:
-		return m
-	case types.TypeType:
-		return types.MapType
-	}
-	return types.NewErr("type conversion error from '%s' to '%s'", types.MapType, t)
-}
+func (m *fixedMap) ConvertToType(t ref.Type) ref.Val { return convertToType(m, types.MapType, t) }
 
 func (m *fixedMap) Equal(other ref.Val) ref.Val { return mapEqual(m, other) }
 func (m *fixedMap) Type() ref.Type              { return types.MapType }

@@ -46,6 +46,9 @@ type Page struct {
 	Warnings []string `json:"warnings"`
 }
 
+// GetPage returns the page, for code that pages every kind of MCP answer.
+func (p *Page) GetPage() *Page { return p }
+
 // MCPAsOf is what the objects of one type in an MCP answer are current as of.
 type MCPAsOf struct {
 	// Context is the kubeconfig context, when the server answers several.
