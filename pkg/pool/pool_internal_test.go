@@ -1202,8 +1202,7 @@ func TestPoolBigStoreThatDiffersCatchesUpWithTheList(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newFakeCluster(t)
-			p := racingPool(t, c)
+			c, p := racingPool(t)
 			c.mu.Lock()
 			c.bookmarkAfter = 10 * time.Second
 			c.mu.Unlock()
@@ -1267,8 +1266,7 @@ func atWrite(key string) func(t *testing.T, inf cache.SharedIndexInformer, wrote
 // deletion were still on their way to it hides that pod, once it applies the
 // creation, from the question, which started after the deletion.
 func TestPoolBigStoreThatCaughtUpHidesWhatWasCreatedAndDeleted(t *testing.T) {
-	c := newFakeCluster(t)
-	p := racingPool(t, c)
+	c, p := racingPool(t)
 	c.mu.Lock()
 	c.bookmarkAfter = 10 * time.Second
 	c.mu.Unlock()
