@@ -109,7 +109,7 @@ func (s *nsSlicer) start(ctx context.Context, o metav1.ListOptions, total, perOb
 	// store has applied for the newest of its objects; a sliced list's holds
 	// objects of later versions than the list's own until its watch passes
 	// them. Neither is sliced.
-	if unsliceable || perObject <= 0 || s.e.cursor != nil || strings.Contains(o.FieldSelector, "metadata.namespace") {
+	if unsliceable || perObject <= 0 || s.e.cursor != nil || s.f.clients.Metadata == nil || strings.Contains(o.FieldSelector, "metadata.namespace") {
 		return nil, nil
 	}
 	nsList, err := s.f.clients.Metadata.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).List(ctx, metav1.ListOptions{})
