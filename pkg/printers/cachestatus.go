@@ -32,7 +32,7 @@ func PrintCacheStatus(w io.Writer, st *v1alpha1.CacheStatus, now time.Time) erro
 	if m := st.Memory; m != nil {
 		fmt.Fprintf(w, "Memory:       %s resident, %s Go heap", bytesText(m.RSS), bytesText(m.Heap))
 		if m.EncodedObjects > 0 {
-			fmt.Fprintf(w, " (%s of it the JSON of %d objects, kept for -o json)", bytesText(m.EncodedBytes), m.EncodedObjects)
+			fmt.Fprintf(w, " (%s of it the JSON of %d objects, kept compressed for -o json)", bytesText(m.EncodedBytes), m.EncodedObjects)
 		}
 		fmt.Fprintln(w)
 	}

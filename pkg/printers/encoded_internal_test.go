@@ -58,19 +58,20 @@ func TestKeptEncodings(t *testing.T) {
 	if n, size := c.Kept(); n != 2 || size == 0 {
 		t.Fatalf("kept %d encodings of %d bytes, want a's and b's", n, size)
 	}
-	// The kept bytes are what is printed: mark a's, and the next answer
-	// prints the mark, not a fresh encoding.
+	// The kept bytes are what is printed: keep a marked encoding of a, and
+	// the next answer prints the mark, not a fresh encoding.
 	key := encodingKey{uid: a.UID, gvk: podGVK}
-	kept := c.byUID[key]
-	original := kept.compact
-	kept.compact = bytes.Replace(original, []byte(`"nginx:1"`), []byte(`"marked"`), 1)
+	fresh, err := json.Marshal(readOnlyPrintable(a, podGVK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.put(key, a, bytes.Replace(fresh, []byte(`"nginx:1"`), []byte(`"marked"`), 1))
 	if got := jsonList(t, c, a); !bytes.Contains([]byte(got), []byte(`"marked"`)) {
 		t.Fatalf("the second answer encoded a again:\n%s", got)
 	}
 	if got := jsonList(t, nil, a); bytes.Contains([]byte(got), []byte(`"marked"`)) {
 		t.Fatalf("an answer without encodings used one kept:\n%s", got)
 	}
-	kept.compact = original
 
 	// An update is a new object: encoded afresh, replacing the old one.
 	a2 := keptPod("a", "nginx:2")

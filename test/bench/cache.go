@@ -146,7 +146,7 @@ func afterCached(ctx context.Context, o options, c child, env []string) {
 	// Logged as it is read too: a run that fails before its report (an API server
 	// out of memory at 100,000 pods) still says it.
 	per := float64(o.pods) / 1000
-	log("cache process after %s: %.1f MB RSS (%.2f MB per 1k pods); settled %.1f MB RSS (%.2f MB per 1k pods), %.1f MB of Go heap, %.1f MB of it kept JSON encodings",
+	log("cache process after %s: %.1f MB RSS (%.2f MB per 1k pods); settled %.1f MB RSS (%.2f MB per 1k pods), %.1f MB of Go heap, %.1f MB of it kept JSON encodings (compressed)",
 		c.label, mb(rss), mb(rss)/per, mb(settled), mb(settled)/per, mb(heap), mb(encoded))
 }
 
@@ -171,7 +171,7 @@ func reportCache(w io.Writer, o options, results []*measurement) {
 	}
 	fmt.Fprintf(w, "\ncache process memory after each cached command (the informers of the commands before it included); settled: after %s without a command, as between questions:\n", settleFor)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "after\tRSS MB\tMB per 1k pods\tsettled RSS MB\tsettled MB per 1k pods\tGo heap MB\tkept JSON MB\t")
+	fmt.Fprintln(tw, "after\tRSS MB\tMB per 1k pods\tsettled RSS MB\tsettled MB per 1k pods\tGo heap MB\tkept JSON MB (compressed)\t")
 	per := float64(o.pods) / 1000
 	for _, m := range results {
 		if c, ok := cacheMem[m.label]; ok {

@@ -103,8 +103,8 @@ type CacheMemory struct {
 	// Heap is the Go heap in use: objects and the memory they need.
 	Heap int64 `json:"heapBytes"`
 	// EncodedObjects and EncodedBytes are the objects whose JSON encoding
-	// the process keeps for the next -o json answer, and its size (part of
-	// the heap).
+	// the process keeps for the next -o json answer, and the bytes it is
+	// kept in, compressed (part of the heap).
 	EncodedObjects int   `json:"encodedObjects,omitempty"`
 	EncodedBytes   int64 `json:"encodedBytes,omitempty"`
 }
