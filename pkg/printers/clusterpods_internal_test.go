@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -118,13 +119,26 @@ func BenchmarkClusterEncodings(b *testing.B) {
 	b.Run("kept", func(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		heap := func() uint64 {
+			// Twice: the buffers' pools are emptied by the second.
+			goruntime.GC()
+			goruntime.GC()
+			var m goruntime.MemStats
+			goruntime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		write(b, &out, nil) // out grown to the answer first
+		before := heap()
 		enc := NewEncodings(ctx, time.Hour)
 		write(b, &out, enc)
+		// What the Encodings hold: their maps and entries with the bytes.
+		held := heap() - before
 		for b.Loop() {
 			write(b, &out, enc)
 		}
 		b.SetBytes(int64(out.Len()))
 		_, kept := enc.Kept()
 		b.ReportMetric(float64(kept)/float64(len(objs)), "kept-B/pod")
+		b.ReportMetric(float64(held)/float64(len(objs)), "heap-B/pod")
 	})
 }
