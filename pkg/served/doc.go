@@ -34,8 +34,10 @@
 //
 // The pool's informers (pkg/pool's Pool, by its rules of freshness and
 // dropping), the JSON encodings -o json answers printed
-// (printers.Encodings), and the identities of the credentials verified, by a
-// hash of each: all in memory, none written anywhere. A Run's credential
+// (printers.Encodings, compressed with a dictionary of each kind's first
+// encodings, which is kept as long as an encoding of its kind is, even
+// after its own objects are gone), and the identities of the credentials
+// verified, by a hash of each: all in memory, none written anywhere. A Run's credential
 // lives as long as its request.
 //
 // # Concurrency
