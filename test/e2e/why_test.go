@@ -974,6 +974,36 @@ func TestWhy(t *testing.T) {
 		}
 	})
 
+	t.Run("triage answers as every pod read whole", func(t *testing.T) {
+		// Without an object, why reads as metadata the pods the server's table
+		// says run ready, and the others whole; KUBECTL_IDX_WHY_PODS=whole reads
+		// every pod whole. The two diagnoses are the same, taken a moment apart
+		// on a cluster whose controllers keep writing (retried until they agree).
+		for _, scope := range [][]string{{"-A"}, {"-n", w.ns["healthy"]}, {"-n", w.ns["run"]}} {
+			args := append(append([]string{"idx", "why"}, scope...), "-o", "json", "-v=6")
+			env := c.env.Environ(c.env.Kubeconfig, c.pluginPath)
+			eventually(t, 90*time.Second, "why "+strings.Join(scope, " ")+" triaged and whole to agree", func() string {
+				triaged := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: args, Env: env, Timeout: cmdTimeout})
+				whole := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: args, Env: testenv.MergeEnv(env, "KUBECTL_IDX_WHY_PODS=whole"), Timeout: cmdTimeout})
+				if triaged.ExitCode != 0 && triaged.ExitCode != 3 {
+					t.Fatalf("kubectl idx why %s:\n%s", strings.Join(scope, " "), triaged)
+				}
+				if !strings.Contains(triaged.Stderr, "includeObject=None") || strings.Contains(whole.Stderr, "includeObject=None") {
+					t.Fatalf("kubectl idx why %s: the triaged run read no pod table, or the whole one did:\ntriaged:\n%s\nwhole:\n%s", strings.Join(scope, " "), triaged.Stderr, whole.Stderr)
+				}
+				if a, b := diagnosisKey(t, triaged.Stdout), diagnosisKey(t, whole.Stdout); triaged.ExitCode != whole.ExitCode || a != b {
+					return fmt.Sprintf("exit codes %d and %d\ntriaged: %s\nwhole:   %s", triaged.ExitCode, whole.ExitCode, a, b)
+				}
+				return ""
+			})
+		}
+		res := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: []string{"idx", "why", "-A"},
+			Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, c.pluginPath), "KUBECTL_IDX_WHY_PODS=some"), Timeout: cmdTimeout})
+		if res.ExitCode != 1 || strings.TrimSpace(res.Stderr) != "error: KUBECTL_IDX_WHY_PODS=some: want auto or whole" {
+			t.Errorf("a bad KUBECTL_IDX_WHY_PODS:\n%s", res)
+		}
+	})
+
 	t.Run("two contexts", func(t *testing.T) {
 		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := testenv.WriteKubeconfig(kubeconfig, testenv.KubeconfigContext{Name: "east", From: c.env.Kubeconfig}, testenv.KubeconfigContext{Name: "west", From: c.env.Kubeconfig}); err != nil {

@@ -63,6 +63,12 @@ type Server struct {
 	// request's context ends when the informer stops) and may return a Status to
 	// answer with instead of the list.
 	BeforeList func(req *http.Request) *metav1.Status
+	// Columns, when it names a resource ("pods"), are that resource's table
+	// columns, and Cells an object's row: the columns a real API server
+	// prints for it, where a test reads them. Other resources are printed
+	// with TableColumns.
+	Columns map[string][]metav1.TableColumnDefinition
+	Cells   func(obj runtime.Object) []any
 
 	mu       sync.Mutex
 	typed    []runtime.Object
@@ -261,7 +267,11 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 	if err != nil {
 		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
 	}
-	table := &metav1.Table{ColumnDefinitions: TableColumns}
+	columns, own := s.Columns[resource.Resource]
+	if !own {
+		columns = TableColumns
+	}
+	table := &metav1.Table{ColumnDefinitions: columns}
 	table.Kind, table.APIVersion = "Table", "meta.k8s.io/v1"
 	table.ResourceVersion = "1"
 	now := time.Now()
@@ -291,8 +301,12 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 		if err != nil {
 			return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 		}
+		cells := []any{a.GetName(), duration.HumanDuration(now.Sub(a.GetCreationTimestamp().Time)), gvk.Kind}
+		if own {
+			cells = s.Cells(obj)
+		}
 		table.Rows = append(table.Rows, metav1.TableRow{
-			Cells:  []any{a.GetName(), duration.HumanDuration(now.Sub(a.GetCreationTimestamp().Time)), gvk.Kind},
+			Cells:  cells,
 			Object: runtime.RawExtension{Raw: raw},
 		})
 	}
