@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
@@ -129,8 +130,10 @@ func (r *whyReader) triagedPods(ctx context.Context) error {
 	}
 	stand, whole := r.triageRows(ctx, t, metas)
 	if whole == nil || len(whole)*wholeShare > len(metas) {
+		klog.V(4).InfoS("why reads every pod whole", "pods", len(metas), "toRead", len(whole), "tableErr", t.tableErr)
 		return r.allPodsWhole(ctx, t.res)
 	}
+	klog.V(4).InfoS("why triaged the pods", "pods", len(metas), "asRowsSay", len(stand), "toRead", len(whole))
 	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, whyIndexers(podKind))
 	for _, p := range stand {
 		if err := store.Add(p); err != nil {

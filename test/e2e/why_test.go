@@ -991,6 +991,15 @@ func TestWhy(t *testing.T) {
 				if !strings.Contains(triaged.Stderr, "includeObject=None") || strings.Contains(whole.Stderr, "includeObject=None") {
 					t.Fatalf("kubectl idx why %s: the triaged run read no pod table, or the whole one did:\ntriaged:\n%s\nwhole:\n%s", strings.Join(scope, " "), triaged.Stderr, whole.Stderr)
 				}
+				// The healthy namespace's two pods run ready: neither is read whole.
+				if scope[1] == w.ns["healthy"] && !strings.Contains(triaged.Stderr, `"why triaged the pods" pods=2 asRowsSay=2 toRead=0`) {
+					return "the healthy namespace's pods not taken as their rows say (yet):\n" + triaged.Stderr
+				}
+				for _, l := range strings.Split(triaged.Stderr, "\n") {
+					if strings.Contains(l, `"why triaged the pods"`) || strings.Contains(l, `"why reads every pod whole"`) {
+						t.Logf("why %s: %s", strings.Join(scope, " "), l)
+					}
+				}
 				if a, b := diagnosisKey(t, triaged.Stdout), diagnosisKey(t, whole.Stdout); triaged.ExitCode != whole.ExitCode || a != b {
 					return fmt.Sprintf("exit codes %d and %d\ntriaged: %s\nwhole:   %s", triaged.ExitCode, whole.ExitCode, a, b)
 				}
