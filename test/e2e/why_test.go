@@ -992,7 +992,7 @@ func TestWhy(t *testing.T) {
 					t.Fatalf("kubectl idx why %s: the triaged run read no pod table, or the whole one did:\ntriaged:\n%s\nwhole:\n%s", strings.Join(scope, " "), triaged.Stderr, whole.Stderr)
 				}
 				// The healthy namespace's two pods run ready: neither is read whole.
-				if scope[1] == w.ns["healthy"] && !strings.Contains(triaged.Stderr, `"why triaged the pods" pods=2 asRowsSay=2 toRead=0`) {
+				if len(scope) == 2 && scope[1] == w.ns["healthy"] && !strings.Contains(triaged.Stderr, `"why triaged the pods" pods=2 asRowsSay=2 toRead=0`) {
 					return "the healthy namespace's pods not taken as their rows say (yet):\n" + triaged.Stderr
 				}
 				for _, l := range strings.Split(triaged.Stderr, "\n") {
