@@ -2,16 +2,16 @@ package query
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,10 +46,9 @@ import (
 // by a ReplicaSet, StatefulSet, DaemonSet, Job or ReplicationController read
 // whole, stands in the store as what its row says (runningPod): its
 // metadata, its node, phase Running, Ready, n ready containers. Every other
-// pod is read whole: those of namespaces with more than wholeByName of them
-// as their namespace's list, the others one by one (a list of one name);
-// when they are more than a quarter of the pods, or the table cannot be read
-// or has not the columns, every pod is read whole as without triage. A
+// pod is read whole, one GET each from the API server's watch cache; when
+// they are more than one pod in wholeShare, or the table cannot be read or
+// has not the columns, every pod is read whole as without triage. A
 // node's requests (a pod too big for any node) are then read for that node
 // alone, as for a diagnosis of one namespace.
 //
@@ -76,14 +75,9 @@ func WholePodsFromEnv() (bool, error) {
 	}
 }
 
-const (
-	// wholeByName is the most pods of one namespace read whole one by one;
-	// more are read as their namespace's list.
-	wholeByName = 8
-	// wholeShare: when more than one pod in wholeShare needs reading
-	// whole, every pod is.
-	wholeShare = 4
-)
+// wholeShare: when more than one pod in wholeShare needs reading whole,
+// every pod is, in one list, rather than by so many GETs.
+const wholeShare = 8
 
 // triageKinds are the controllers whose pods may stand as their rows say:
 // the pod's references are in their templates, which are read whole.
@@ -306,63 +300,41 @@ func fraction(s string) (a, b int, ok bool) {
 	return a, b, err1 == nil && err2 == nil
 }
 
-// podsWhole reads the pods of keys whole: each namespace with more than
-// wholeByName of them as its list, the others one name at a time. A pod
-// gone since is not returned; a namespace's list returns all of its pods.
+// podsWhole reads the pods of keys whole, one GET each (at most
+// relationMaxLists at once), from the API server's watch cache
+// (resourceVersion 0: as current as the list they were found in). A pod gone
+// since is not returned.
 func (r *whyReader) podsWhole(ctx context.Context, res informer.Resource, keys []types.NamespacedName) ([]*corev1.Pod, error) {
-	byNS := map[string][]string{}
-	for _, k := range keys {
-		byNS[k.Namespace] = append(byNS[k.Namespace], k.Name)
+	client, err := r.s.tableClient(ctx, res.GVR.GroupVersion())
+	if err != nil {
+		return nil, err
 	}
-	var configs []informer.Config
-	for _, ns := range slices.Sorted(maps.Keys(byNS)) {
-		names := byNS[ns]
-		if len(names) > wholeByName {
-			configs = append(configs, informer.Config{Namespace: ns, WatchListStall: -1})
-			continue
-		}
-		for _, name := range names {
-			configs = append(configs, informer.Config{Namespace: ns, FieldSelector: NameSelector(name, ""), WatchListStall: -1})
-		}
-	}
-	var mu sync.Mutex
-	var out []*corev1.Pod
+	out := make([]*corev1.Pod, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(relationMaxLists)
-	for _, cfg := range configs {
-		f, err := r.s.newWideFactory(cfg)
-		if err != nil {
-			return nil, err
-		}
-		r.factories = append(r.factories, f)
-		inf, err := f.Informer(res, informer.Full, nil)
-		if err != nil {
-			return nil, err
-		}
+	for i, k := range keys {
 		g.Go(func() error {
-			failed, err := r.s.syncPartial(gctx, f, informer.Full, whyWarning)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if failed[res.GVR] {
-				// Warned of by syncPartial; the answer says it is partial.
-				r.unseen[res.Name()] = true
+			data, err := client.Get().Namespace(k.Namespace).Resource(res.GVR.Resource).Name(k.Name).
+				Param("resourceVersion", "0").DoRaw(gctx)
+			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			for _, o := range inf.GetStore().List() {
-				if p, ok := o.(*corev1.Pod); ok {
-					out = append(out, p)
-				}
+			if err != nil {
+				return fmt.Errorf("reading pod %s: %w", k, err)
 			}
+			p := &corev1.Pod{}
+			if err := json.Unmarshal(data, p); err != nil {
+				return fmt.Errorf("reading pod %s: %w", k, err)
+			}
+			p.ManagedFields = nil
+			out[i] = p
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return slices.DeleteFunc(out, func(p *corev1.Pod) bool { return p == nil }), nil
 }
 
 // allPodsWhole reads every pod of r's namespace whole, as without triage.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,7 +51,7 @@ func podCells(obj runtime.Object) []any {
 	return []any{p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)), status, fmt.Sprint(restarts), "1h", "", node, "<none>", gates}
 }
 
-// triageWorld is Deployment web in shop with 22 ready pods on n1 (one
+// triageWorld is Deployment web in shop with 42 ready pods on n1 (one
 // with a readiness gate its row says is not met), Deployment web in other
 // whose two pods crash, and pod debug of its own on a node that is gone.
 func triageWorld() []runtime.Object {
@@ -61,7 +62,7 @@ func triageWorld() []runtime.Object {
 		}
 		objs = append(objs, o)
 		if p, ok := o.(*corev1.Pod); ok && p.Name == "web-1-a" {
-			for i := range 20 {
+			for i := range 40 {
 				more := p.DeepCopy()
 				more.Name, more.UID = fmt.Sprintf("web-1-more-%d", i), types.UID(fmt.Sprintf("shop-more-%d", i))
 				if i == 0 {
@@ -107,12 +108,17 @@ func TestSessionWhyAllTriage(t *testing.T) {
 		}
 		return string(data), srv.Requests()
 	}
-	// typedPodLists are the typed lists of pods asked for, as path?fieldSelector.
+	// typedPodLists are the typed reads of pods, lists and GETs, as
+	// path?resourceVersion (of a GET).
 	typedPodLists := func(reqs []fakeapi.Request) []string {
 		var out []string
 		for _, r := range reqs {
-			if !r.Watch && !r.Table && slices.Contains([]string{"/api/v1/pods", "/api/v1/namespaces/shop/pods", "/api/v1/namespaces/other/pods"}, r.Path) {
-				out = append(out, r.Path+"?"+r.Query.Get("fieldSelector"))
+			if !r.Watch && !r.Table && (r.Path == "/api/v1/pods" || strings.Contains(r.Path, "/pods/") || strings.HasSuffix(r.Path, "/pods")) {
+				rv := ""
+				if strings.Contains(r.Path, "/pods/") {
+					rv = r.Query.Get("resourceVersion")
+				}
+				out = append(out, r.Path+"?"+rv)
 			}
 		}
 		slices.Sort(out)
@@ -128,9 +134,9 @@ func TestSessionWhyAllTriage(t *testing.T) {
 		t.Errorf("triaged diagnosis differs from the one of every pod read whole (-whole +triaged):\n%s", diff)
 	}
 	// The crashing pods, the pod of its own and the pod whose readiness gate
-	// is not met; not the 21 that run ready.
-	want := []string{"/api/v1/namespaces/other/pods?metadata.name=web-1-a", "/api/v1/namespaces/other/pods?metadata.name=web-1-b",
-		"/api/v1/namespaces/shop/pods?metadata.name=debug", "/api/v1/namespaces/shop/pods?metadata.name=web-1-more-0"}
+	// is not met; not the 41 that run ready.
+	want := []string{"/api/v1/namespaces/other/pods/web-1-a?0", "/api/v1/namespaces/other/pods/web-1-b?0",
+		"/api/v1/namespaces/shop/pods/debug?0", "/api/v1/namespaces/shop/pods/web-1-more-0?0"}
 	if got := typedPodLists(reqs); !slices.Equal(got, want) {
 		t.Errorf("triaged: pod lists %q, want %q", got, want)
 	}
@@ -155,8 +161,8 @@ func TestSessionWhyAllTriage(t *testing.T) {
 	}
 }
 
-// TestSessionWhyAllTriageTooManyWhole: when more than a quarter of the pods
-// would be read whole, every pod is, in one list.
+// TestSessionWhyAllTriageTooManyWhole: when more than an eighth of the pods
+// would be read whole (here all four), every pod is, in one list.
 func TestSessionWhyAllTriageTooManyWhole(t *testing.T) {
 	objs := whyWorld(true)
 	srv := fakeapi.New(nil, objs...)
@@ -173,8 +179,8 @@ func TestSessionWhyAllTriageTooManyWhole(t *testing.T) {
 		t.Errorf("causes %q", got)
 	}
 	for _, r := range srv.Requests() {
-		if !r.Watch && !r.Table && r.Query.Get("fieldSelector") != "" && r.Path != "/api/v1/events" && r.Path != "/api/v1/nodes" {
-			t.Errorf("a list by name or field: %s?%s", r.Path, r.Query.Encode())
+		if strings.Contains(r.Path, "/pods/") {
+			t.Errorf("a pod read by name: %s", r.Path)
 		}
 	}
 }

@@ -209,8 +209,11 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 	if len(parts) >= 3 && parts[0] == "namespaces" {
 		namespace, parts = parts[1], parts[2:]
 	}
-	if req.Method != http.MethodGet || len(parts) != 1 {
+	if req.Method != http.MethodGet || len(parts) != 1 && len(parts) != 2 {
 		return statusResponse(req, &apierrors.NewMethodNotSupported(schema.GroupResource{}, req.Method).ErrStatus)
+	}
+	if len(parts) == 2 {
+		return s.serveGet(req, gv, gv.WithResource(parts[0]), namespace, parts[1])
 	}
 	resource := gv.WithResource(parts[0])
 	kind, known := kindForResource(resource)
@@ -238,6 +241,27 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
 	}
 	data, err := runtime.Encode(clientgoscheme.Codecs.LegacyCodec(gv), list)
+	if err != nil {
+		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
+	}
+	return jsonResponse(req, data)
+}
+
+// serveGet answers a GET of one typed object by name, or NotFound.
+func (s *Server) serveGet(req *http.Request, gv schema.GroupVersion, resource schema.GroupVersionResource, namespace, name string) *http.Response {
+	kind, known := kindForResource(resource)
+	if !known {
+		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), name).ErrStatus)
+	}
+	list, err := s.list(gv.WithKind(kind), namespace, url.Values{"fieldSelector": []string{"metadata.name=" + name}})
+	if err != nil {
+		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil || len(items) == 0 {
+		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), name).ErrStatus)
+	}
+	data, err := runtime.Encode(clientgoscheme.Codecs.LegacyCodec(gv), items[0])
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
