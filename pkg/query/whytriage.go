@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -46,7 +46,8 @@ import (
 // by a ReplicaSet, StatefulSet, DaemonSet, Job or ReplicationController read
 // whole, stands in the store as what its row says (runningPod): its
 // metadata, its node, phase Running, Ready, n ready containers. Every other
-// pod is read whole, one GET each from the API server's watch cache; when
+// pod is read whole, one GET each from the API server's watch cache
+// (podsWhole); when
 // they are more than one pod in wholeShare, or the table cannot be read or
 // has not the columns, every pod is read whole as without triage. A
 // node's requests (a pod too big for any node) are then read for that node
@@ -305,7 +306,7 @@ func fraction(s string) (a, b int, ok bool) {
 // (resourceVersion 0: as current as the list they were found in). A pod gone
 // since is not returned.
 func (r *whyReader) podsWhole(ctx context.Context, res informer.Resource, keys []types.NamespacedName) ([]*corev1.Pod, error) {
-	client, err := r.s.tableClient(ctx, res.GVR.GroupVersion())
+	client, err := r.s.podClient(ctx, res)
 	if err != nil {
 		return nil, err
 	}
@@ -314,16 +315,13 @@ func (r *whyReader) podsWhole(ctx context.Context, res informer.Resource, keys [
 	g.SetLimit(relationMaxLists)
 	for i, k := range keys {
 		g.Go(func() error {
-			data, err := client.Get().Namespace(k.Namespace).Resource(res.GVR.Resource).Name(k.Name).
-				Param("resourceVersion", "0").DoRaw(gctx)
+			p := &corev1.Pod{}
+			err := client.Get().Namespace(k.Namespace).Resource(res.GVR.Resource).Name(k.Name).
+				Param("resourceVersion", "0").Do(gctx).Into(p)
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
 			if err != nil {
-				return fmt.Errorf("reading pod %s: %w", k, err)
-			}
-			p := &corev1.Pod{}
-			if err := json.Unmarshal(data, p); err != nil {
 				return fmt.Errorf("reading pod %s: %w", k, err)
 			}
 			p.ManagedFields = nil
@@ -335,6 +333,20 @@ func (r *whyReader) podsWhole(ctx context.Context, res informer.Resource, keys [
 		return nil, err
 	}
 	return slices.DeleteFunc(out, func(p *corev1.Pod) bool { return p == nil }), nil
+}
+
+// podClient returns the client podsWhole reads pods with: protobuf, and
+// without the session's client-side rate (50 a second), which would make
+// 600 GETs wait 6 s; podsWhole bounds them to relationMaxLists at once, and
+// the API server's priority and fairness applies. Without a REST config
+// (tests), the tables' client.
+func (s *Session) podClient(ctx context.Context, res informer.Resource) (rest.Interface, error) {
+	if s.wideConfig == nil {
+		return s.tableClient(ctx, res.GVR.GroupVersion())
+	}
+	cfg := rest.CopyConfig(s.wideConfig)
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
+	return informer.TypedClient(cfg, res.GVR.GroupVersion(), runtime.ContentTypeProtobuf)
 }
 
 // allPodsWhole reads every pod of r's namespace whole, as without triage.
