@@ -68,6 +68,8 @@ type WhyOptions struct {
 	*RelationOptions
 	// all is set when no object is named: every top-level owner.
 	all bool
+	// wholePods is query.WhyPodsEnv's whole.
+	wholePods bool
 }
 
 // NewCmdWhy returns the why command.
@@ -83,6 +85,10 @@ func NewCmdWhy(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
 
 // Complete resolves the clients and keeps the object's arguments, if any.
 func (o *WhyOptions) Complete(cmd *cobra.Command, args []string) error {
+	var err error
+	if o.wholePods, err = query.WholePodsFromEnv(); err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		o.all = true
 		return o.complete(cmd)
@@ -96,7 +102,7 @@ func (o *WhyOptions) Run(ctx context.Context) error {
 	var answers []query.Answer[*v1alpha1.Diagnosis]
 	if o.all {
 		answers = query.Ask(ctx, o.targets, o.config(), func(ctx context.Context, s *query.Session) (*v1alpha1.Diagnosis, error) {
-			return s.WhyAll(ctx, query.WhyOptions{})
+			return s.WhyAll(ctx, query.WhyOptions{WholePods: o.wholePods})
 		})
 	} else {
 		answers = askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*v1alpha1.Diagnosis, error) {

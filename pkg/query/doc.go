@@ -58,7 +58,9 @@
 //	                                    a diagnosis looks up (whyReader), the
 //	                                    causes named by package diagnose
 //	kubectl idx why [-A]                Session.WhyAll: every top-level owner
-//	                                    and Service of the scope
+//	                                    and Service of the scope, the pods
+//	                                    the server's table says run ready
+//	                                    read as metadata (whytriage.go)
 //	kubectl idx history TYPE/NAME       Session.History: the tree as Tree
 //	                                    finds it, the root, its revisions and
 //	                                    (--uses) what it uses read whole with

@@ -26,6 +26,9 @@ type WhyOptions struct {
 	// Now is the diagnosis's clock (how long a pod has not been ready);
 	// zero means time.Now.
 	Now time.Time
+	// WholePods makes WhyAll read every pod whole rather than triage them
+	// (whytriage.go): WhyPodsEnv's whole.
+	WholePods bool
 }
 
 func (o WhyOptions) now() time.Time {
@@ -359,10 +362,13 @@ func (s *Session) whyOther(ctx context.Context, obj ObjectRef, ns string, now ti
 
 // WhyAll answers `kubectl idx why` without an object: every top-level owner
 // of the session's namespace (every namespace with -A) diagnosed, and every
-// Service with a selector. The workload kinds, pods, claims, Services and
-// PodDisruptionBudgets are read whole, once, for all of them; the owners of
-// pods that no workload kind holds (custom resources) as metadata. --where
-// keeps the subjects it matches.
+// Service with a selector. The workload kinds, claims, Services and
+// PodDisruptionBudgets are read whole, once, for all of them; the pods as
+// metadata beside the server's table of them, and whole only where the table
+// does not say they run ready (whytriage.go), unless --where, the warm cache
+// or opts ask for every pod whole; the owners of pods that no workload kind
+// holds (custom resources) as metadata. --where keeps the subjects it
+// matches.
 func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagnosis, error) {
 	ns := s.cfg.Namespace
 	kinds := append([]schema.GroupKind{podKind, serviceKind}, workloadKinds...)
@@ -371,11 +377,17 @@ func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagno
 		return nil, err
 	}
 	defer m.close()
-	r, err := s.newWhyReader(ctx, ns, whyRead{kinds: append(slices.Clone(kinds), claimKind, budgetKind), refs: true, nodes: true, events: true})
+	// --where may read any field of a pod, and the warm cache holds them
+	// whole: only a direct run without it triages.
+	triage := m == nil && !opts.WholePods && s.source() == informer.OneShot
+	r, err := s.newWhyReader(ctx, ns, whyRead{kinds: append(slices.Clone(kinds), claimKind, budgetKind), refs: true, nodes: true, events: true, triagePods: triage})
 	if err != nil {
 		return nil, err
 	}
 	defer r.shutdown()
+	if err := r.triagedPods(ctx); err != nil {
+		return nil, err
+	}
 	if _, ok := r.stores[podKind]; !ok {
 		return nil, fmt.Errorf("cannot list pods, so no workload can be diagnosed")
 	}

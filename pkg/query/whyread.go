@@ -94,6 +94,9 @@ type whyReader struct {
 	// holds (custom resources), read as metadata.
 	owners      *informer.OwnerResolver
 	ownerStores []index.GraphStore
+	// triage is set between newWhyReader and triagedPods when the pods
+	// are read for triage (whytriage.go).
+	triage *podTriage
 }
 
 // whyRead describes what to read: whole objects of kinds, the reference
@@ -103,6 +106,9 @@ type whyRead struct {
 	refs, nodes    bool
 	events         bool
 	eventsSelector string
+	// triagePods reads the pods of kinds as metadata and the server's
+	// table of them, for triagedPods to read whole only those that need it.
+	triagePods bool
 }
 
 // newWhyReader starts and syncs the informers of what, in namespace. A type
@@ -128,9 +134,18 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 	if what.nodes {
 		kinds = append(kinds, nodeKind)
 	}
+	var podMeta cache.SharedIndexInformer
 	for _, gk := range kinds {
 		res, ok := r.resource(gk)
 		if !ok {
+			continue
+		}
+		if gk == podKind && what.triagePods {
+			if podMeta, err = f.Informer(res, informer.MetadataOnly, nil); err != nil {
+				r.shutdown()
+				return nil, err
+			}
+			r.triage = &podTriage{res: res}
 			continue
 		}
 		inf, err := f.Informer(res, informer.Full, whyIndexers(gk))
@@ -193,6 +208,12 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 			return err
 		})
 	}
+	if t := r.triage; t != nil {
+		eg.Go(func() error {
+			t.table, t.tableErr = s.readPodTable(ctx, t.res, namespace)
+			return nil
+		})
+	}
 	if err := eg.Wait(); err != nil {
 		r.shutdown()
 		return nil, err
@@ -204,6 +225,13 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 			continue
 		}
 		r.stores[gk] = inf.GetIndexer()
+	}
+	if t := r.triage; t != nil {
+		if metaFailed[t.res.GVR] {
+			r.unseen[t.res.Name()] = true
+		} else {
+			t.meta = podMeta.GetIndexer()
+		}
 	}
 	for gk, inf := range metaInfs {
 		res := r.resources[gk]

@@ -227,6 +227,17 @@ spec:
             command: ["true"]
 `
 
+	// Nine pods that run ready and one of its own that crash-loops: why -n
+	// takes the nine as the server's table says and reads the tenth whole.
+	whyTriageManifest = whyDeployment("many", 9, "", "", "") + `---
+apiVersion: v1
+kind: Pod
+metadata: {name: loner, labels: {app: loner, ` + behaviour("crash-loop") + `}}
+spec:
+  containers:
+  - name: app
+    image: registry.k8s.io/pause:3.10
+`
 	whyHealthyManifest = whyDeployment("fine", 2, "", "", "") + `---
 apiVersion: v1
 kind: Service
@@ -328,7 +339,7 @@ func setupWhy(t *testing.T, c *ctrlCluster) *whyWorld {
 	for name, manifest := range map[string]string{
 		"sched": whySchedManifest, "quota": whyQuotaManifest, "create": whyCreateManifest, "limits": whyLimitsManifest, "policy": "",
 		"run": whyRunManifest, "refs": whyRefsManifest, "serve": whyServeManifest, "nodes": whyNodesManifest, "jobs": whyJobsManifest,
-		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest, "kinds": whyKindsManifest, "custom": "",
+		"healthy": whyHealthyManifest, "unknown": whyUnknownManifest, "kinds": whyKindsManifest, "custom": "", "triage": whyTriageManifest,
 	} {
 		ns := "why-" + name
 		c.createNamespace(t, ns)
@@ -971,6 +982,53 @@ func TestWhy(t *testing.T) {
 		}
 		if st := u.status(t); st.PID == 0 {
 			t.Errorf("no cache process answered: %+v", st)
+		}
+	})
+
+	t.Run("triage answers as every pod read whole", func(t *testing.T) {
+		// Without an object, why reads as metadata the pods the server's table
+		// says run ready, and the others whole; KUBECTL_IDX_WHY_PODS=whole reads
+		// every pod whole. The two diagnoses are the same, taken a moment apart
+		// on a cluster whose controllers keep writing (retried until they agree).
+		// What each namespace's pods are read as, once they are in their state.
+		triage := map[string]string{
+			w.ns["healthy"]: `"why triaged the pods" pods=2 asRowsSay=2 toRead=0`,
+			w.ns["triage"]:  `"why triaged the pods" pods=10 asRowsSay=9 toRead=1`,
+			w.ns["run"]:     `"why reads every pod whole"`,
+		}
+		for _, scope := range [][]string{{"-A"}, {"-n", w.ns["healthy"]}, {"-n", w.ns["triage"]}, {"-n", w.ns["run"]}} {
+			args := append(append([]string{"idx", "why"}, scope...), "-o", "json", "-v=6")
+			env := c.env.Environ(c.env.Kubeconfig, c.pluginPath)
+			eventually(t, 90*time.Second, "why "+strings.Join(scope, " ")+" triaged and whole to agree", func() string {
+				triaged := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: args, Env: env, Timeout: cmdTimeout})
+				whole := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: args, Env: testenv.MergeEnv(env, "KUBECTL_IDX_WHY_PODS=whole"), Timeout: cmdTimeout})
+				if triaged.ExitCode != 0 && triaged.ExitCode != 3 {
+					t.Fatalf("kubectl idx why %s:\n%s", strings.Join(scope, " "), triaged)
+				}
+				if !strings.Contains(triaged.Stderr, "includeObject=None") || strings.Contains(whole.Stderr, "includeObject=None") {
+					t.Fatalf("kubectl idx why %s: the triaged run read no pod table, or the whole one did:\ntriaged:\n%s\nwhole:\n%s", strings.Join(scope, " "), triaged.Stderr, whole.Stderr)
+				}
+				if len(scope) == 2 && !strings.Contains(triaged.Stderr, triage[scope[1]]) {
+					return "no " + triage[scope[1]] + " (yet):\n" + triaged.Stderr
+				}
+				if len(scope) == 2 && scope[1] == w.ns["triage"] && !strings.Contains(triaged.Stderr, "/namespaces/"+w.ns["triage"]+"/pods/loner?resourceVersion=0") {
+					return "pod loner not read by GET:\n" + triaged.Stderr
+				}
+				for _, l := range strings.Split(triaged.Stderr, "\n") {
+					if strings.Contains(l, `"why triaged the pods"`) || strings.Contains(l, `"why reads every pod whole"`) {
+						t.Logf("why %s: %s", strings.Join(scope, " "), l)
+					}
+				}
+				if a, b := diagnosisKey(t, triaged.Stdout), diagnosisKey(t, whole.Stdout); triaged.ExitCode != whole.ExitCode || a != b {
+					return fmt.Sprintf("exit codes %d and %d\ntriaged: %s\nwhole:   %s", triaged.ExitCode, whole.ExitCode, a, b)
+				}
+				return ""
+			})
+		}
+		res := run(t, testenv.Cmd{Path: testenv.KubectlPath(), Args: []string{"idx", "why", "-A"},
+			Env: testenv.MergeEnv(c.env.Environ(c.env.Kubeconfig, c.pluginPath), "KUBECTL_IDX_WHY_PODS=some"), Timeout: cmdTimeout})
+		if res.ExitCode != 1 || strings.TrimSpace(res.Stderr) != "error: KUBECTL_IDX_WHY_PODS=some: want auto or whole" {
+			t.Errorf("a bad KUBECTL_IDX_WHY_PODS:\n%s", res)
 		}
 	})
 

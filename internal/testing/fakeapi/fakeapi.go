@@ -63,6 +63,12 @@ type Server struct {
 	// request's context ends when the informer stops) and may return a Status to
 	// answer with instead of the list.
 	BeforeList func(req *http.Request) *metav1.Status
+	// Columns, when it names a resource ("pods"), are that resource's table
+	// columns, and Cells an object's row: the columns a real API server
+	// prints for it, where a test reads them. Other resources are printed
+	// with TableColumns.
+	Columns map[string][]metav1.TableColumnDefinition
+	Cells   func(obj runtime.Object) []any
 
 	mu       sync.Mutex
 	typed    []runtime.Object
@@ -203,8 +209,11 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 	if len(parts) >= 3 && parts[0] == "namespaces" {
 		namespace, parts = parts[1], parts[2:]
 	}
-	if req.Method != http.MethodGet || len(parts) != 1 {
+	if req.Method != http.MethodGet || len(parts) != 1 && len(parts) != 2 {
 		return statusResponse(req, &apierrors.NewMethodNotSupported(schema.GroupResource{}, req.Method).ErrStatus)
+	}
+	if len(parts) == 2 {
+		return s.serveGet(req, gv, gv.WithResource(parts[0]), namespace, parts[1])
 	}
 	resource := gv.WithResource(parts[0])
 	kind, known := kindForResource(resource)
@@ -238,6 +247,27 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 	return jsonResponse(req, data)
 }
 
+// serveGet answers a GET of one typed object by name, or NotFound.
+func (s *Server) serveGet(req *http.Request, gv schema.GroupVersion, resource schema.GroupVersionResource, namespace, name string) *http.Response {
+	kind, known := kindForResource(resource)
+	if !known {
+		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), name).ErrStatus)
+	}
+	list, err := s.list(gv.WithKind(kind), namespace, url.Values{"fieldSelector": []string{"metadata.name=" + name}})
+	if err != nil {
+		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil || len(items) == 0 {
+		return statusResponse(req, &apierrors.NewNotFound(resource.GroupResource(), name).ErrStatus)
+	}
+	data, err := runtime.Encode(clientgoscheme.Codecs.LegacyCodec(gv), items[0])
+	if err != nil {
+		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
+	}
+	return jsonResponse(req, data)
+}
+
 // jsonResponse answers req with data, a JSON document.
 func jsonResponse(req *http.Request, data []byte) *http.Response {
 	return &http.Response{
@@ -261,7 +291,11 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 	if err != nil {
 		return statusResponse(req, &apierrors.NewBadRequest(err.Error()).ErrStatus)
 	}
-	table := &metav1.Table{ColumnDefinitions: TableColumns}
+	columns, own := s.Columns[resource.Resource]
+	if !own {
+		columns = TableColumns
+	}
+	table := &metav1.Table{ColumnDefinitions: columns}
 	table.Kind, table.APIVersion = "Table", "meta.k8s.io/v1"
 	table.ResourceVersion = "1"
 	now := time.Now()
@@ -291,8 +325,12 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 		if err != nil {
 			return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 		}
+		cells := []any{a.GetName(), duration.HumanDuration(now.Sub(a.GetCreationTimestamp().Time)), gvk.Kind}
+		if own {
+			cells = s.Cells(obj)
+		}
 		table.Rows = append(table.Rows, metav1.TableRow{
-			Cells:  []any{a.GetName(), duration.HumanDuration(now.Sub(a.GetCreationTimestamp().Time)), gvk.Kind},
+			Cells:  cells,
 			Object: runtime.RawExtension{Raw: raw},
 		})
 	}
