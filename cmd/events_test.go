@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -181,7 +182,7 @@ func TestEventsRunWatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newRelationCase(eventsWindowObjects(), tc.output)
 			o := c.command(t, "events").(*EventsOptions)
-			stdout := &syncBuffer{}
+			stdout := &syncbuf.Buffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
 			prepare(t, o, []string{"deployment/web"})
@@ -212,7 +213,7 @@ func TestEventsRunWatch(t *testing.T) {
 
 // runEventsWatch runs o, an events -w, until stdout has n lines or 20 seconds have passed,
 // then interrupts it and returns the lines.
-func runEventsWatch(t *testing.T, o *EventsOptions, stdout *syncBuffer, n int) []string {
+func runEventsWatch(t *testing.T, o *EventsOptions, stdout *syncbuf.Buffer, n int) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -249,7 +250,7 @@ func TestEventsRunWatchContexts(t *testing.T) {
 				faketarget.New(t, "a", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
 				faketarget.New(t, "b", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
 			}
-			stdout := &syncBuffer{}
+			stdout := &syncbuf.Buffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, []string{"pods"}
 			if tc.output != "" {

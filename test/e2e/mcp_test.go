@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -37,25 +36,7 @@ const mcpCallTimeout = 2 * time.Minute
 // mcpServer is a running `kubectl-idx mcp` and the client session to it.
 type mcpServer struct {
 	cs     *sdk.ClientSession
-	stderr *lockedBuffer
-}
-
-// lockedBuffer is a process's stderr, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr *syncbuf.Buffer // read while it runs
 }
 
 // startMCP starts `kubectl-idx mcp ARGS` as kubeconfig's user of e, the session closed (and
@@ -64,7 +45,7 @@ func startMCP(t *testing.T, e *testenv.Env, kubeconfig string, args ...string) *
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
 	cmd.Env = e.Environ(kubeconfig, "")
-	s := &mcpServer{stderr: &lockedBuffer{}}
+	s := &mcpServer{stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = s.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCallTimeout)
 	defer cancel()
