@@ -1571,15 +1571,7 @@ func (f contextsFeed) has(t *testing.T, typ, name string, uid types.UID) bool {
 // stop ends the feed with SIGINT and returns its result after checking its exit code.
 func (f contextsFeed) stop(t *testing.T, code int) testenv.Result {
 	t.Helper()
-	if err := f.proc.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	res, err := f.proc.Wait(30 * time.Second)
-	if err != nil {
-		t.Fatalf("after SIGINT: %v\n%s", err, res)
-	}
-	res.Stderr = dropDetectorNotice(res.Stderr)
+	res := f.ended(t, syscall.SIGINT, 30*time.Second)
 	wantExit(t, "kubectl-idx watch", res, code, nil)
 	return res
 }
