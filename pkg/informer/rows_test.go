@@ -22,14 +22,9 @@ import (
 	restfake "k8s.io/client-go/rest/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
-
-var rowLeases = informer.Resource{
-	GVR:        schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-	GVK:        schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
-	Namespaced: true,
-}
 
 var rowColumns = []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Holder", Type: "string"}, {Name: "Replicas", Type: "integer"}}
 
@@ -63,7 +58,7 @@ type rowServer struct {
 func (s *rowServer) client(schema.GroupVersion) (rest.Interface, error) {
 	return &restfake.RESTClient{
 		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-		GroupVersion:         rowLeases.GVR.GroupVersion(),
+		GroupVersion:         fixtures.Leases.GVR.GroupVersion(),
 		VersionedAPIPath:     "/apis/coordination.k8s.io/v1",
 		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
 			s.mu.Lock()
@@ -117,7 +112,7 @@ func TestRowsInformer(t *testing.T) {
 			if full {
 				mode = informer.FullRows
 			}
-			inf, err := f.Informer(rowLeases, mode, nil)
+			inf, err := f.Informer(fixtures.Leases, mode, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

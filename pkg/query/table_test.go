@@ -22,17 +22,12 @@ import (
 	"k8s.io/client-go/rest"
 	restfake "k8s.io/client-go/rest/fake"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
-
-var leases = informer.Resource{
-	GVR:        schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-	GVK:        schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
-	Namespaced: true,
-}
 
 // tablePage is a server's lease table: rows name-holder-count, bare, as
 // includeObject=None gives them.
@@ -71,7 +66,7 @@ func TestTablesRequest(t *testing.T) {
 			pages := map[string][]byte{"": tablePage("", "node-1", "node-2", "node-3")}
 			client := &restfake.RESTClient{
 				NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-				GroupVersion:         leases.GVR.GroupVersion(),
+				GroupVersion:         fixtures.Leases.GVR.GroupVersion(),
 				VersionedAPIPath:     "/apis/coordination.k8s.io/v1",
 				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
 					requests = append(requests, req)
@@ -96,8 +91,8 @@ func TestTablesRequest(t *testing.T) {
 			for _, n := range names {
 				objs = append(objs, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: n, UID: types.UID("uid-" + n)}})
 			}
-			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
-			table := tables[leases.GVK.GroupKind()]
+			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: fixtures.Leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: fixtures.Leases}})
+			table := tables[fixtures.Leases.GVK.GroupKind()]
 			if table == nil {
 				t.Fatalf("no table; warnings %q", s.Warnings())
 			}
@@ -141,7 +136,7 @@ func TestTablesNotATable(t *testing.T) {
 	}
 	s := query.NewSession(query.Config{Target: query.Target{Hooks: query.Hooks{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }}}})
 	objs := []runtime.Object{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}}
-	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
+	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: fixtures.Leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: fixtures.Leases}})
 	want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table; showing NAME and AGE only"
 	if len(tables) != 0 || !slices.Equal(s.Warnings(), []string{want}) {
 		t.Errorf("tables %v, warnings %q, want %q", tables, s.Warnings(), want)
