@@ -618,9 +618,7 @@ func (w *contextsWorld) testUnreachable(t *testing.T) {
 			Groups   []contextGroup `json:"groups"`
 			Warnings []string       `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, res.Stdout)
-		}
+		mustDecode(t, "output", res.Stdout, &doc)
 		if want := []string{fmt.Sprintf("context %q: %s", "closed", cause)}; !slices.Equal(doc.Warnings, want) {
 			t.Errorf("warnings %q, want %q", doc.Warnings, want)
 		}
@@ -775,9 +773,7 @@ func jsonWarnings(t *testing.T, stdout string) []string {
 	var doc struct {
 		Warnings []string `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, stdout)
-	}
+	mustDecode(t, "output", stdout, &doc)
 	return doc.Warnings
 }
 
@@ -803,9 +799,7 @@ func (w *contextsWorld) testPartial(t *testing.T) {
 		var doc struct {
 			Warnings []string `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", res.Stdout, &doc)
 		if len(doc.Warnings) == 0 {
 			t.Fatalf("fixture problem: kubectl-idx %s answers with no warning", strings.Join(a, " "))
 		}
@@ -983,9 +977,7 @@ func (w *contextsWorld) idxContextGroups(t *testing.T, groupBy string, args ...s
 		Groups     []json.RawMessage `json:"groups"`
 		Warnings   []string          `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-		t.Fatalf("kubectl-idx %s: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, "kubectl-idx "+strings.Join(args, " "), res.Stdout, &doc)
 	if doc.APIVersion != "kubectl-idx.io/v1alpha1" || doc.Kind != "GroupList" || doc.GroupBy != groupBy {
 		t.Errorf("document is %s %s by %q, want a kubectl-idx.io/v1alpha1 GroupList by %s", doc.APIVersion, doc.Kind, doc.GroupBy, groupBy)
 	}
@@ -1877,9 +1869,7 @@ func (w *contextsWorld) tryItems(t *testing.T, name string, args ...string) ([]*
 	var list struct {
 		Items []*unstructured.Unstructured `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(a, " "), err)
-	}
+	mustDecode(t, "kubectl "+strings.Join(a, " "), res.Stdout, &list)
 	return list.Items, ""
 }
 

@@ -192,9 +192,7 @@ func (c *ctrlCluster) read(t *testing.T, kinds string, scope ...string) workload
 	var list struct {
 		Items []*unstructured.Unstructured `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
-	}
+	mustDecode(t, "kubectl "+strings.Join(args, " "), res.Stdout, &list)
 	return workloads{items: list.Items}
 }
 
@@ -301,9 +299,7 @@ func (c *ctrlCluster) answer(t *testing.T, doc any, read func() workloads, key f
 	if res.Stderr != "" {
 		t.Errorf("%s: stderr not empty:\n%s", what, res.Stderr)
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), doc); err != nil {
-		t.Fatalf("%s: not JSON: %v\n%s", what, err, res.Stdout)
-	}
+	mustDecode(t, what, res.Stdout, doc)
 	return w
 }
 

@@ -529,3 +529,12 @@ func (f *feedRun) stop(t *testing.T) testenv.Result {
 	t.Helper()
 	return f.endedZero(t, syscall.SIGINT, 20*time.Second)
 }
+
+// mustDecode parses out, JSON a command printed, into v; a failure names the output what
+// and shows it.
+func mustDecode(t *testing.T, what, out string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, out)
+	}
+}

@@ -126,9 +126,7 @@ func cliJSON(t *testing.T, r runner, out any, args ...string) {
 	t.Helper()
 	res := r.idx(t, append(args, "-o", "json")...)
 	mustSucceed(t, "kubectl idx "+strings.Join(args, " "), res)
-	if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
-		t.Fatalf("kubectl idx %s -o json: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, fmt.Sprintf("kubectl idx %s -o json", strings.Join(args, " ")), res.Stdout, out)
 }
 
 // cliObject is an object of a v1 List as kubectl idx prints it.
@@ -775,9 +773,7 @@ func TestMCPInspector(t *testing.T) {
 			OutputSchema any    `json:"outputSchema"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &tools); err != nil {
-		t.Fatalf("tools/list: %v\n%s", err, res)
-	}
+	mustDecode(t, "tools/list", res.Stdout, &tools)
 	var names []string
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
@@ -794,9 +790,7 @@ func TestMCPInspector(t *testing.T) {
 		IsError           bool                 `json:"isError"`
 		StructuredContent v1alpha1.QueryAnswer `json:"structuredContent"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &called); err != nil {
-		t.Fatalf("tools/call: %v\n%s", err, res)
-	}
+	mustDecode(t, "tools/call", res.Stdout, &called)
 	var list cliList
 	cliJSON(t, as(""), &list, "pods", "-n", "shop")
 	var got []string

@@ -153,9 +153,7 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 			GitVersion string `json:"gitVersion"`
 		} `json:"serverVersion"`
 	}
-	if err := json.Unmarshal([]byte(c.mustKubectl(t, "", "version", "-o", "json").Stdout), &v); err != nil {
-		t.Fatalf("kubectl version -o json: %v", err)
-	}
+	mustDecode(t, "kubectl version -o json", c.mustKubectl(t, "", "version", "-o", "json").Stdout, &v)
 	if v.ServerVersion.GitVersion != version {
 		t.Fatalf("the API server is %s, want %s", v.ServerVersion.GitVersion, version)
 	}
@@ -655,9 +653,7 @@ func countItems(t *testing.T, c *ctrlCluster, typ string) int {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl get %s -A -o json: %v", typ, err)
-	}
+	mustDecode(t, fmt.Sprintf("kubectl get %s -A -o json", typ), res.Stdout, &list)
 	return len(list.Items)
 }
 
