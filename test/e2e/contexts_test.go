@@ -1866,11 +1866,7 @@ func (w *contextsWorld) tryItems(t *testing.T, name string, args ...string) ([]*
 		}
 		return nil, lines[len(lines)-1]
 	}
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	mustDecode(t, "kubectl "+strings.Join(a, " "), res.Stdout, &list)
-	return list.Items, ""
+	return listItems(t, "kubectl "+strings.Join(a, " "), res.Stdout), ""
 }
 
 // referenceList is the v1 List of per-context Lists the README documents, from kubectl.

@@ -189,11 +189,7 @@ func (c *ctrlCluster) read(t *testing.T, kinds string, scope ...string) workload
 	t.Helper()
 	args := append(append([]string{"get", kinds}, scope...), "-o", "json")
 	res := c.mustKubectl(t, "", args...)
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	mustDecode(t, "kubectl "+strings.Join(args, " "), res.Stdout, &list)
-	return workloads{items: list.Items}
+	return workloads{items: listItems(t, "kubectl "+strings.Join(args, " "), res.Stdout)}
 }
 
 // ofKind returns the objects of kind, in kubectl's order.

@@ -122,11 +122,7 @@ func kubectlItems(t *testing.T, r runner, args ...string) []*unstructured.Unstru
 	args = append(append([]string{"get"}, args...), "-o", "json")
 	res := r.kubectl(t, args...)
 	mustSucceed(t, "kubectl "+strings.Join(args, " "), res)
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	mustDecode(t, "kubectl "+strings.Join(args, " "), res.Stdout, &list)
-	return list.Items
+	return listItems(t, "kubectl "+strings.Join(args, " "), res.Stdout)
 }
 
 // settledPods runs answer between two listings of every pod by kubectl and

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
@@ -537,4 +538,14 @@ func mustDecode(t *testing.T, what, out string, v any) {
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("%s: not JSON: %v\n%s", what, err, out)
 	}
+}
+
+// listItems parses out, a List kubectl or kubectl-idx printed with -o json, into its items.
+func listItems(t *testing.T, what, out string) []*unstructured.Unstructured {
+	t.Helper()
+	var list struct {
+		Items []*unstructured.Unstructured `json:"items"`
+	}
+	mustDecode(t, what, out, &list)
+	return list.Items
 }

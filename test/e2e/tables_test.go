@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -650,11 +649,7 @@ spec:
 func countItems(t *testing.T, c *ctrlCluster, typ string) int {
 	t.Helper()
 	res := c.mustKubectl(t, "", "get", typ, "-A", "-o", "json")
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	mustDecode(t, fmt.Sprintf("kubectl get %s -A -o json", typ), res.Stdout, &list)
-	return len(list.Items)
+	return len(listItems(t, "kubectl get "+typ+" -A -o json", res.Stdout))
 }
 
 // compareTable compares `kubectl idx TYPE -A EXTRA...` with `kubectl get` of the same: the same
