@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
@@ -93,19 +91,11 @@ func TestListsEventsWindow(t *testing.T) {
 // web-7d9c-a recorded through events.k8s.io/v1: eventTime +30s, last seen
 // (series) at +5m, no lastTimestamp.
 func eventsWindowObjects() []runtime.Object {
-	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	return append(fixtures.RelationObjects(), &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Namespace: "shop", Name: "e5", UID: "ev-e5", ResourceVersion: "5"},
-		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web-7d9c-a", UID: fixtures.UIDWebPodA},
-		Type:           corev1.EventTypeNormal, Reason: "Pulled", Message: "image pulled",
-		EventTime:           metav1.NewMicroTime(start.Add(30 * time.Second)),
-		Series:              &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(start.Add(5 * time.Minute))},
-		ReportingController: "kubelet", ReportingInstance: "worker-1", Action: "Pull",
-	})
+	return append(fixtures.RelationObjects(), fixtures.PulledEvent())
 }
 
 func TestEventsRunWindow(t *testing.T) {
-	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	start := fixtures.RelationsTime
 	tests := []struct {
 		name         string
 		since, until time.Duration
