@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
@@ -222,7 +223,7 @@ func TestEventsWatchCheckpointCluster(t *testing.T) {
 		objs := append(eventsWindowObjects(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: types.UID(uid)}})
 		c := newRelationCase(objs, "name")
 		o := c.command(t, "events").(*EventsOptions)
-		stdout := &syncBuffer{}
+		stdout := &syncbuf.Buffer{}
 		o.Out = stdout
 		o.Watch, o.Checkpoint = true, path
 		prepare(t, o, []string{"deployment/web"})

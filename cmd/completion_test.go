@@ -45,12 +45,7 @@ func TestCompletionOptionsValidation(t *testing.T) {
 func TestCompletionRun(t *testing.T) {
 	// Each script must complete the binary's own name, which is what a shell sees
 	// when kubectl-idx is run directly.
-	for shell, want := range map[string]string{
-		"bash":       "complete -o default -F __start_kubectl-idx kubectl-idx",
-		"zsh":        "#compdef kubectl-idx",
-		"fish":       "complete -c kubectl-idx",
-		"powershell": "Register-ArgumentCompleter -CommandName 'kubectl-idx'",
-	} {
+	for shell, want := range fixtures.CompletionScriptLines() {
 		t.Run(shell, func(t *testing.T) {
 			streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 			o := NewCompletionOptions(streams)

@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -92,19 +91,11 @@ func TestListsEventsWindow(t *testing.T) {
 // web-7d9c-a recorded through events.k8s.io/v1: eventTime +30s, last seen
 // (series) at +5m, no lastTimestamp.
 func eventsWindowObjects() []runtime.Object {
-	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	return append(fixtures.RelationObjects(), &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Namespace: "shop", Name: "e5", UID: "ev-e5", ResourceVersion: "5"},
-		InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web-7d9c-a", UID: fixtures.UIDWebPodA},
-		Type:           corev1.EventTypeNormal, Reason: "Pulled", Message: "image pulled",
-		EventTime:           metav1.NewMicroTime(start.Add(30 * time.Second)),
-		Series:              &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(start.Add(5 * time.Minute))},
-		ReportingController: "kubelet", ReportingInstance: "worker-1", Action: "Pull",
-	})
+	return append(fixtures.RelationObjects(), fixtures.PulledEvent())
 }
 
 func TestEventsRunWindow(t *testing.T) {
-	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	start := fixtures.RelationsTime
 	tests := []struct {
 		name         string
 		since, until time.Duration
@@ -181,7 +172,7 @@ func TestEventsRunWatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newRelationCase(eventsWindowObjects(), tc.output)
 			o := c.command(t, "events").(*EventsOptions)
-			stdout := &syncBuffer{}
+			stdout := &syncbuf.Buffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, tc.forKinds
 			prepare(t, o, []string{"deployment/web"})
@@ -212,7 +203,7 @@ func TestEventsRunWatch(t *testing.T) {
 
 // runEventsWatch runs o, an events -w, until stdout has n lines or 20 seconds have passed,
 // then interrupts it and returns the lines.
-func runEventsWatch(t *testing.T, o *EventsOptions, stdout *syncBuffer, n int) []string {
+func runEventsWatch(t *testing.T, o *EventsOptions, stdout *syncbuf.Buffer, n int) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -249,7 +240,7 @@ func TestEventsRunWatchContexts(t *testing.T) {
 				faketarget.New(t, "a", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
 				faketarget.New(t, "b", fakeapi.New(nil, eventsWindowObjects()...), "shop", fixtures.RelationAPIResources()),
 			}
-			stdout := &syncBuffer{}
+			stdout := &syncbuf.Buffer{}
 			o.Out = stdout
 			o.Watch, o.ForKinds = true, []string{"pods"}
 			if tc.output != "" {

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -82,28 +82,10 @@ func TestWatchFlagsAndValidation(t *testing.T) {
 type watchHarness struct {
 	o      *WatchOptions
 	server *fakeapi.Server
-	out    *syncBuffer
-	errOut *syncBuffer
+	out    *syncbuf.Buffer
+	errOut *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
-}
-
-// syncBuffer is a strings.Builder safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // watchFlags are the flags of one Run case; the zero value is `kubectl idx watch <args>`
@@ -126,7 +108,7 @@ type watchFlags struct {
 // startWatch runs `kubectl idx watch args` on s until the test ends or stop is called.
 func startWatch(t *testing.T, s *fakeapi.Server, args []string, f watchFlags) *watchHarness {
 	t.Helper()
-	h := &watchHarness{server: s, out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan error, 1)}
+	h := &watchHarness{server: s, out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	o := NewWatchOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: h.out, ErrOut: h.errOut})
 	*o.PrintFlags.OutputFormat = f.format
 	*o.PrintFlags.TemplateFlags.TemplateArgument = f.template
@@ -391,7 +373,7 @@ func TestWatchRunEndsWhenStdoutCloses(t *testing.T) {
 		t.Skip("this system does not report a pipe's departed reader")
 	}
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
-	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: w, ErrOut: &syncBuffer{}})
+	o := NewWatchOptions(nil, genericiooptions.IOStreams{Out: w, ErrOut: &syncbuf.Buffer{}})
 	o.resolved = []query.Target{fakeTarget(t, "", s, "shop")}
 	if err := o.Complete(nil, []string{"pods"}); err != nil {
 		t.Fatal(err)

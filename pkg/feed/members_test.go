@@ -115,7 +115,7 @@ type world struct {
 	// resourceVersion.
 	replay map[types.UID]string
 	// recorded adds up the feed's Deltas; emitted counts its events.
-	recorded *recordedState
+	recorded *Checkpoint
 	emitted  int
 	// backlog, while the feed is stopped (restart), holds the notifications
 	// its informers' watches will deliver when it resumes.
@@ -134,7 +134,7 @@ func newWorld(t *testing.T, root *metav1.PartialObjectMetadata, sources []string
 		feedDown: map[string]bool{},
 		lookup:   &scriptLookup{store: map[types.UID]*metav1.PartialObjectMetadata{}},
 		done:     make(chan struct{}), next: make(chan struct{}), runErr: make(chan error, 1),
-		replay: map[types.UID]string{}, recorded: newRecordedState(),
+		replay: map[types.UID]string{}, recorded: NewCheckpoint(),
 	}
 	w.scope = NewOwnerScope(root.UID, w.lookup)
 	w.f = New(Config{Scope: AllOf(NameScope{}, w.scope), Now: func() time.Time { return time.Unix(0, 0) }, Record: w.recordAndCheck})

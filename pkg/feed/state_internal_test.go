@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,57 +43,71 @@ func (f *Feed) exportState() *State {
 	return st
 }
 
-// recordedState adds up Deltas, as a checkpoint does.
-type recordedState struct {
+// Checkpoint adds up Deltas as a checkpoint does. The external tests use it
+// too, as the Record of the feeds they run: it is safe for concurrent use.
+type Checkpoint struct {
+	mu        sync.Mutex
 	positions map[int]string
 	objects   map[string]Known
 	owners    map[types.UID]Owner
 	printed   int
 }
 
-func newRecordedState() *recordedState {
-	return &recordedState{positions: map[int]string{}, objects: map[string]Known{}, owners: map[types.UID]Owner{}}
+// NewCheckpoint returns an empty Checkpoint.
+func NewCheckpoint() *Checkpoint {
+	return &Checkpoint{positions: map[int]string{}, objects: map[string]Known{}, owners: map[types.UID]Owner{}}
 }
 
-func (r *recordedState) apply(d *Delta) {
-	maps.Copy(r.positions, d.Positions)
+// Record applies d.
+func (c *Checkpoint) Record(d *Delta) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.Copy(c.positions, d.Positions)
 	key := func(k Known) string { return fmt.Sprintf("%d %s/%s", k.Source, k.Namespace, k.Name) }
 	for _, k := range d.Drop {
-		delete(r.objects, key(k))
+		delete(c.objects, key(k))
 	}
 	for _, k := range d.Put {
-		r.objects[key(k)] = k
+		c.objects[key(k)] = k
 	}
 	for _, uid := range d.DropOwners {
-		delete(r.owners, uid)
+		delete(c.owners, uid)
 	}
 	for _, o := range d.PutOwners {
-		r.owners[o.UID] = o
+		c.owners[o.UID] = o
 	}
-	r.printed += d.Printed
+	c.printed += d.Printed
+	return nil
 }
 
-func (r *recordedState) state() *State {
-	st := &State{Positions: maps.Clone(r.positions)}
-	for _, k := range slices.Sorted(maps.Keys(r.objects)) {
-		st.Objects = append(st.Objects, r.objects[k])
-	}
+// State is what the Deltas add up to, sorted as the feed sorts its State.
+func (c *Checkpoint) State() *State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &State{Positions: maps.Clone(c.positions), Objects: slices.Collect(maps.Values(c.objects))}
 	sortKnown(st.Objects)
-	for _, uid := range slices.Sorted(maps.Keys(r.owners)) {
-		st.Owners = append(st.Owners, r.owners[uid])
+	for _, uid := range slices.Sorted(maps.Keys(c.owners)) {
+		st.Owners = append(st.Owners, c.owners[uid])
 	}
 	return st
+}
+
+// Printed is the number of events the Deltas count as printed.
+func (c *Checkpoint) Printed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.printed
 }
 
 // recordAndCheck is the world's Record: the Deltas so far must add up to
 // what the feed knows, and count every event emitted.
 func (w *world) recordAndCheck(d *Delta) error {
-	w.recorded.apply(d)
-	if diff := cmp.Diff(w.f.exportState(), w.recorded.state()); diff != "" {
+	_ = w.recorded.Record(d)
+	if diff := cmp.Diff(w.f.exportState(), w.recorded.State()); diff != "" {
 		w.problems = append(w.problems, "the Deltas do not add up to the feed's State (-feed +recorded):\n"+diff)
 	}
-	if w.recorded.printed != w.emitted {
-		w.problems = append(w.problems, fmt.Sprintf("the Deltas count %d events printed, the feed emitted %d", w.recorded.printed, w.emitted))
+	if w.recorded.Printed() != w.emitted {
+		w.problems = append(w.problems, fmt.Sprintf("the Deltas count %d events printed, the feed emitted %d", w.recorded.Printed(), w.emitted))
 	}
 	return nil
 }
@@ -132,7 +147,7 @@ func (w *world) restart(reportsFirst bool, whileDown func()) {
 	w.scope = NewOwnerScope(w.root, w.lookup)
 	w.f = New(Config{
 		Scope: AllOf(NameScope{}, w.scope), Now: func() time.Time { return time.Unix(0, 0) }, Record: w.recordAndCheck,
-		Restore: w.recorded.state(),
+		Restore: w.recorded.State(),
 		Stub: func(k Known) runtime.Object {
 			kind := w.sources[k.Source]
 			return &metav1.PartialObjectMetadata{

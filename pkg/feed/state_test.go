@@ -3,7 +3,6 @@ package feed_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -51,60 +50,12 @@ func deliverMarked(f *feed.Feed, marks []mark) {
 	}
 }
 
-// checkpoint is what a checkpoint would hold: the deltas applied in turn.
-type checkpoint struct {
-	mu        sync.Mutex
-	positions map[int]string
-	objects   map[string]feed.Known
-	owners    map[types.UID]feed.Owner
-	printed   int
-	deltas    int
-}
-
-func newCheckpoint() *checkpoint {
-	return &checkpoint{positions: map[int]string{}, objects: map[string]feed.Known{}, owners: map[types.UID]feed.Owner{}}
-}
-
 func knownKey(k feed.Known) string { return fmt.Sprintf("%d %s/%s", k.Source, k.Namespace, k.Name) }
 
-func (c *checkpoint) record(d *feed.Delta) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.deltas++
-	maps.Copy(c.positions, d.Positions)
-	for _, k := range d.Drop {
-		delete(c.objects, knownKey(k))
-	}
-	for _, k := range d.Put {
-		c.objects[knownKey(k)] = k
-	}
-	for _, uid := range d.DropOwners {
-		delete(c.owners, uid)
-	}
-	for _, o := range d.PutOwners {
-		c.owners[o.UID] = o
-	}
-	c.printed += d.Printed
-	return nil
-}
-
-func (c *checkpoint) state() *feed.State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := &feed.State{Positions: maps.Clone(c.positions)}
-	for _, k := range slices.Sorted(maps.Keys(c.objects)) {
-		st.Objects = append(st.Objects, c.objects[k])
-	}
-	for _, uid := range slices.Sorted(maps.Keys(c.owners)) {
-		st.Owners = append(st.Owners, c.owners[uid])
-	}
-	return st
-}
-
-// describe renders what the checkpoint holds of its objects, one line each.
-func (c *checkpoint) describe() []string {
+// describe renders what cp holds of its objects, one line each.
+func describe(cp *feed.Checkpoint) []string {
 	var out []string
-	for _, k := range c.state().Objects {
+	for _, k := range cp.State().Objects {
 		s := fmt.Sprintf("%s %s@%s", knownKey(k), k.UID, k.ResourceVersion)
 		if k.Printed {
 			s += " printed"
@@ -155,9 +106,9 @@ func runMarked(t *testing.T, cfg feed.Config, before func(*feed.Feed), marks []m
 }
 
 func TestFeedRecordsState(t *testing.T) {
-	cp := newCheckpoint()
+	cp := feed.NewCheckpoint()
 	gap := &feed.Gap{From: "12", To: "30", Reason: "expired"}
-	lines, _ := runMarked(t, feed.Config{Record: cp.record}, nil, []mark{
+	lines, _ := runMarked(t, feed.Config{Record: cp.Record}, nil, []mark{
 		at(initial(0, cm("shop", "a", "uid-a", "10")), ""),
 		at(initial(0, cm("shop", "b", "uid-b", "11")), ""),
 		position(0, "11"),
@@ -177,16 +128,36 @@ func TestFeedRecordsState(t *testing.T) {
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	st := cp.state()
+	st := cp.State()
 	if diff := cmp.Diff(map[int]string{0: "30", 1: "13"}, st.Positions); diff != "" {
 		t.Errorf("positions (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"0 shop/a uid-a@12 printed", "0 shop/c uid-c@25 printed", "1 shop/s uid-s@13 printed"}, cp.describe()); diff != "" {
+	if diff := cmp.Diff([]string{"0 shop/a uid-a@12 printed", "0 shop/c uid-c@25 printed", "1 shop/s uid-s@13 printed"}, describe(cp)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
-	if cp.printed != len(want) {
-		t.Errorf("printed %d, want %d", cp.printed, len(want))
+	if cp.Printed() != len(want) {
+		t.Errorf("printed %d, want %d", cp.Printed(), len(want))
 	}
+}
+
+// restoredAt is the checkpoint of source 0 at position pos holding objects.
+func restoredAt(pos string, objects ...feed.Known) *feed.State {
+	return &feed.State{Positions: map[int]string{0: pos}, Objects: objects}
+}
+
+// printed is what a checkpoint knows of an object of source 0 in shop that
+// the feed printed.
+func printed(name, uid, rv string) feed.Known {
+	return feed.Known{Source: 0, Namespace: "shop", Name: name, UID: types.UID(uid), ResourceVersion: rv, Printed: true}
+}
+
+// stubsByName returns the stubs the restored feed holds for source 0, by name.
+func stubsByName(f *feed.Feed) map[string]runtime.Object {
+	byName := map[string]runtime.Object{}
+	for _, s := range f.Stubs(0) {
+		byName[s.(metav1.Object).GetName()] = s
+	}
+	return byName
 }
 
 // TestFeedResumes: a feed restored from a checkpoint prints nothing of the
@@ -194,23 +165,13 @@ func TestFeedRecordsState(t *testing.T) {
 // an object unchanged since is whole again (its next MODIFIED has its old
 // state and diff), one changed since is MODIFIED with its old state unknown.
 func TestFeedResumes(t *testing.T) {
-	restored := &feed.State{
-		Positions: map[int]string{0: "12"},
-		Objects: []feed.Known{
-			{Source: 0, Namespace: "shop", Name: "a", UID: "uid-a", ResourceVersion: "10", Printed: true},
-			{Source: 0, Namespace: "shop", Name: "b", UID: "uid-b", ResourceVersion: "12", Printed: true},
-			{Source: 0, Namespace: "shop", Name: "x", UID: "uid-x", ResourceVersion: "5", Printed: true},
-		},
-	}
-	cp := newCheckpoint()
+	restored := restoredAt("12", printed("a", "uid-a", "10"), printed("b", "uid-b", "12"), printed("x", "uid-x", "5"))
+	cp := feed.NewCheckpoint()
 	a10 := cm("shop", "a", "uid-a", "10", "v", "1")
 	var byName map[string]runtime.Object
-	lines, events := runMarked(t, feed.Config{Restore: restored, Stub: stub, Record: cp.record, Diff: true},
+	lines, events := runMarked(t, feed.Config{Restore: restored, Stub: stub, Record: cp.Record, Diff: true},
 		func(f *feed.Feed) {
-			byName = map[string]runtime.Object{}
-			for _, s := range f.Stubs(0) {
-				byName[s.(metav1.Object).GetName()] = s
-			}
+			byName = stubsByName(f)
 			deliverMarked(f, []mark{
 				// The first list: the server's now, and x, deleted since, as
 				// its stub.
@@ -238,7 +199,7 @@ func TestFeedResumes(t *testing.T) {
 			t.Errorf("MODIFIED of a, unchanged until then: old %v, changes %+v", ev.Old, ev.Changes)
 		}
 	}
-	if got := cp.state().Positions[0]; got != "15" {
+	if got := cp.State().Positions[0]; got != "15" {
 		t.Errorf("position %s, want 15", got)
 	}
 }
@@ -248,20 +209,10 @@ func TestFeedResumes(t *testing.T) {
 // gone a DELETED with what the checkpoint knew of it, all marked with the
 // gap.
 func TestFeedResumesAcrossAGap(t *testing.T) {
-	restored := &feed.State{
-		Positions: map[int]string{0: "12"},
-		Objects: []feed.Known{
-			{Source: 0, Namespace: "shop", Name: "a", UID: "uid-a", ResourceVersion: "10", Printed: true},
-			{Source: 0, Namespace: "shop", Name: "b", UID: "uid-b", ResourceVersion: "12", Printed: true},
-			{Source: 0, Namespace: "shop", Name: "x", UID: "uid-x", ResourceVersion: "5", Printed: true},
-		},
-	}
+	restored := restoredAt("12", printed("a", "uid-a", "10"), printed("b", "uid-b", "12"), printed("x", "uid-x", "5"))
 	gap := &feed.Gap{From: "12", To: "40", Reason: "expired"}
 	lines, _ := runMarked(t, feed.Config{Restore: restored, Stub: stub}, func(f *feed.Feed) {
-		byName := map[string]runtime.Object{}
-		for _, s := range f.Stubs(0) {
-			byName[s.(metav1.Object).GetName()] = s
-		}
+		byName := stubsByName(f)
 		deliverMarked(f, []mark{
 			at(initial(0, cm("shop", "a", "uid-a", "10")), ""),
 			at(initial(0, cm("shop", "b", "uid-b", "20")), ""),
@@ -290,13 +241,7 @@ func TestFeedResumesAcrossAGap(t *testing.T) {
 // of what it no longer holds, the deletion of an earlier object of a name
 // created again. None of it is printed again.
 func TestFeedDropsWhatItHandledBefore(t *testing.T) {
-	restored := &feed.State{
-		Positions: map[int]string{0: "10"},
-		Objects: []feed.Known{
-			{Source: 0, Namespace: "shop", Name: "a", UID: "uid-a", ResourceVersion: "20", Printed: true},
-			{Source: 0, Namespace: "shop", Name: "r", UID: "uid-r2", ResourceVersion: "18", Printed: true},
-		},
-	}
+	restored := restoredAt("10", printed("a", "uid-a", "20"), printed("r", "uid-r2", "18"))
 	lines, _ := runMarked(t, feed.Config{Restore: restored, Stub: stub}, func(f *feed.Feed) {
 		deliverMarked(f, []mark{
 			at(initial(0, cm("shop", "a", "uid-a", "20")), ""),
@@ -359,8 +304,8 @@ func TestFeedOwnerScopeAcrossRestart(t *testing.T) {
 	p1 := ownedBy("Pod", "web-1-a", "10", refOf("ReplicaSet", "web-1"))
 	p2 := ownedBy("Pod", "web-1-b", "11", refOf("ReplicaSet", "web-1"))
 	stray := ownedBy("Pod", "stray", "12")
-	cp := newCheckpoint()
-	lines, _ := runMarked(t, feed.Config{Scope: feed.NewOwnerScope(deploy.UID, lookup), Record: cp.record}, nil, []mark{
+	cp := feed.NewCheckpoint()
+	lines, _ := runMarked(t, feed.Config{Scope: feed.NewOwnerScope(deploy.UID, lookup), Record: cp.Record}, nil, []mark{
 		at(initial(0, p1), ""), at(initial(0, p2), ""), at(initial(0, stray), ""), position(0, "12"),
 	})
 	if diff := cmp.Diff([]string{"ADDED 0 shop/web-1-a@10", "ADDED 0 shop/web-1-b@11"}, lines); diff != "" {
@@ -370,10 +315,10 @@ func TestFeedOwnerScopeAcrossRestart(t *testing.T) {
 		"0 shop/web-1-a pod-web-1-a@10 printed refs=replicaset-web-1",
 		"0 shop/web-1-b pod-web-1-b@11 printed refs=replicaset-web-1",
 	}
-	if diff := cmp.Diff(want, cp.describe()); diff != "" {
+	if diff := cmp.Diff(want, describe(cp)); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
-	st := cp.state()
+	st := cp.State()
 	if diff := cmp.Diff([]feed.Owner{{UID: "replicaset-web-1", Refs: []metav1.OwnerReference{deploy}}}, st.Owners); diff != "" {
 		t.Errorf("owners (-want +got):\n%s", diff)
 	}
@@ -382,8 +327,8 @@ func TestFeedOwnerScopeAcrossRestart(t *testing.T) {
 	// --cascade=orphan of the Deployment). The restarted lookup reports it.
 	lookup.owners["replicaset-web-1"] = nil
 	lookup.asked = nil
-	cp2 := newCheckpoint()
-	lines, events := runMarked(t, feed.Config{Scope: feed.NewOwnerScope(deploy.UID, lookup), Restore: st, Stub: stub, Record: cp2.record}, func(f *feed.Feed) {
+	cp2 := feed.NewCheckpoint()
+	lines, events := runMarked(t, feed.Config{Scope: feed.NewOwnerScope(deploy.UID, lookup), Restore: st, Stub: stub, Record: cp2.Record}, func(f *feed.Feed) {
 		deliverMarked(f, []mark{at(initial(0, p1), ""), at(initial(0, p2), ""), at(initial(0, stray), ""), position(0, "12")})
 		lookup.fn(feed.OwnerChange{Kind: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}, UID: "replicaset-web-1"})
 	}, nil)
@@ -402,7 +347,7 @@ func TestFeedOwnerScopeAcrossRestart(t *testing.T) {
 	if diff := cmp.Diff([]string{
 		"0 shop/web-1-a pod-web-1-a@10 refs=replicaset-web-1",
 		"0 shop/web-1-b pod-web-1-b@11 refs=replicaset-web-1",
-	}, cp2.describe()); diff != "" {
+	}, describe(cp2)); diff != "" {
 		t.Errorf("objects after the restart (-want +got):\n%s", diff)
 	}
 }

@@ -166,15 +166,7 @@ func TestFactorySlicesByNamespaceWhatIsTooLarge(t *testing.T) {
 		ev("MODIFIED", changed(s.pod("shop", 3, "104"), "after its list")), // after shop's list: kept
 		ev("DELETED", s.pod("a", 4, "105")),                                // after a's list: kept
 	}
-	f, err := informer.NewFactory(rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
-	inf := mustInformer(t, f, podsRes, informer.Full)
-	if err := startAndSync(t, f); err != nil {
-		t.Fatalf("WaitForSync: %v", err)
-	}
+	inf := syncedPods(t, rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, SyncTimeout: 30 * time.Second})
 	lists := s.lists()
 	i := slices.IndexFunc(lists, func(a string) bool { return strings.Contains(a, "watch") })
 	if i < 0 {
@@ -313,15 +305,7 @@ func TestFactorySlicesByNamespaceWhenAsked(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s %d a namespace", cmp.Or(string(tc.by), "auto"), tc.perNS), func(t *testing.T) {
 			s, rc := newNSServer(t, []string{"a", "b"}, tc.perNS)
-			f, err := informer.NewFactory(rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, WatchListStall: -1, ByNamespace: tc.by, SyncTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			inf := mustInformer(t, f, podsRes, informer.Full)
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
+			inf := syncedPods(t, rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, WatchListStall: -1, ByNamespace: tc.by, SyncTimeout: 30 * time.Second})
 			if n := len(inf.GetStore().ListKeys()); n != 2*tc.perNS {
 				t.Errorf("%d pods in the store, want %d", n, 2*tc.perNS)
 			}

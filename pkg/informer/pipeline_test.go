@@ -77,30 +77,26 @@ func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
 		next = fmt.Sprintf("p%d", page+1)
 	}
 	meta := metav1.ListMeta{ResourceVersion: "7", Continue: next}
+	var pods []corev1.Pod
+	for i := range p.perPage {
+		pods = append(pods, corev1.Pod{ObjectMeta: podMeta(page, i)})
+	}
 	var body []byte
 	var err error
 	accept := r.Header.Get("Accept")
 	switch {
 	case p.protobuf && strings.HasPrefix(accept, "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList"):
 		list := &metav1.PartialObjectMetadataList{ListMeta: meta}
-		for i := range p.perPage {
-			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: podMeta(page, i)})
+		for _, pod := range pods {
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: pod.ObjectMeta})
 		}
 		body, err = protobufAnswer("meta.k8s.io/v1", "PartialObjectMetadataList", list)
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
 	case p.protobuf && strings.HasPrefix(accept, "application/vnd.kubernetes.protobuf"):
-		list := &corev1.PodList{ListMeta: meta}
-		for i := range p.perPage {
-			list.Items = append(list.Items, corev1.Pod{ObjectMeta: podMeta(page, i)})
-		}
-		body, err = protobufAnswer("v1", "PodList", list)
+		body, err = protobufAnswer("v1", "PodList", &corev1.PodList{ListMeta: meta, Items: pods})
 		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
 	default:
-		list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta}
-		for i := range p.perPage {
-			list.Items = append(list.Items, corev1.Pod{ObjectMeta: podMeta(page, i)})
-		}
-		body, err = json.Marshal(list)
+		body, err = json.Marshal(&corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: meta, Items: pods})
 		w.Header().Set("Content-Type", "application/json")
 	}
 	if err != nil {

@@ -17,19 +17,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	restfake "k8s.io/client-go/rest/fake"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
-
-var rowLeases = informer.Resource{
-	GVR:        schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-	GVK:        schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
-	Namespaced: true,
-}
 
 var rowColumns = []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Holder", Type: "string"}, {Name: "Replicas", Type: "integer"}}
 
@@ -61,35 +55,30 @@ type rowServer struct {
 }
 
 func (s *rowServer) client(schema.GroupVersion) (rest.Interface, error) {
-	return &restfake.RESTClient{
-		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-		GroupVersion:         rowLeases.GVR.GroupVersion(),
-		VersionedAPIPath:     "/apis/coordination.k8s.io/v1",
-		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-			s.mu.Lock()
-			s.requests = append(s.requests, req)
-			s.mu.Unlock()
-			ok := func(body io.ReadCloser) *http.Response {
-				return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: body}
-			}
-			if req.URL.Query().Get("watch") != "true" {
-				data, _ := json.Marshal(rowTable(s.t, "10", s.full, true, "a", "b"))
-				return ok(io.NopCloser(bytes.NewReader(data))), nil
-			}
-			var stream bytes.Buffer
-			for _, ev := range []struct {
-				typ  string
-				name string
-			}{{"MODIFIED", "a"}, {"DELETED", "b"}} {
-				// Later watch events carry no column definitions, as kubectl's
-				// watches of tables show.
-				data, _ := json.Marshal(map[string]any{"type": ev.typ, "object": rowTable(s.t, "11", s.full, false, ev.name)})
-				stream.Write(data)
-				stream.WriteString("\n")
-			}
-			return ok(io.NopCloser(io.MultiReader(&stream, blockUntil(req.Context())))), nil
-		}),
-	}, nil
+	return fakeapi.Client(fixtures.Leases.GVR.GroupVersion(), func(req *http.Request) *http.Response {
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+		if req.URL.Query().Get("watch") != "true" {
+			data, _ := json.Marshal(rowTable(s.t, "10", s.full, true, "a", "b"))
+			return fakeapi.JSON(req, data)
+		}
+		var stream bytes.Buffer
+		for _, ev := range []struct {
+			typ  string
+			name string
+		}{{"MODIFIED", "a"}, {"DELETED", "b"}} {
+			// Later watch events carry no column definitions, as kubectl's
+			// watches of tables show.
+			data, _ := json.Marshal(map[string]any{"type": ev.typ, "object": rowTable(s.t, "11", s.full, false, ev.name)})
+			stream.Write(data)
+			stream.WriteString("\n")
+		}
+		return &http.Response{
+			StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}},
+			Body: io.NopCloser(io.MultiReader(&stream, blockUntil(req.Context()))),
+		}
+	}), nil
 }
 
 // blockUntil is a reader that blocks until ctx ends, as an open watch does.
@@ -117,7 +106,7 @@ func TestRowsInformer(t *testing.T) {
 			if full {
 				mode = informer.FullRows
 			}
-			inf, err := f.Informer(rowLeases, mode, nil)
+			inf, err := f.Informer(fixtures.Leases, mode, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

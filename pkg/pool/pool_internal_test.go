@@ -724,6 +724,31 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// warmIndexer is the store of p's warm informer (the pool holds one).
+func warmIndexer(p *Pool) cache.Indexer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var raw cache.Indexer
+	for _, w := range p.warm {
+		raw = w.inf.GetIndexer()
+	}
+	return raw
+}
+
+// waitStoreKey waits until raw holds key (a creation applied), or no longer
+// holds it when present is false (a deletion applied).
+func waitStoreKey(t *testing.T, raw cache.Indexer, key string, present bool) {
+	t.Helper()
+	what := "the store to apply the creation"
+	if !present {
+		what = "the store to apply the deletion"
+	}
+	waitUntil(t, what, func() bool {
+		_, ok, _ := raw.GetByKey(key)
+		return ok == present
+	})
+}
+
 func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
 	old := bookmarkDue
 	bookmarkDue = 100 * time.Millisecond
@@ -1150,16 +1175,8 @@ func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T)
 		t.Fatalf("%d compared LISTs, want this question's shown current by one", lists)
 	}
 	c.deliverUpTo(created)
-	p.mu.Lock()
-	var raw cache.Indexer
-	for _, w := range p.warm {
-		raw = w.inf.GetIndexer()
-	}
-	p.mu.Unlock()
-	waitUntil(t, "the store to apply the creation", func() bool {
-		_, ok, _ := raw.GetByKey("shop/ghost")
-		return ok
-	})
+	raw := warmIndexer(p)
+	waitStoreKey(t, raw, "shop/ghost", true)
 	want := []string{"shop/web-1", "shop/web-2", "shop/web-3", "shop/web-4"}
 	if got := names(inf); !slices.Equal(got, want) {
 		t.Errorf("the question's store keys %v, want %v", got, want)
@@ -1171,10 +1188,7 @@ func TestPoolHidesWhatWasCreatedAndDeletedOnItsWayToAComparedStore(t *testing.T)
 		t.Errorf("List has %d objects, want 4", n)
 	}
 	c.hold(false)
-	waitUntil(t, "the store to apply the deletion", func() bool {
-		_, ok, _ := raw.GetByKey("shop/ghost")
-		return !ok
-	})
+	waitStoreKey(t, raw, "shop/ghost", false)
 }
 
 // TestPoolBigStoreThatDiffersCatchesUpWithTheList: a big store a change is on
@@ -1286,16 +1300,8 @@ func TestPoolBigStoreThatCaughtUpHidesWhatWasCreatedAndDeleted(t *testing.T) {
 	defer f.Shutdown()
 	atWrite("shop/web-3")(t, inf, wrote)
 	c.deliverUpTo(created)
-	p.mu.Lock()
-	var raw cache.Indexer
-	for _, w := range p.warm {
-		raw = w.inf.GetIndexer()
-	}
-	p.mu.Unlock()
-	waitUntil(t, "the store to apply the creation", func() bool {
-		_, ok, _ := raw.GetByKey("shop/ghost")
-		return ok
-	})
+	raw := warmIndexer(p)
+	waitStoreKey(t, raw, "shop/ghost", true)
 	if want := []string{"shop/web-1", "shop/web-2", "shop/web-3", "shop/web-4"}; !slices.Equal(names(inf), want) {
 		t.Errorf("the question's store keys %v, want %v", names(inf), want)
 	}

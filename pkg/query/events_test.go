@@ -19,28 +19,17 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
-// relationsTime is the clock of fixtures.RelationObjects' events.
-var relationsTime = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+// at is d after the clock of fixtures.RelationObjects' events.
+func at(d time.Duration) time.Time { return fixtures.RelationsTime.Add(d) }
 
 // windowObjects are RelationObjects plus two events recorded through
-// events.k8s.io/v1, as kube-scheduler records them: no lastTimestamp, an
-// eventTime, and for a repeated one a series. e5 (pod web-7d9c-a, Normal
-// Pulled) first happened at +30s and last at +5m; e6 (ReplicaSet web-7d9c,
-// Normal Scaled) happened once, at +6m.
+// events.k8s.io/v1: no lastTimestamp, an eventTime, and for a repeated one a
+// series. e5 (fixtures.PulledEvent: pod web-7d9c-a, Normal Pulled) first
+// happened at +30s and last at +5m; e6 (ReplicaSet web-7d9c, Normal Scaled),
+// as kube-scheduler records it, happened once, at +6m.
 func windowObjects() []runtime.Object {
-	at := func(d time.Duration) time.Time { return relationsTime.Add(d) }
 	return append(fixtures.RelationObjects(),
-		&corev1.Event{
-			ObjectMeta:          metav1.ObjectMeta{Namespace: "shop", Name: "e5", UID: "ev-e5"},
-			InvolvedObject:      corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web-7d9c-a", UID: fixtures.UIDWebPodA},
-			Type:                corev1.EventTypeNormal,
-			Reason:              "Pulled",
-			EventTime:           metav1.NewMicroTime(at(30 * time.Second)),
-			Series:              &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(at(5 * time.Minute))},
-			ReportingController: "kubelet",
-			ReportingInstance:   "worker-1",
-			Action:              "Pull",
-		},
+		fixtures.PulledEvent(),
 		&corev1.Event{
 			ObjectMeta:          metav1.ObjectMeta{Namespace: "shop", Name: "e6", UID: "ev-e6"},
 			InvolvedObject:      corev1.ObjectReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-7d9c", UID: fixtures.UIDWebRS},
@@ -76,7 +65,6 @@ func eventsSession(t *testing.T, objs []runtime.Object) (*query.Session, *fakeap
 }
 
 func TestSessionEventsWindow(t *testing.T) {
-	at := func(d time.Duration) time.Time { return relationsTime.Add(d) }
 	tests := []struct {
 		name string
 		opts query.EventsOptions
@@ -107,7 +95,6 @@ func TestSessionEventsWindow(t *testing.T) {
 }
 
 func TestEventTime(t *testing.T) {
-	at := func(d time.Duration) time.Time { return relationsTime.Add(d) }
 	tests := []struct {
 		name string
 		e    corev1.Event
@@ -129,7 +116,6 @@ func TestEventTime(t *testing.T) {
 // the tree that pass the filters, oldest first, as ADDED; events whose
 // involved object has no UID (e2) are not the feed's.
 func TestSessionWatchEventsInitial(t *testing.T) {
-	at := func(d time.Duration) time.Time { return relationsTime.Add(d) }
 	tests := []struct {
 		name string
 		opts query.EventsOptions
@@ -178,7 +164,7 @@ func initialEvents(t *testing.T, s *query.Session, obj query.ObjectRef, opts que
 
 func TestSessionWatchEventsUntil(t *testing.T) {
 	s, _ := eventsSession(t, windowObjects())
-	err := s.WatchEvents(testContext(t), query.ObjectRef{}, query.EventsFeedOptions{EventsOptions: query.EventsOptions{Until: relationsTime}},
+	err := s.WatchEvents(testContext(t), query.ObjectRef{}, query.EventsFeedOptions{EventsOptions: query.EventsOptions{Until: fixtures.RelationsTime}},
 		func(*feed.Event) error { return nil }, func() error { return nil })
 	if err == nil || err.Error() != "a watch of events cannot have an end time" {
 		t.Errorf("err = %v", err)

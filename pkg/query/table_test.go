@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,21 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	restfake "k8s.io/client-go/rest/fake"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
-
-var leases = informer.Resource{
-	GVR:        schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-	GVK:        schema.GroupVersionKind{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease"},
-	Namespaced: true,
-}
 
 // tablePage is a server's lease table: rows name-holder-count, bare, as
 // includeObject=None gives them.
@@ -69,19 +62,14 @@ func TestTablesRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var requests []*http.Request
 			pages := map[string][]byte{"": tablePage("", "node-1", "node-2", "node-3")}
-			client := &restfake.RESTClient{
-				NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-				GroupVersion:         leases.GVR.GroupVersion(),
-				VersionedAPIPath:     "/apis/coordination.k8s.io/v1",
-				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-					requests = append(requests, req)
-					body, ok := pages[req.URL.Query().Get("continue")]
-					if !ok {
-						return &http.Response{StatusCode: http.StatusGone, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
-					}
-					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
-				}),
-			}
+			client := fakeapi.Client(fixtures.Leases.GVR.GroupVersion(), func(req *http.Request) *http.Response {
+				requests = append(requests, req)
+				body, ok := pages[req.URL.Query().Get("continue")]
+				if !ok {
+					return &http.Response{StatusCode: http.StatusGone, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}
+				}
+				return fakeapi.JSON(req, body)
+			})
 			s := query.NewSession(query.Config{
 				Target: query.Target{Namespace: tc.namespace, Hooks: query.Hooks{
 					TableClient: func(gv schema.GroupVersion) (rest.Interface, error) { return client, nil },
@@ -96,8 +84,8 @@ func TestTablesRequest(t *testing.T) {
 			for _, n := range names {
 				objs = append(objs, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: tc.namespace, Name: n, UID: types.UID("uid-" + n)}})
 			}
-			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
-			table := tables[leases.GVK.GroupKind()]
+			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: fixtures.Leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: fixtures.Leases}})
+			table := tables[fixtures.Leases.GVK.GroupKind()]
 			if table == nil {
 				t.Fatalf("no table; warnings %q", s.Warnings())
 			}
@@ -133,15 +121,12 @@ func TestTablesRequest(t *testing.T) {
 // print the kind; the warning says so and names the resource, and the kind is
 // left to NAME and AGE.
 func TestTablesNotATable(t *testing.T) {
-	client := &restfake.RESTClient{
-		NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-		Client: restfake.CreateHTTPClient(func(*http.Request) (*http.Response, error) {
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(strings.NewReader(`{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","items":[]}`))}, nil
-		}),
-	}
+	client := fakeapi.Client(fixtures.Leases.GVR.GroupVersion(), func(req *http.Request) *http.Response {
+		return fakeapi.JSON(req, []byte(`{"kind":"LeaseList","apiVersion":"coordination.k8s.io/v1","items":[]}`))
+	})
 	s := query.NewSession(query.Config{Target: query.Target{Hooks: query.Hooks{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }}}})
 	objs := []runtime.Object{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-node-1"}}}
-	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: leases}})
+	tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: fixtures.Leases.GVK, Namespaced: true, Objects: objs}}, []query.Request{{Resource: fixtures.Leases}})
 	want := "reading the server's table of leases.coordination.k8s.io: the server answered with a LeaseList, not a Table; showing NAME and AGE only"
 	if len(tables) != 0 || !slices.Equal(s.Warnings(), []string{want}) {
 		t.Errorf("tables %v, warnings %q, want %q", tables, s.Warnings(), want)
@@ -219,38 +204,33 @@ func TestTablesMatchBareRowsByName(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var reqs []string
-			client := &restfake.RESTClient{
-				NegotiatedSerializer: scheme.Codecs.WithoutConversion(),
-				GroupVersion:         schema.GroupVersion{Version: "v1"},
-				VersionedAPIPath:     "/api/v1",
-				Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-					include := req.URL.Query().Get("includeObject")
-					nameIs := strings.TrimPrefix(req.URL.Query().Get("fieldSelector"), "metadata.name=")
-					mu.Lock()
-					reqs = append(reqs, strings.TrimSpace(req.URL.Path+" "+include+" "+req.URL.Query().Get("fieldSelector")))
-					mu.Unlock()
-					table := metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
-						ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Where", Type: "string"}}}
-					if tc.noName {
-						table.ColumnDefinitions[0].Format = ""
+			client := fakeapi.Client(schema.GroupVersion{Version: "v1"}, func(req *http.Request) *http.Response {
+				include := req.URL.Query().Get("includeObject")
+				nameIs := strings.TrimPrefix(req.URL.Query().Get("fieldSelector"), "metadata.name=")
+				mu.Lock()
+				reqs = append(reqs, strings.TrimSpace(req.URL.Path+" "+include+" "+req.URL.Query().Get("fieldSelector")))
+				mu.Unlock()
+				table := metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "Table"},
+					ColumnDefinitions: []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Where", Type: "string"}}}
+				if tc.noName {
+					table.ColumnDefinitions[0].Format = ""
+				}
+				for _, r := range tc.server {
+					if ns := strings.TrimPrefix(req.URL.Path, "/api/v1/namespaces/"); ns != req.URL.Path && !strings.HasPrefix(ns, r.ns+"/") {
+						continue
 					}
-					for _, r := range tc.server {
-						if ns := strings.TrimPrefix(req.URL.Path, "/api/v1/namespaces/"); ns != req.URL.Path && !strings.HasPrefix(ns, r.ns+"/") {
-							continue
-						}
-						if nameIs != "" && r.name != nameIs {
-							continue
-						}
-						tr := metav1.TableRow{Cells: []any{r.name, r.ns + "/" + r.name}}
-						if include == "Metadata" {
-							tr.Object.Raw = []byte(fmt.Sprintf(`{"metadata":{"namespace":%q,"name":%q,"uid":"uid-%s-%s"}}`, r.ns, r.name, r.ns, r.name))
-						}
-						table.Rows = append(table.Rows, tr)
+					if nameIs != "" && r.name != nameIs {
+						continue
 					}
-					data, _ := json.Marshal(table)
-					return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": []string{"application/json"}}, Body: io.NopCloser(bytes.NewReader(data))}, nil
-				}),
-			}
+					tr := metav1.TableRow{Cells: []any{r.name, r.ns + "/" + r.name}}
+					if include == "Metadata" {
+						tr.Object.Raw = []byte(fmt.Sprintf(`{"metadata":{"namespace":%q,"name":%q,"uid":"uid-%s-%s"}}`, r.ns, r.name, r.ns, r.name))
+					}
+					table.Rows = append(table.Rows, tr)
+				}
+				data, _ := json.Marshal(table)
+				return fakeapi.JSON(req, data)
+			})
 			s := query.NewSession(query.Config{Target: query.Target{Hooks: query.Hooks{TableClient: func(schema.GroupVersion) (rest.Interface, error) { return client, nil }}}})
 			tables := s.Tables(context.Background(), []v1alpha1.Members{{GVK: pods.GVK, Namespaced: true, Objects: tc.objs}}, []query.Request{{Resource: pods}})
 			table := tables[pods.GVK.GroupKind()]

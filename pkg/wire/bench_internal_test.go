@@ -112,24 +112,31 @@ func BenchmarkPipeline(b *testing.B) {
 			for b.Loop() {
 				var token string
 				ctx := withListHook(context.Background(), listHook{onContinue: func(t string) { token = t }, dropManagedFields: c.drop})
-				req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com/api/v1/pods?limit=2000", nil)
-				if err != nil {
+				body := getList(b, rt, ctx)
+				if _, err := io.Copy(io.Discard, body); err != nil {
 					b.Fatal(err)
 				}
-				resp, err := rt.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-					b.Fatal(err)
-				}
-				resp.Body.Close()
+				body.Close()
 				if token == "" {
 					b.Fatal("no continue token")
 				}
 			}
 		})
 	}
+}
+
+// getList sends a LIST of pods through rt with ctx and returns the answer's body.
+func getList(b *testing.B, rt http.RoundTripper, ctx context.Context) io.ReadCloser {
+	b.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com/api/v1/pods?limit=2000", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp.Body
 }
 
 // BenchmarkReadList reads a LIST page of realistic pods to decoded pods:
@@ -139,23 +146,12 @@ func BenchmarkPipeline(b *testing.B) {
 func BenchmarkReadList(b *testing.B) {
 	pods, _, _ := realisticPage(b)
 	rt := ListTransport(bodyTripper{contentType: "application/vnd.kubernetes.protobuf", body: pods})
-	get := func(b *testing.B, ctx context.Context) io.ReadCloser {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://example.com/api/v1/pods?limit=2000", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp, err := rt.RoundTrip(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return resp.Body
-	}
 	hook := listHook{dropManagedFields: true}
 	b.Run("whole", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(pods)))
 		for b.Loop() {
-			body := get(b, withListHook(context.Background(), hook))
+			body := getList(b, rt, withListHook(context.Background(), hook))
 			data, err := io.ReadAll(body)
 			body.Close()
 			if err != nil {
@@ -172,7 +168,7 @@ func BenchmarkReadList(b *testing.B) {
 		b.SetBytes(int64(len(pods)))
 		for b.Loop() {
 			ctx := Streamed(withListHook(context.Background(), hook))
-			body := get(b, ctx)
+			body := getList(b, rt, ctx)
 			var list corev1.PodList
 			err := ReadList(ctx, body, &list, func([]byte) error { return errors.New("not protobuf") })
 			body.Close()

@@ -366,27 +366,6 @@ func TestCacheExecCredentialRenewedUnderAFeed(t *testing.T) {
 	}
 }
 
-// startFeedCmd runs c, a feed, and collects its lines.
-func startFeedCmd(t *testing.T, c testenv.Cmd) *feedRun {
-	t.Helper()
-	p, err := testenv.StartProcess(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &feedRun{proc: p, done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		for l := range p.Lines {
-			f.mu.Lock()
-			f.lines = append(f.lines, l.Text)
-			f.mu.Unlock()
-		}
-	}()
-	// A test that failed half-way leaves the feed running: end it.
-	t.Cleanup(p.Kill)
-	return f
-}
-
 // nobodyUID is the user the tests run kubectl-idx as when it must not be root.
 const nobodyUID = 65534
 

@@ -85,9 +85,7 @@ func (c *cacheUser) status(t *testing.T) v1alpha1.CacheStatus {
 	res := c.idx(t, "cache", "status", "-o", "json")
 	mustSucceed(t, "cache status", res)
 	var st v1alpha1.CacheStatus
-	if err := json.Unmarshal([]byte(res.Stdout), &st); err != nil {
-		t.Fatalf("cache status -o json: %v\n%s", err, res.Stdout)
-	}
+	mustDecode(t, "cache status -o json", res.Stdout, &st)
 	return st
 }
 
@@ -277,9 +275,7 @@ func TestCacheReadYourWrites(t *testing.T) {
 			} `json:"items"`
 			AsOf []v1alpha1.AsOf `json:"asOf"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", res.Stdout, &list)
 		if !slices.ContainsFunc(list.Items, func(it struct {
 			Metadata metav1.ObjectMeta `json:"metadata"`
 		}) bool {

@@ -89,15 +89,7 @@ func (r *resumable) current() *feedRun { return r.runs[len(r.runs)-1] }
 // parse parses the lines of run.
 func parseRun(t *testing.T, run *feedRun) []cpEvent {
 	t.Helper()
-	var out []cpEvent
-	for _, l := range run.snapshot() {
-		var ev cpEvent
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
-		}
-		out = append(out, ev)
-	}
-	return out
+	return feedEvents[cpEvent](t, run.snapshot())
 }
 
 // events returns the events of every run, in order.

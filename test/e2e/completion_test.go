@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	cmdfixtures "github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -341,12 +342,7 @@ func TestCompletionContextList(t *testing.T) {
 // TestCompletionScripts checks each generated script is for the kubectl-idx
 // binary, which is the name a shell sees.
 func TestCompletionScripts(t *testing.T) {
-	for shell, want := range map[string]string{
-		"bash":       "complete -o default -F __start_kubectl-idx kubectl-idx",
-		"zsh":        "#compdef kubectl-idx",
-		"fish":       "complete -c kubectl-idx",
-		"powershell": "Register-ArgumentCompleter -CommandName 'kubectl-idx'",
-	} {
+	for shell, want := range cmdfixtures.CompletionScriptLines() {
 		t.Run(shell, func(t *testing.T) {
 			res := as("").shell(t, "kubectl idx completion "+shell)
 			mustSucceed(t, "kubectl idx completion "+shell, res)

@@ -618,9 +618,7 @@ func (w *contextsWorld) testUnreachable(t *testing.T) {
 			Groups   []contextGroup `json:"groups"`
 			Warnings []string       `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("%v\n%s", err, res.Stdout)
-		}
+		mustDecode(t, "output", res.Stdout, &doc)
 		if want := []string{fmt.Sprintf("context %q: %s", "closed", cause)}; !slices.Equal(doc.Warnings, want) {
 			t.Errorf("warnings %q, want %q", doc.Warnings, want)
 		}
@@ -775,9 +773,7 @@ func jsonWarnings(t *testing.T, stdout string) []string {
 	var doc struct {
 		Warnings []string `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, stdout)
-	}
+	mustDecode(t, "output", stdout, &doc)
 	return doc.Warnings
 }
 
@@ -803,9 +799,7 @@ func (w *contextsWorld) testPartial(t *testing.T) {
 		var doc struct {
 			Warnings []string `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", res.Stdout, &doc)
 		if len(doc.Warnings) == 0 {
 			t.Fatalf("fixture problem: kubectl-idx %s answers with no warning", strings.Join(a, " "))
 		}
@@ -983,9 +977,7 @@ func (w *contextsWorld) idxContextGroups(t *testing.T, groupBy string, args ...s
 		Groups     []json.RawMessage `json:"groups"`
 		Warnings   []string          `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-		t.Fatalf("kubectl-idx %s: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, "kubectl-idx "+strings.Join(args, " "), res.Stdout, &doc)
 	if doc.APIVersion != "kubectl-idx.io/v1alpha1" || doc.Kind != "GroupList" || doc.GroupBy != groupBy {
 		t.Errorf("document is %s %s by %q, want a kubectl-idx.io/v1alpha1 GroupList by %s", doc.APIVersion, doc.Kind, doc.GroupBy, groupBy)
 	}
@@ -1571,15 +1563,7 @@ func (f contextsFeed) has(t *testing.T, typ, name string, uid types.UID) bool {
 // stop ends the feed with SIGINT and returns its result after checking its exit code.
 func (f contextsFeed) stop(t *testing.T, code int) testenv.Result {
 	t.Helper()
-	if err := f.proc.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	res, err := f.proc.Wait(30 * time.Second)
-	if err != nil {
-		t.Fatalf("after SIGINT: %v\n%s", err, res)
-	}
-	res.Stderr = dropDetectorNotice(res.Stderr)
+	res := f.ended(t, syscall.SIGINT, 30*time.Second)
 	wantExit(t, "kubectl-idx watch", res, code, nil)
 	return res
 }
@@ -1882,13 +1866,7 @@ func (w *contextsWorld) tryItems(t *testing.T, name string, args ...string) ([]*
 		}
 		return nil, lines[len(lines)-1]
 	}
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(a, " "), err)
-	}
-	return list.Items, ""
+	return listItems(t, "kubectl "+strings.Join(a, " "), res.Stdout), ""
 }
 
 // referenceList is the v1 List of per-context Lists the README documents, from kubectl.

@@ -622,9 +622,7 @@ func (n *ctrlNS) checkUses(t *testing.T, kind, name string) map[string]*relation
 	args := n.command("uses", objectPath(kind, name))
 	w, res := n.c.steady(t, func() workloads { return n.world(t) }, nil, args...)
 	var doc relationList
-	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-		t.Fatalf("kubectl idx %s: not JSON: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, "kubectl idx "+strings.Join(args, " "), res.Stdout, &doc)
 	subject := w.get(kind, name)
 	want := map[string]*relationItem{}
 	direction := "users"

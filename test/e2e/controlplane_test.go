@@ -189,13 +189,7 @@ func (c *ctrlCluster) read(t *testing.T, kinds string, scope ...string) workload
 	t.Helper()
 	args := append(append([]string{"get", kinds}, scope...), "-o", "json")
 	res := c.mustKubectl(t, "", args...)
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
-	}
-	return workloads{items: list.Items}
+	return workloads{items: listItems(t, "kubectl "+strings.Join(args, " "), res.Stdout)}
 }
 
 // ofKind returns the objects of kind, in kubectl's order.
@@ -301,9 +295,7 @@ func (c *ctrlCluster) answer(t *testing.T, doc any, read func() workloads, key f
 	if res.Stderr != "" {
 		t.Errorf("%s: stderr not empty:\n%s", what, res.Stderr)
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), doc); err != nil {
-		t.Fatalf("%s: not JSON: %v\n%s", what, err, res.Stdout)
-	}
+	mustDecode(t, what, res.Stdout, doc)
 	return w
 }
 

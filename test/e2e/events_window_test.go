@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,9 +23,7 @@ func (c *ctrlCluster) clusterEvents(t *testing.T, ns string) []corev1.Event {
 	t.Helper()
 	res := c.mustKubectl(t, "", "get", "events", "-n", ns, "-o", "json")
 	var list corev1.EventList
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl get events: %v", err)
-	}
+	mustDecode(t, "kubectl get events", res.Stdout, &list)
 	return list.Items
 }
 
@@ -65,9 +62,7 @@ func subtree(w workloads, name string) map[types.UID]bool {
 func idxEvents(t *testing.T, out string) []corev1.Event {
 	t.Helper()
 	var list corev1.EventList
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatalf("kubectl idx events -o json: %v\n%s", err, out)
-	}
+	mustDecode(t, "kubectl idx events -o json", out, &list)
 	return list.Items
 }
 

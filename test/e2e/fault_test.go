@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,37 +214,10 @@ func dropBodyReadErrors(t *testing.T, stderr string) string {
 // podWriter creates, changes and deletes pods in one namespace and records each write.
 // Pods get spec.nodeName directly and are deleted with grace period 0: there is no
 // scheduler or kubelet.
-type podWriter struct {
-	t      *testing.T
-	cs     kubernetes.Interface
-	ns     string
-	mu     sync.Mutex
-	writes []write
-	n      int
-	// faulty marks the writes made while the fault lasted, which the feed may see
-	// folded into a later state if it had to list again.
-	faulty map[int]bool
-	inGap  bool
-}
+type podWriter struct{ writer }
 
 func newPodWriter(t *testing.T, cs kubernetes.Interface, ns string) *podWriter {
-	return &podWriter{t: t, cs: cs, ns: ns, faulty: map[int]bool{}}
-}
-
-func (w *podWriter) record(wr write) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.inGap {
-		w.faulty[len(w.writes)] = true
-	}
-	w.writes = append(w.writes, wr)
-}
-
-// gap marks the writes that follow as made during the fault, until gap(false).
-func (w *podWriter) gap(on bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.inGap = on
+	return &podWriter{writer{t: t, cs: cs, ns: ns, faulty: map[int]bool{}}}
 }
 
 func (w *podWriter) key(name string) string { return "Pod/" + w.ns + "/" + name }
@@ -332,56 +303,6 @@ func serverPods(ctx context.Context, t *testing.T, cs kubernetes.Interface, name
 		out["Pod/"+namespace+"/"+p.Name] = objState{string(p.UID), p.ResourceVersion}
 	}
 	return out
-}
-
-// startFeedEnv is startFeed with extra KEY=value settings in the feed's environment.
-func startFeedEnv(t *testing.T, e *testenv.Env, kubeconfig string, extraEnv []string, args ...string) *feedRun {
-	t.Helper()
-	return startFeedCmd(t, testenv.Cmd{
-		Path: binary, Args: args, Env: testenv.MergeEnv(e.Environ(kubeconfig, ""), extraEnv...), Timeout: feedTimeout,
-	})
-}
-
-// waitWithin polls until cond holds for the feed's lines and stderr so far, for at most d;
-// a feed that exits or does not get there in time fails the test, with what it printed.
-func (f *feedRun) waitWithin(t *testing.T, what string, d time.Duration, cond func(lines []string, stderr string) bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		lines, stderr := f.snapshot(), dropDetectorNotice(f.proc.Stderr())
-		if cond(lines, stderr) {
-			return
-		}
-		select {
-		case <-f.done:
-			res, _ := f.proc.Wait(time.Second)
-			t.Fatalf("the feed exited while waiting for %s\n%s\n--- stdout ---\n%s", what, res, strings.Join(lines, "\n"))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the feed hung: no %s within %s\n--- stderr ---\n%s\n--- stdout ---\n%s", what, d, stderr, strings.Join(lines, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// stop ends the feed with SIGINT, failing the test if it does not exit 0 within 20 s.
-func (f *feedRun) stop(t *testing.T) testenv.Result {
-	t.Helper()
-	if err := f.proc.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	res, err := f.proc.Wait(20 * time.Second)
-	<-f.done
-	res.Stderr = dropDetectorNotice(res.Stderr)
-	if err != nil {
-		t.Fatalf("the feed hung on SIGINT: %v\n%s", err, res)
-	}
-	if res.ExitCode != 0 {
-		t.Fatalf("after SIGINT: want exit code 0\n%s", res)
-	}
-	noPanic(t, "kubectl-idx watch", res)
-	return res
 }
 
 // checkNoRepeats fails t for every event that prints a state, (uid, resourceVersion),

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -481,9 +480,7 @@ func TestGroupResources(t *testing.T) {
 			var doc struct {
 				Groups []resourceGroup `json:"groups"`
 			}
-			if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-				t.Fatalf("not JSON: %v", err)
-			}
+			mustDecode(t, "output", res.Stdout, &doc)
 			var research bool
 			for _, g := range doc.Groups {
 				var members []*corev1.Pod

@@ -92,9 +92,7 @@ func idxGroups(t *testing.T, r runner, allowStderr bool, args ...string) (groupL
 		t.Errorf("kubectl-idx %s: stderr not empty:\n%s", strings.Join(args, " "), res.Stderr)
 	}
 	var doc groupList
-	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-		t.Fatalf("kubectl-idx %s: not JSON: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, "kubectl-idx "+strings.Join(args, " "), res.Stdout, &doc)
 	if doc.APIVersion != "kubectl-idx.io/v1alpha1" || doc.Kind != "GroupList" {
 		t.Errorf("document is %s %s, want kubectl-idx.io/v1alpha1 GroupList", doc.APIVersion, doc.Kind)
 	}
@@ -124,13 +122,7 @@ func kubectlItems(t *testing.T, r runner, args ...string) []*unstructured.Unstru
 	args = append(append([]string{"get"}, args...), "-o", "json")
 	res := r.kubectl(t, args...)
 	mustSucceed(t, "kubectl "+strings.Join(args, " "), res)
-	var list struct {
-		Items []*unstructured.Unstructured `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
-	}
-	return list.Items
+	return listItems(t, "kubectl "+strings.Join(args, " "), res.Stdout)
 }
 
 // settledPods runs answer between two listings of every pod by kubectl and

@@ -8,10 +8,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
@@ -364,4 +367,185 @@ func writeKubeconfigUser(t *testing.T, path, from, name string, user map[string]
 	if err := os.WriteFile(path, out, perm); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// feedTimeout bounds one feed process; the longest test runs its feed for about a minute.
+const feedTimeout = 5 * time.Minute
+
+// waitTimeout bounds the wait for the feed to report something; a reconnect after an API
+// server restart takes the reflector's backoff, up to several seconds on a loaded machine.
+const waitTimeout = 60 * time.Second
+
+// feedRun is a running command that prints as it goes (`kubectl-idx watch`, a watch table)
+// whose stdout lines are collected as they come.
+type feedRun struct {
+	proc  *testenv.Process
+	mu    sync.Mutex
+	lines []string
+	last  time.Time // when the last line came
+	done  chan struct{}
+}
+
+// startFeed runs the binary under test with args against e as the user of kubeconfig.
+func startFeed(t *testing.T, e *testenv.Env, kubeconfig string, args ...string) *feedRun {
+	t.Helper()
+	return startFeedEnv(t, e, kubeconfig, nil, args...)
+}
+
+// startFeedEnv is startFeed with extra KEY=value settings in the feed's environment.
+func startFeedEnv(t *testing.T, e *testenv.Env, kubeconfig string, extraEnv []string, args ...string) *feedRun {
+	t.Helper()
+	return startFeedCmd(t, testenv.Cmd{
+		Path: binary, Args: args, Env: testenv.MergeEnv(e.Environ(kubeconfig, ""), extraEnv...), Timeout: feedTimeout,
+	})
+}
+
+// startFeedCmd runs c, a feed, and collects its lines.
+func startFeedCmd(t *testing.T, c testenv.Cmd) *feedRun {
+	t.Helper()
+	p, err := testenv.StartProcess(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &feedRun{proc: p, done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for l := range p.Lines {
+			f.mu.Lock()
+			f.lines = append(f.lines, l.Text)
+			f.last = l.At
+			f.mu.Unlock()
+		}
+	}()
+	// A test that failed half-way leaves the feed running: end it.
+	t.Cleanup(p.Kill)
+	return f
+}
+
+func (f *feedRun) snapshot() []string {
+	lines, _ := f.snapshotAt()
+	return lines
+}
+
+// snapshotAt returns the lines so far and when the last of them came.
+func (f *feedRun) snapshotAt() ([]string, time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.lines), f.last
+}
+
+// feedEvents parses lines as NDJSON events of type E.
+func feedEvents[E any](t *testing.T, lines []string) []E {
+	t.Helper()
+	var out []E
+	for _, l := range lines {
+		var ev E
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// waitFor polls until cond holds for the lines and stderr so far, for at most
+// waitTimeout (see waitWithin).
+func (f *feedRun) waitFor(t *testing.T, what string, cond func(lines []string, stderr string) bool) {
+	t.Helper()
+	f.waitWithin(t, what, waitTimeout, cond)
+}
+
+// waitWithin polls until cond holds for the feed's lines and stderr so far, for at most d;
+// a feed that exits or does not get there in time fails the test, with what it printed.
+func (f *feedRun) waitWithin(t *testing.T, what string, d time.Duration, cond func(lines []string, stderr string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		lines, stderr := f.snapshot(), dropDetectorNotice(f.proc.Stderr())
+		if cond(lines, stderr) {
+			return
+		}
+		select {
+		case <-f.done:
+			res, _ := f.proc.Wait(time.Second)
+			t.Fatalf("the feed exited while waiting for %s\n%s\n--- stdout ---\n%s", what, res, strings.Join(lines, "\n"))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed hung: no %s within %s\n--- stderr ---\n%s\n--- stdout ---\n%s", what, d, stderr, strings.Join(lines, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// exit waits at most d for the feed to exit, killing it after that, and returns its result
+// (stderr without the detector notice) once its stdout is read to the end; the error says
+// it had to be killed.
+func (f *feedRun) exit(d time.Duration) (testenv.Result, error) {
+	res, err := f.proc.Wait(d)
+	<-f.done
+	res.Stderr = dropDetectorNotice(res.Stderr)
+	return res, err
+}
+
+// ended sends sig and returns the feed's result once it has exited, failing t if it does
+// not within d.
+func (f *feedRun) ended(t *testing.T, sig syscall.Signal, d time.Duration) testenv.Result {
+	t.Helper()
+	if err := f.proc.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.exit(d)
+	if err != nil {
+		t.Fatalf("the feed hung on %s: %v\n%s", sig, err, res)
+	}
+	return res
+}
+
+// endedZero sends sig and checks the feed exits 0 within d and prints nothing it should not.
+func (f *feedRun) endedZero(t *testing.T, sig syscall.Signal, d time.Duration) testenv.Result {
+	t.Helper()
+	res := f.ended(t, sig, d)
+	if res.ExitCode != 0 {
+		t.Fatalf("after %s: want exit code 0\n%s", sig, res)
+	}
+	noPanic(t, "kubectl-idx watch", res)
+	return res
+}
+
+// interrupt sends SIGINT and checks the feed exits 0 and prints nothing it should not.
+func (f *feedRun) interrupt(t *testing.T) testenv.Result {
+	t.Helper()
+	return f.signal(t, syscall.SIGINT)
+}
+
+// signal sends sig and checks the feed exits 0 and prints nothing it should not.
+func (f *feedRun) signal(t *testing.T, sig syscall.Signal) testenv.Result {
+	t.Helper()
+	return f.endedZero(t, sig, 30*time.Second)
+}
+
+// stop ends the feed with SIGINT, failing the test if it does not exit 0 within 20 s.
+func (f *feedRun) stop(t *testing.T) testenv.Result {
+	t.Helper()
+	return f.endedZero(t, syscall.SIGINT, 20*time.Second)
+}
+
+// mustDecode parses out, JSON a command printed, into v; a failure names the output what
+// and shows it.
+func mustDecode(t *testing.T, what, out string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, out)
+	}
+}
+
+// listItems parses out, a List kubectl or kubectl-idx printed with -o json, into its items.
+func listItems(t *testing.T, what, out string) []*unstructured.Unstructured {
+	t.Helper()
+	var list struct {
+		Items []*unstructured.Unstructured `json:"items"`
+	}
+	mustDecode(t, what, out, &list)
+	return list.Items
 }

@@ -187,9 +187,7 @@ type historyDoc struct {
 func decodeHistory(t *testing.T, out string) historyDoc {
 	t.Helper()
 	var doc historyDoc
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("history -o json: %v\n%s", err, out)
-	}
+	mustDecode(t, "history -o json", out, &doc)
 	if doc.APIVersion != "kubectl-idx.io/v1alpha1" || doc.Kind != "History" || doc.Entries == nil || doc.Gaps == nil || doc.Coverage == nil || doc.Warnings == nil {
 		t.Fatalf("not a History document with its arrays:\n%s", out)
 	}
@@ -240,9 +238,7 @@ func (n *ctrlNS) rolloutTemplate(t *testing.T, obj string, revision int64) map[s
 	t.Helper()
 	res := n.c.mustKubectl(t, "", "rollout", "history", obj, "-n", n.name, fmt.Sprintf("--revision=%d", revision), "-o", "json")
 	var o map[string]any
-	if err := json.Unmarshal([]byte(res.Stdout), &o); err != nil {
-		t.Fatalf("kubectl rollout history %s --revision=%d: %v\n%s", obj, revision, err, res.Stdout)
-	}
+	mustDecode(t, fmt.Sprintf("kubectl rollout history %s --revision=%d", obj, revision), res.Stdout, &o)
 	tmpl, ok, _ := unstructured.NestedMap(o, "spec", "template")
 	if !ok {
 		t.Fatalf("kubectl rollout history %s --revision=%d has no .spec.template", obj, revision)
@@ -419,9 +415,7 @@ func (n *ctrlNS) getObject(t *testing.T, obj string) *unstructured.Unstructured 
 	t.Helper()
 	res := n.c.mustKubectl(t, "", "get", obj, "-n", n.name, "-o", "json", "--show-managed-fields")
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal([]byte(res.Stdout), &u.Object); err != nil {
-		t.Fatalf("kubectl get %s: %v", obj, err)
-	}
+	mustDecode(t, "kubectl get "+obj, res.Stdout, &u.Object)
 	return u
 }
 
@@ -997,9 +991,7 @@ func TestBlame(t *testing.T) {
 	res := c.idx(t, "blame", "deployment/web", "-n", ns, "-o", "json")
 	mustSucceed(t, "kubectl idx blame -o json", res)
 	var doc v1alpha1.Blame
-	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, res.Stdout)
-	}
+	mustDecode(t, "output", res.Stdout, &doc)
 	if doc.Kind != "Blame" || doc.Object.Name != "web" || len(doc.Managers) != len(deploy.GetManagedFields()) {
 		t.Fatalf("document %+v, want web's with its %d managers", doc, len(deploy.GetManagedFields()))
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/syncbuf"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
@@ -37,25 +36,7 @@ const mcpCallTimeout = 2 * time.Minute
 // mcpServer is a running `kubectl-idx mcp` and the client session to it.
 type mcpServer struct {
 	cs     *sdk.ClientSession
-	stderr *lockedBuffer
-}
-
-// lockedBuffer is a process's stderr, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr *syncbuf.Buffer // read while it runs
 }
 
 // startMCP starts `kubectl-idx mcp ARGS` as kubeconfig's user of e, the session closed (and
@@ -64,7 +45,7 @@ func startMCP(t *testing.T, e *testenv.Env, kubeconfig string, args ...string) *
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
 	cmd.Env = e.Environ(kubeconfig, "")
-	s := &mcpServer{stderr: &lockedBuffer{}}
+	s := &mcpServer{stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = s.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpCallTimeout)
 	defer cancel()
@@ -145,9 +126,7 @@ func cliJSON(t *testing.T, r runner, out any, args ...string) {
 	t.Helper()
 	res := r.idx(t, append(args, "-o", "json")...)
 	mustSucceed(t, "kubectl idx "+strings.Join(args, " "), res)
-	if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
-		t.Fatalf("kubectl idx %s -o json: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-	}
+	mustDecode(t, fmt.Sprintf("kubectl idx %s -o json", strings.Join(args, " ")), res.Stdout, out)
 }
 
 // cliObject is an object of a v1 List as kubectl idx prints it.
@@ -794,9 +773,7 @@ func TestMCPInspector(t *testing.T) {
 			OutputSchema any    `json:"outputSchema"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &tools); err != nil {
-		t.Fatalf("tools/list: %v\n%s", err, res)
-	}
+	mustDecode(t, "tools/list", res.Stdout, &tools)
 	var names []string
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
@@ -813,9 +790,7 @@ func TestMCPInspector(t *testing.T) {
 		IsError           bool                 `json:"isError"`
 		StructuredContent v1alpha1.QueryAnswer `json:"structuredContent"`
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &called); err != nil {
-		t.Fatalf("tools/call: %v\n%s", err, res)
-	}
+	mustDecode(t, "tools/call", res.Stdout, &called)
 	var list cliList
 	cliJSON(t, as(""), &list, "pods", "-n", "shop")
 	var got []string

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -387,9 +386,7 @@ func TestVersion(t *testing.T) {
 		ClientVersion struct{ Version, Commit, Date string } `json:"clientVersion"`
 		ServerVersion any                                    `json:"serverVersion"`
 	}
-	if err := json.Unmarshal([]byte(js.Stdout), &client); err != nil {
-		t.Fatalf("version --client -o json: %v\n%s", err, js.Stdout)
-	}
+	mustDecode(t, "version --client -o json", js.Stdout, &client)
 	if client.ServerVersion != nil {
 		t.Errorf("version --client reports a server version: %v", client.ServerVersion)
 	}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,9 +66,7 @@ func TestRBACImpersonationAndCertificateUser(t *testing.T) {
 			Groups   []any    `json:"groups"`
 			Warnings []string `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, res.Stdout)
-		}
+		mustDecode(t, name, res.Stdout, &doc)
 		if len(doc.Groups) == 0 || !slices.ContainsFunc(doc.Warnings, func(w string) bool {
 			return strings.HasPrefix(w, "owners above ReplicaSet.apps are unknown: ")
 		}) {
@@ -147,9 +144,7 @@ func TestRBACPerNamespaceFallback(t *testing.T) {
 		Items    []map[string]any `json:"items"`
 		Warnings []string         `json:"warnings"`
 	}
-	if err := json.Unmarshal([]byte(js.Stdout), &list); err != nil {
-		t.Fatalf("%v\n%s", err, js.Stdout)
-	}
+	mustDecode(t, "output", js.Stdout, &list)
 	if list.Kind != "List" || len(list.Items) != strings.Count(ref.Stdout, "\n") || !slices.Equal(list.Warnings, []string{wantWarning}) {
 		t.Errorf("List kind %q, %d items, warnings %q; want List, %d items, [%q]", list.Kind, len(list.Items), list.Warnings, strings.Count(ref.Stdout, "\n"), wantWarning)
 	}

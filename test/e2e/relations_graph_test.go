@@ -280,9 +280,7 @@ func mermaidDrawn(t *testing.T, tools graphTools, texts ...string) []graphDrawn 
 		t.Fatal(err)
 	}
 	var results []mermaidResult
-	if err := json.Unmarshal([]byte(runTool(t, tools.node, string(in), tools.mermaidCheck)), &results); err != nil {
-		t.Fatalf("reading the Mermaid parser's answer: %v", err)
-	}
+	mustDecode(t, "the Mermaid parser's answer", runTool(t, tools.node, string(in), tools.mermaidCheck), &results)
 	var out []graphDrawn
 	for _, r := range results {
 		if r.Type != "flowchart-v2" {
@@ -464,9 +462,7 @@ func TestRelationsGraphREADME(t *testing.T) {
 func selectionWant(subject string, inverse bool) func(t *testing.T, jsonOut string) graphDrawn {
 	return func(t *testing.T, jsonOut string) graphDrawn {
 		var list selectionList
-		if err := json.Unmarshal([]byte(jsonOut), &list); err != nil {
-			t.Fatalf("reading the List: %v", err)
-		}
+		mustDecode(t, "the List", jsonOut, &list)
 		return selectionGraph(subject, &list, inverse)
 	}
 }

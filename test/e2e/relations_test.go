@@ -319,9 +319,7 @@ func idxDoc(t *testing.T, r runner, doc any, args ...string) string {
 		t.Fatalf("kubectl-idx %s: %v\n%s", strings.Join(args, " "), err, res.Stdout)
 	}
 	var raw map[string]any
-	if err := json.Unmarshal([]byte(res.Stdout), &raw); err != nil {
-		t.Fatal(err)
-	}
+	mustDecode(t, "output", res.Stdout, &raw)
 	if raw["kind"] != "List" {
 		if w, ok := raw["warnings"].([]any); !ok {
 			t.Errorf("kubectl-idx %s: warnings is not an array: %v", strings.Join(args, " "), raw["warnings"])
@@ -973,9 +971,7 @@ func TestRelationsSelectors(t *testing.T) {
 			Kind  string `json:"kind"`
 			Items []any  `json:"items"`
 		}
-		if err := json.Unmarshal([]byte(idxOK(t, r, []string{warning}, "selects", "svc/external", "-n", n.name, "-o", "json")), &list); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", idxOK(t, r, []string{warning}, "selects", "svc/external", "-n", n.name, "-o", "json"), &list)
 		if list.Kind != "List" || len(list.Items) != 0 {
 			t.Errorf("-o json: %+v, want an empty List", list)
 		}
@@ -1447,9 +1443,7 @@ func TestRelationsEvents(t *testing.T) {
 				} `json:"metadata"`
 			} `json:"items"`
 		}
-		if err := json.Unmarshal([]byte(idxOK(t, r, nil, append(args, "-o", "json")...)), &list); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", idxOK(t, r, nil, append(args, "-o", "json")...), &list)
 		if list.Kind != "List" || list.APIVersion != "v1" {
 			t.Errorf("document %s %s, want v1 List", list.APIVersion, list.Kind)
 		}

@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -153,9 +152,7 @@ func checkEveryType(t *testing.T, c *ctrlCluster, version string, shared bool) {
 			GitVersion string `json:"gitVersion"`
 		} `json:"serverVersion"`
 	}
-	if err := json.Unmarshal([]byte(c.mustKubectl(t, "", "version", "-o", "json").Stdout), &v); err != nil {
-		t.Fatalf("kubectl version -o json: %v", err)
-	}
+	mustDecode(t, "kubectl version -o json", c.mustKubectl(t, "", "version", "-o", "json").Stdout, &v)
 	if v.ServerVersion.GitVersion != version {
 		t.Fatalf("the API server is %s, want %s", v.ServerVersion.GitVersion, version)
 	}
@@ -652,13 +649,7 @@ spec:
 func countItems(t *testing.T, c *ctrlCluster, typ string) int {
 	t.Helper()
 	res := c.mustKubectl(t, "", "get", typ, "-A", "-o", "json")
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(res.Stdout), &list); err != nil {
-		t.Fatalf("kubectl get %s -A -o json: %v", typ, err)
-	}
-	return len(list.Items)
+	return len(listItems(t, "kubectl get "+typ+" -A -o json", res.Stdout))
 }
 
 // compareTable compares `kubectl idx TYPE -A EXTRA...` with `kubectl get` of the same: the same

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,42 +56,22 @@ func (w watchOutput) String() string {
 func runWatch(t *testing.T, c *ctrlCluster, want int, args ...string) watchOutput {
 	t.Helper()
 	what := "kubectl idx " + strings.Join(args, " ")
-	p, err := testenv.StartProcess(context.Background(), testenv.Cmd{
+	f := startFeedCmd(t, testenv.Cmd{
 		Path: testenv.KubectlPath(), Args: append([]string{"idx"}, args...),
 		Env: c.env.Environ(c.env.Kubeconfig, c.pluginPath), Timeout: 2 * time.Minute,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Kill)
-	var (
-		mu    sync.Mutex
-		lines []string
-		last  time.Time
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for l := range p.Lines {
-			mu.Lock()
-			lines = append(lines, l.Text)
-			last = l.At
-			mu.Unlock()
-		}
-	}()
 	start := time.Now()
 	exited := false
 	for {
-		mu.Lock()
+		lines, last := f.snapshotAt()
 		added, quiet := 0, !last.IsZero() && time.Since(last) > watchQuiet
 		for _, l := range lines {
-			if f := strings.Fields(l); len(f) > 1 && f[1] == "ADDED" {
+			if cells := strings.Fields(l); len(cells) > 1 && cells[1] == "ADDED" {
 				added++
 			}
 		}
-		mu.Unlock()
 		select {
-		case <-done:
+		case <-f.done:
 			exited = true
 		default:
 		}
@@ -101,20 +79,20 @@ func runWatch(t *testing.T, c *ctrlCluster, want int, args ...string) watchOutpu
 			break
 		}
 		if time.Since(start) > watchFirstRowTimeout {
-			p.Kill()
-			<-done
-			t.Fatalf("%s printed %d of %d ADDED rows in %s:\n%s", what, added, want, watchFirstRowTimeout, watchOutput{lines, p.Stderr()})
+			f.proc.Kill()
+			<-f.done
+			t.Fatalf("%s printed %d of %d ADDED rows in %s:\n%s", what, added, want, watchFirstRowTimeout, watchOutput{f.snapshot(), f.proc.Stderr()})
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if !exited {
-		if err := p.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		if err := f.proc.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			t.Fatal(err)
 		}
 	}
-	<-done
-	res, err := p.Wait(watchStopTimeout)
-	out := watchOutput{lines: lines, stderr: dropDetectorNotice(res.Stderr)}
+	res, err := f.exit(watchStopTimeout)
+	lines := f.snapshot()
+	out := watchOutput{lines: lines, stderr: res.Stderr}
 	switch {
 	case exited:
 		t.Fatalf("%s exited by itself, exit code %d, after printing %d lines:\n%s", what, res.ExitCode, len(lines), out)

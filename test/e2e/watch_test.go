@@ -28,13 +28,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/test/testenv"
 )
 
-// feedTimeout bounds one feed process; the longest test runs its feed for about a minute.
-const feedTimeout = 5 * time.Minute
-
-// waitTimeout bounds the wait for the feed to report something; a reconnect after an API
-// server restart takes the reflector's backoff, up to several seconds on a loaded machine.
-const waitTimeout = 60 * time.Second
-
 // watchEvent is one line of `kubectl idx watch -o json`, as the README documents it.
 type watchEvent struct {
 	Type             string `json:"type"`
@@ -74,76 +67,10 @@ func (e watchEvent) String() string {
 	return fmt.Sprintf("%s %s uid=%s rv=%s%s", e.Type, e.key(), e.Object.Metadata.UID, e.Object.Metadata.ResourceVersion, rel)
 }
 
-// feedRun is a running `kubectl-idx watch` whose stdout lines are collected as they come.
-type feedRun struct {
-	proc  *testenv.Process
-	mu    sync.Mutex
-	lines []string
-	done  chan struct{}
-}
-
-// startFeed runs the binary under test with args against e as the user of kubeconfig.
-func startFeed(t *testing.T, e *testenv.Env, kubeconfig string, args ...string) *feedRun {
-	t.Helper()
-	return startFeedEnv(t, e, kubeconfig, nil, args...)
-}
-
-func (f *feedRun) snapshot() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.lines)
-}
-
 // events parses the lines so far as NDJSON events.
 func (f *feedRun) events(t *testing.T) []watchEvent {
 	t.Helper()
 	return feedEvents[watchEvent](t, f.snapshot())
-}
-
-// feedEvents parses lines as NDJSON events of type E.
-func feedEvents[E any](t *testing.T, lines []string) []E {
-	t.Helper()
-	var out []E
-	for _, l := range lines {
-		var ev E
-		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			t.Fatalf("feed line is not a JSON event: %v\n%s", err, l)
-		}
-		out = append(out, ev)
-	}
-	return out
-}
-
-// waitFor polls until cond holds for the lines and stderr so far, for at most
-// waitTimeout (see waitWithin).
-func (f *feedRun) waitFor(t *testing.T, what string, cond func(lines []string, stderr string) bool) {
-	t.Helper()
-	f.waitWithin(t, what, waitTimeout, cond)
-}
-
-// interrupt sends SIGINT and checks the feed exits 0 and prints nothing it should not.
-func (f *feedRun) interrupt(t *testing.T) testenv.Result {
-	t.Helper()
-	return f.signal(t, syscall.SIGINT)
-}
-
-// signal sends sig and checks the feed exits 0 and prints nothing it should not.
-func (f *feedRun) signal(t *testing.T, sig syscall.Signal) testenv.Result {
-	t.Helper()
-	if err := f.proc.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	<-f.done
-	res, err := f.proc.Wait(30 * time.Second)
-	if err != nil {
-		t.Fatalf("after %s: %v\n%s", sig, err, res)
-	}
-	res.Stderr = dropDetectorNotice(res.Stderr)
-	if res.ExitCode != 0 {
-		t.Fatalf("after %s: want exit code 0\n%s", sig, res)
-	}
-	noPanic(t, "kubectl-idx watch", res)
-	return res
 }
 
 // objState is what the feed or the server says about one object.
@@ -264,12 +191,27 @@ type writer struct {
 	mu     sync.Mutex
 	writes []write
 	n      int
+	// faulty marks the writes made while a fault lasted (see gap), which the feed may see
+	// folded into a later state if it had to list again.
+	faulty map[int]bool
+	inGap  bool
 }
 
 func (w *writer) record(wr write) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.inGap {
+		w.faulty[len(w.writes)] = true
+	}
 	w.writes = append(w.writes, wr)
+}
+
+// gap marks the writes that follow as made during the fault, until gap(false); a writer
+// that marks them is made with faulty set.
+func (w *writer) gap(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inGap = on
 }
 
 func (w *writer) create(ctx context.Context, name string) {

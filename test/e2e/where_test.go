@@ -528,9 +528,7 @@ func listVersions(t *testing.T, list string) map[string]string {
 	var l struct {
 		Items []metav1.PartialObjectMetadata `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(list), &l); err != nil {
-		t.Fatal(err)
-	}
+	mustDecode(t, "output", list, &l)
 	out := map[string]string{}
 	for _, it := range l.Items {
 		out[string(it.UID)] = it.ResourceVersion
@@ -562,9 +560,7 @@ func (c *ctrlCluster) jqUIDs(t *testing.T, list string, rc whereRecipe) map[stri
 func answerWithout(t *testing.T, answer string, keep map[string]bool) ([]string, int) {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(answer), &doc); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, answer)
-	}
+	mustDecode(t, "output", answer, &doc)
 	kept := func(o map[string]any) bool {
 		if keep == nil {
 			return true
@@ -813,9 +809,7 @@ func TestWhereContexts(t *testing.T) {
 			} `json:"items"`
 			Warnings []string `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatal(err)
-		}
+		mustDecode(t, "output", res.Stdout, &doc)
 		var wantWarnings []string
 		for i, n := range names {
 			var want, got []string

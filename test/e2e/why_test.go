@@ -748,9 +748,7 @@ func (w *whyWorld) whyAnswer(t *testing.T, cl whyClass, code int, args ...string
 			t.Fatalf("kubectl idx %s: exit code %d, want %d\n%s", strings.Join(args, " "), res.ExitCode, code, res)
 		}
 		var doc v1alpha1.Diagnosis
-		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-			t.Fatalf("kubectl idx %s: not JSON: %v\n%s", strings.Join(args, " "), err, res.Stdout)
-		}
+		mustDecode(t, "kubectl idx "+strings.Join(args, " "), res.Stdout, &doc)
 		return &doc, after, res
 	}
 	t.Fatalf("the truth kept changing around kubectl idx %s", strings.Join(args, " "))
@@ -1113,9 +1111,7 @@ func TestWhy(t *testing.T) {
 		} {
 			res := c.idx(t, append(tc.args, "-o", "json")...)
 			var doc v1alpha1.Diagnosis
-			if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
-				t.Fatalf("kubectl idx %s: %v\n%s", strings.Join(tc.args, " "), err, res)
-			}
+			mustDecode(t, "kubectl idx "+strings.Join(tc.args, " "), res.Stdout, &doc)
 			var answer v1alpha1.WhyAnswer
 			s.must(t, "why", tc.tool, &answer)
 			var cli, tool []string
@@ -1202,9 +1198,7 @@ func (w *whyWorld) checkWhyRecipes(t *testing.T) {
 					continue
 				}
 				var doc v1alpha1.Diagnosis
-				if err := json.Unmarshal([]byte(after.Stdout), &doc); err != nil {
-					t.Fatal(err)
-				}
+				mustDecode(t, "output", after.Stdout, &doc)
 				lines := want(&doc)
 				if len(lines) == 0 {
 					t.Fatalf("fixture problem: %s would print nothing", script)
@@ -1231,9 +1225,7 @@ func (w *whyWorld) checkWhyRecipes(t *testing.T) {
 func diagnosisKey(t *testing.T, out string) string {
 	t.Helper()
 	var doc v1alpha1.Diagnosis
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatalf("not a diagnosis: %v\n%s", err, out)
-	}
+	mustDecode(t, "the diagnosis", out, &doc)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", doc.Status)
 	for _, s := range doc.Subjects {

@@ -162,14 +162,7 @@ func TestDrop(t *testing.T) {
 	a.echo("a")
 	b.echo("b")
 	p.Drop()
-	for _, c := range []*client{a, b} {
-		if _, err := c.recv(5 * time.Second); !errors.Is(err, io.EOF) {
-			t.Errorf("read after Drop: %v, want EOF (a FIN)", err)
-		}
-	}
-	waitConns(t, p, 0)
-	// Still accepting.
-	dial(t, p).echo("after")
+	wantCut(t, p, "read after Drop", io.EOF, "EOF (a FIN)", a, b)
 }
 
 func TestReset(t *testing.T) {
@@ -177,9 +170,17 @@ func TestReset(t *testing.T) {
 	c := dial(t, p)
 	c.echo("a")
 	p.Reset()
-	_, err := c.recv(5 * time.Second)
-	if !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("read after Reset: %v, want ECONNRESET", err)
+	wantCut(t, p, "read after Reset", syscall.ECONNRESET, "ECONNRESET", c)
+}
+
+// wantCut checks that the next read of each of clients fails with want (named
+// wantName), that p is left with no connection, and that it still accepts.
+func wantCut(t *testing.T, p *Proxy, what string, want error, wantName string, clients ...*client) {
+	t.Helper()
+	for _, c := range clients {
+		if _, err := c.recv(5 * time.Second); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %s", what, err, wantName)
+		}
 	}
 	waitConns(t, p, 0)
 	dial(t, p).echo("after")
@@ -308,6 +309,22 @@ func TestClose(t *testing.T) {
 	}
 }
 
+// repeatUntil calls f in a goroutine of wg, after every pause, until stop is closed.
+func repeatUntil(wg *sync.WaitGroup, stop <-chan struct{}, pause time.Duration, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(pause):
+				f()
+			}
+		}
+	}()
+}
+
 // TestConcurrentControls runs every control from several goroutines while clients talk
 // through the proxy; with -race it checks the controls are safe for concurrent use, and
 // that the proxy still forwards once the faults stop.
@@ -323,39 +340,19 @@ func TestConcurrentControls(t *testing.T) {
 		func() { _ = p.Conns() },
 	}
 	for _, f := range controls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Millisecond):
-					f()
-				}
-			}
-		}()
+		repeatUntil(&wg, stop, time.Millisecond, f)
 	}
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
-				if err != nil {
-					continue
-				}
-				_ = c.SetDeadline(time.Now().Add(50 * time.Millisecond))
-				_, _ = io.WriteString(c, "x\n")
-				_, _ = c.Read(make([]byte, 2))
-				_ = c.Close()
+		repeatUntil(&wg, stop, 0, func() {
+			c, err := net.DialTimeout("tcp", p.Addr(), time.Second)
+			if err != nil {
+				return
 			}
-		}()
+			_ = c.SetDeadline(time.Now().Add(50 * time.Millisecond))
+			_, _ = io.WriteString(c, "x\n")
+			_, _ = c.Read(make([]byte, 2))
+			_ = c.Close()
+		})
 	}
 	time.Sleep(500 * time.Millisecond)
 	close(stop)

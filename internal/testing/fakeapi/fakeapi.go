@@ -158,18 +158,29 @@ func asPartial(obj runtime.Object, gvk schema.GroupVersionKind) *metav1.PartialO
 // Typed returns a REST client for gv that talks to this server. Its signature
 // matches informer.Clients.Typed.
 func (s *Server) Typed(gv schema.GroupVersion) (rest.Interface, error) {
-	prefix := "/apis/" + gv.Group + "/" + gv.Version
-	if gv.Group == "" {
-		prefix = "/api/" + gv.Version
-	}
+	prefix := apiPrefix(gv)
+	return Client(gv, func(req *http.Request) *http.Response { return s.serve(gv, prefix, req) }), nil
+}
+
+// Client returns a REST client for gv that hands every request to answer: the
+// client of a test server that scripts or checks its answers itself.
+func Client(gv schema.GroupVersion, answer func(req *http.Request) *http.Response) rest.Interface {
 	return &restfake.RESTClient{
 		NegotiatedSerializer: clientgoscheme.Codecs.WithoutConversion(),
 		GroupVersion:         gv,
-		VersionedAPIPath:     prefix,
+		VersionedAPIPath:     apiPrefix(gv),
 		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-			return s.serve(gv, prefix, req), nil
+			return answer(req), nil
 		}),
-	}, nil
+	}
+}
+
+// apiPrefix is the path the API server serves gv under.
+func apiPrefix(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "/api/" + gv.Version
+	}
+	return "/apis/" + gv.Group + "/" + gv.Version
 }
 
 // Contacted counts the requests received so far, typed and metadata: none
@@ -244,7 +255,7 @@ func (s *Server) serve(gv schema.GroupVersion, prefix string, req *http.Request)
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
-	return jsonResponse(req, data)
+	return JSON(req, data)
 }
 
 // serveGet answers a GET of one typed object by name, or NotFound.
@@ -265,11 +276,11 @@ func (s *Server) serveGet(req *http.Request, gv schema.GroupVersion, resource sc
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
-	return jsonResponse(req, data)
+	return JSON(req, data)
 }
 
-// jsonResponse answers req with data, a JSON document.
-func jsonResponse(req *http.Request, data []byte) *http.Response {
+// JSON answers req with data, a JSON document.
+func JSON(req *http.Request, data []byte) *http.Response {
 	return &http.Response{
 		StatusCode: http.StatusOK,
 		Header:     http.Header{"Content-Type": []string{runtime.ContentTypeJSON}},
@@ -341,7 +352,7 @@ func (s *Server) serveTable(req *http.Request, resource schema.GroupVersionResou
 	if err != nil {
 		return statusResponse(req, &apierrors.NewInternalError(err).ErrStatus)
 	}
-	return jsonResponse(req, data)
+	return JSON(req, data)
 }
 
 // kindForResource finds the kind client-go's scheme serves as resource.
