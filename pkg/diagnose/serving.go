@@ -17,6 +17,10 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 )
 
+// servingSetsCompared is how many distinct label sets serving compares a
+// pod's labels with before it keys them all.
+const servingSetsCompared = 8
+
 // serving checks the Services and PodDisruptionBudgets that select the
 // subtree's pods, or the pods its template makes (a workload that has none
 // yet is still selected).
@@ -26,9 +30,17 @@ func (d *diagnosis) serving(root *Object) {
 		return
 	}
 	sets := map[string]labels.Set{}
+	// A workload's pods mostly carry a few sets of labels (its template's,
+	// and one per zone or revision): those are compared with the sets met
+	// so far rather than each printed as a key.
+	var met []map[string]string
 	add := func(set map[string]string) {
-		if len(set) > 0 {
-			sets[labels.Set(set).String()] = set
+		if len(set) == 0 || slices.ContainsFunc(met, func(m map[string]string) bool { return maps.Equal(m, set) }) {
+			return
+		}
+		sets[labels.Set(set).String()] = set
+		if len(met) < servingSetsCompared {
+			met = append(met, set)
 		}
 	}
 	add(templateLabels(root.Obj))

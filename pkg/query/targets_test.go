@@ -166,6 +166,13 @@ func (r *feedRecorder) end(a query.Answer[struct{}]) {
 	r.ended = append(r.ended, a)
 }
 
+// endedSoFar returns the feeds ended so far.
+func (r *feedRecorder) endedSoFar() []query.Answer[struct{}] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ended)
+}
+
 // names are the context/name of the events so far.
 func (r *feedRecorder) names() []string {
 	r.mu.Lock()
@@ -232,7 +239,7 @@ func TestFollowFeedFails(t *testing.T) {
 	r := &feedRecorder{}
 	done := make(chan error, 1)
 	go func() { done <- followPods(ctx, []query.Target{target(t, "owned"), ok}, "deployment/gone", r, r.emit) }()
-	for deadline := time.Now().Add(20 * time.Second); len(r.ended) < 1; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); len(r.endedSoFar()) < 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("owned never ended; events %q", r.names())
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -101,13 +103,14 @@ func (s *Session) Why(ctx context.Context, obj ObjectRef, opts WhyOptions) (*v1a
 	ref := v1alpha1.Ref(root.GVK, root.Object)
 	doc.Subject = &ref
 	checked := map[string]int{}
+	seen := map[causeKey]bool{}
 	for i, n := range subjects {
 		tree, err := r.subtree(g, n, m, i == 0)
 		if err != nil {
 			return nil, err
 		}
 		res := diagnose.Diagnose(tree, r, now)
-		addSubject(doc, n, res, nil)
+		addSubject(doc, seen, n, res, nil)
 		for k, c := range res.Checked {
 			checked[k] += c
 		}
@@ -240,7 +243,7 @@ func (s *Session) whyNode(ctx context.Context, obj ObjectRef, now time.Time) (*v
 	doc := v1alpha1.NewDiagnosis()
 	ref := v1alpha1.Ref(obj.Resource.GVK, node)
 	doc.Subject = &ref
-	addSubject(doc, index.Node{GVK: obj.Resource.GVK, Object: node}, res, nil)
+	addSubject(doc, nil, index.Node{GVK: obj.Resource.GVK, Object: node}, res, nil)
 	finishDiagnosis(doc, res.Checked, r, s)
 	return doc, nil
 }
@@ -355,7 +358,7 @@ func (s *Session) whyOther(ctx context.Context, obj ObjectRef, ns string, now ti
 	doc := v1alpha1.NewDiagnosis()
 	ref := v1alpha1.Ref(root.GVK, root.Object)
 	doc.Subject = &ref
-	addSubject(doc, root, res, nil)
+	addSubject(doc, nil, root, res, nil)
 	finishDiagnosis(doc, res.Checked, r, s)
 	return doc, nil
 }
@@ -425,23 +428,37 @@ func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagno
 	doc := v1alpha1.NewDiagnosis()
 	doc.Namespace = ns
 	now := opts.now()
-	for _, n := range subjects {
-		if m != nil {
+	if m != nil {
+		subjects = slices.DeleteFunc(subjects, func(n index.Node) bool {
 			obj := r.fullOf(n)
 			if obj == nil {
 				obj, _ = n.Object.(runtime.Object)
 			}
-			if obj == nil || !m.match(n.GVK, obj) {
-				continue
+			return obj == nil || !m.match(n.GVK, obj)
+		})
+	}
+	// The subjects are diagnosed on every processor, and added up in
+	// their order: a cause two subjects share stays under the first.
+	results := make([]diagnose.Result, len(subjects))
+	eg, _ := errgroup.WithContext(ctx)
+	eg.SetLimit(goruntime.GOMAXPROCS(0))
+	for i, n := range subjects {
+		eg.Go(func() error {
+			tree, err := r.subtree(g, n, nil, true)
+			if err != nil {
+				return err
 			}
-		}
-		tree, err := r.subtree(g, n, nil, true)
-		if err != nil {
-			return nil, err
-		}
-		res := diagnose.Diagnose(tree, r, now)
+			results[i] = diagnose.Diagnose(tree, r, now)
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	seen := map[causeKey]bool{}
+	for i, n := range subjects {
 		ref := v1alpha1.Ref(n.GVK, n.Object)
-		addSubject(doc, n, res, &ref)
+		addSubject(doc, seen, n, results[i], &ref)
 	}
 	// What was read, rather than what each subject looked at: the subjects
 	// share their nodes, Services and events.
@@ -460,14 +477,23 @@ func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagno
 
 // addSubject adds a subject's diagnosis to doc: its status, and its causes
 // that doc does not hold already (two subjects' pods on one node that does
-// not report are one cause, under the first). subject is set on the causes
-// of a diagnosis of every top-level owner.
-func addSubject(doc *v1alpha1.Diagnosis, n index.Node, res diagnose.Result, subject *v1alpha1.ObjectReference) {
+// not report are one cause, under the first). seen holds the causes doc holds,
+// when it adds up several subjects; nil for doc's only one. subject is set on
+// the causes of a diagnosis of every top-level owner.
+func addSubject(doc *v1alpha1.Diagnosis, seen map[causeKey]bool, n index.Node, res diagnose.Result, subject *v1alpha1.ObjectReference) {
+	if seen == nil {
+		seen = map[causeKey]bool{}
+		for _, c := range doc.Causes {
+			seen[keyOfCause(c)] = true
+		}
+	}
 	doc.Subjects = append(doc.Subjects, v1alpha1.SubjectStatus{Object: v1alpha1.Ref(n.GVK, n.Object), Status: res.Status, Summary: res.Summary})
 	for _, c := range res.Causes {
-		if slices.ContainsFunc(doc.Causes, func(o v1alpha1.Cause) bool { return sameCause(o, c) }) {
+		k := keyOfCause(c)
+		if seen[k] {
 			continue
 		}
+		seen[k] = true
 		if subject != nil {
 			sub := *subject
 			c.Subject = &sub
@@ -476,10 +502,14 @@ func addSubject(doc *v1alpha1.Diagnosis, n index.Node, res diagnose.Result, subj
 	}
 }
 
-// sameCause reports whether a and b are one cause: the same reason, of the
-// same culprit.
-func sameCause(a, b v1alpha1.Cause) bool {
-	return a.Reason == b.Reason && a.Object.Kind == b.Object.Kind && a.Object.Namespace == b.Object.Namespace && a.Object.Name == b.Object.Name && a.Object.APIVersion == b.Object.APIVersion
+// causeKey is what makes two causes one: the same reason, of the same
+// culprit.
+type causeKey struct {
+	reason, apiVersion, kind, namespace, name string
+}
+
+func keyOfCause(c v1alpha1.Cause) causeKey {
+	return causeKey{c.Reason, c.Object.APIVersion, c.Object.Kind, c.Object.Namespace, c.Object.Name}
 }
 
 // finishDiagnosis orders doc's causes worst first across its subjects, sets

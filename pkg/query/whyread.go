@@ -84,7 +84,9 @@ type whyReader struct {
 	mu     sync.Mutex
 	unseen map[string]bool
 	// limitRanges and requested are read on first use, per namespace and
-	// per node.
+	// per node, under lazy: subjects are diagnosed concurrently. lazy also
+	// guards what those reads add to factories and resources.
+	lazy        sync.Mutex
 	limitRanges map[string][]*corev1.LimitRange
 	requested   map[string]corev1.ResourceList
 	// podsEverywhere is set when the pods read are every namespace's: a
@@ -210,7 +212,7 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 	}
 	if t := r.triage; t != nil {
 		eg.Go(func() error {
-			t.table, t.tableErr = s.readPodTable(ctx, t.res, namespace)
+			r.readTriageTables(ctx)
 			return nil
 		})
 	}
@@ -477,6 +479,8 @@ func (r *whyReader) SelectedPods(namespace string, sel labels.Selector) ([]*core
 // LimitRanges implements diagnose.Sources, reading the namespace's
 // LimitRanges on first use: only a FailedCreate that quotes one needs them.
 func (r *whyReader) LimitRanges(namespace string) ([]*corev1.LimitRange, bool) {
+	r.lazy.Lock()
+	defer r.lazy.Unlock()
 	if lrs, ok := r.limitRanges[namespace]; ok {
 		return lrs, lrs != nil
 	}
@@ -517,6 +521,8 @@ func (r *whyReader) LimitRanges(namespace string) ([]*corev1.LimitRange, bool) {
 // for the node alone (pods with that spec.nodeName, summaries only) on
 // first use: only a pod the scheduler found too big needs it.
 func (r *whyReader) Requested(node string) (corev1.ResourceList, bool) {
+	r.lazy.Lock()
+	defer r.lazy.Unlock()
 	if req, ok := r.requested[node]; ok {
 		return req, req != nil
 	}

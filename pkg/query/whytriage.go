@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/wire"
 )
@@ -87,11 +90,117 @@ var triageKinds = []schema.GroupKind{replicaSetKind, statefulSetKind, daemonSetK
 // podTriage is what newWhyReader reads for triage: the pods' metadata and the
 // server's table of them.
 type podTriage struct {
-	res   informer.Resource
-	meta  cache.Indexer
+	res  informer.Resource
+	meta cache.Indexer
+	// table is the server's table of every namespace's pods, when it was
+	// read in one (more namespaces than triageTableNamespaces); rows are
+	// the rows by "namespace/name" when the tables were read namespace by
+	// namespace, or of the one namespace asked about.
 	table *metav1.Table
+	rows  map[string]*metav1.TableRow
+	cols  podTableColumns
 	// tableErr is why the table could not be read.
 	tableErr error
+	// early are the pods read whole while the metadata was still arriving,
+	// by "namespace/name": those whose rows alone say they need it.
+	early map[string]*corev1.Pod
+}
+
+// triageTableNamespaces: a diagnosis of every namespace reads the pods'
+// table namespace by namespace, each row then known by namespace and name,
+// when there are at most this many namespaces; past that, in one table.
+const triageTableNamespaces = 64
+
+// readTriageTables reads the server's tables of the pods for triage, and
+// starts reading whole, meanwhile, the pods whose rows alone say they must
+// be: the metadata list is the longer read, and the GETs then wait on
+// nothing. It runs beside the informers' sync, and never fails: triage
+// reads every pod whole when it has no table.
+func (r *whyReader) readTriageTables(ctx context.Context) {
+	t := r.triage
+	var tables map[string]*metav1.Table
+	if r.namespace != metav1.NamespaceAll {
+		tbl, err := r.s.readPodTable(ctx, t.res, r.namespace)
+		if err != nil {
+			t.tableErr = err
+			return
+		}
+		tables = map[string]*metav1.Table{r.namespace: tbl}
+	} else if names, err := r.s.namespaceNames(ctx); err != nil || len(names) == 0 || len(names) > triageTableNamespaces {
+		// Namespaces that cannot be listed, or too many to ask one by one.
+		t.table, t.tableErr = r.s.readPodTable(ctx, t.res, metav1.NamespaceAll)
+		if t.tableErr == nil {
+			t.cols = podColumns(t.table)
+		}
+		return
+	} else {
+		tables = make(map[string]*metav1.Table, len(names))
+		var mu sync.Mutex
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(relationMaxLists)
+		for _, ns := range names {
+			g.Go(func() error {
+				tbl, err := r.s.readPodTable(gctx, t.res, ns)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				tables[ns] = tbl
+				return nil
+			})
+		}
+		if t.tableErr = g.Wait(); t.tableErr != nil {
+			return
+		}
+	}
+	t.rows = map[string]*metav1.TableRow{}
+	t.cols = podTableColumns{ready: -1, status: -1, node: -1, gates: -1}
+	for ns, tbl := range tables {
+		cols := podColumns(tbl)
+		nameCol := slices.IndexFunc(tbl.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Format == "name" })
+		if nameCol < 0 || cols.ready < 0 || cols.status < 0 || cols.node < 0 || len(t.rows) > 0 && cols != t.cols {
+			// Not the columns triage reads, or not the same in each.
+			t.rows, t.tableErr = nil, fmt.Errorf("the server's table of %s has not the columns triage reads", t.res.Name())
+			return
+		}
+		t.cols = cols
+		for i := range tbl.Rows {
+			row := &tbl.Rows[i]
+			if name, ok := cell(row, nameCol); ok {
+				t.rows[ns+"/"+name] = row
+			}
+		}
+	}
+	var early []types.NamespacedName
+	for key, row := range t.rows {
+		if !rowRuns(row, t.cols) {
+			ns, name, _ := strings.Cut(key, "/")
+			early = append(early, types.NamespacedName{Namespace: ns, Name: name})
+		}
+	}
+	if len(early)*wholeShare > len(t.rows) {
+		// Every pod will be read whole, in one list.
+		return
+	}
+	read, err := r.podsWhole(ctx, t.res, early)
+	if err != nil {
+		// Read again, and said, where they are needed.
+		return
+	}
+	t.early = make(map[string]*corev1.Pod, len(read))
+	for _, p := range read {
+		t.early[p.Namespace+"/"+p.Name] = p
+	}
+}
+
+// cell returns row's string cell i.
+func cell(row *metav1.TableRow, i int) (string, bool) {
+	if i < 0 || i >= len(row.Cells) {
+		return "", false
+	}
+	s, ok := row.Cells[i].(string)
+	return s, ok
 }
 
 // readPodTable reads the server's table of the pods of namespace, without
@@ -117,29 +226,35 @@ func (r *whyReader) triagedPods(ctx context.Context) error {
 	if t == nil || t.meta == nil {
 		return nil
 	}
-	metas := make([]metav1.Object, 0, len(t.meta.ListKeys()))
-	for _, o := range t.meta.List() {
-		if m, ok := o.(metav1.Object); ok {
-			metas = append(metas, m)
-		}
-	}
-	stand, whole := r.triageRows(ctx, t, metas)
-	if whole == nil || len(whole)*wholeShare > len(metas) {
-		klog.V(4).InfoS("why reads every pod whole", "pods", len(metas), "toRead", len(whole), "tableErr", t.tableErr)
+	metas := sortedByKey(t.meta.List())
+	stand, early, whole := r.triageRows(ctx, t, metas)
+	if whole == nil || (len(early)+len(whole))*wholeShare > len(metas) {
+		klog.V(4).InfoS("why reads every pod whole", "pods", len(metas), "toRead", len(early)+len(whole), "tableErr", t.tableErr)
 		return r.allPodsWhole(ctx, t.res)
 	}
-	klog.V(4).InfoS("why triaged the pods", "pods", len(metas), "asRowsSay", len(stand), "toRead", len(whole))
-	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, whyIndexers(podKind))
+	klog.V(4).InfoS("why triaged the pods", "pods", len(metas), "asRowsSay", len(stand), "readEarly", len(early), "toRead", len(whole))
+	// The GETs wait on the API server; the pods that stand are indexed
+	// meanwhile.
+	var read []*corev1.Pod
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		read, err = r.podsWhole(gctx, t.res, whole)
+		return err
+	})
+	// Not every namespace's pods are read whole, so Requested reads a
+	// node's pods for itself, and nothing looks pods up by node here.
+	indexers := whyIndexers(podKind)
+	delete(indexers, index.NodeIndex)
+	store := index.NewStatic(cache.MetaNamespaceKeyFunc, indexers, len(metas))
 	for _, p := range stand {
 		if err := store.Add(p); err != nil {
 			return err
 		}
 	}
-	read, err := r.podsWhole(ctx, t.res, whole)
-	if err != nil {
+	if err := g.Wait(); err != nil {
 		return err
 	}
-	for _, p := range read {
+	for _, p := range append(early, read...) {
 		if err := store.Add(p); err != nil {
 			return err
 		}
@@ -149,46 +264,89 @@ func (r *whyReader) triagedPods(ctx context.Context) error {
 	return nil
 }
 
-// triageRows sorts metas into the pods that stand as their rows say and the
-// keys of those to read whole; whole is nil when the table cannot tell.
-func (r *whyReader) triageRows(ctx context.Context, t *podTriage, metas []metav1.Object) (stand []*corev1.Pod, whole []types.NamespacedName) {
-	if t.tableErr != nil || t.table == nil {
-		return nil, nil
+// triageRows sorts metas into the pods that stand as their rows say, those
+// read whole already (t.early, the same pod by UID), and the keys of those
+// to read whole; whole is nil when the table cannot tell.
+func (r *whyReader) triageRows(ctx context.Context, t *podTriage, metas []metav1.Object) (stand, read []*corev1.Pod, whole []types.NamespacedName) {
+	if t.tableErr != nil || t.rows == nil && t.table == nil {
+		return nil, nil, nil
 	}
-	cols := podColumns(t.table)
-	if cols.ready < 0 || cols.status < 0 || cols.node < 0 {
-		return nil, nil
+	if t.cols.ready < 0 || t.cols.status < 0 || t.cols.node < 0 {
+		return nil, nil, nil
 	}
-	// The table's order: by namespace and name as the server keys them.
-	slices.SortFunc(metas, func(a, b metav1.Object) int {
-		return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
-	})
+	rowOf := t.rowOf
+	if t.rows == nil {
+		var ok bool
+		if rowOf, ok = r.matchRows(ctx, t, metas); !ok {
+			return nil, nil, nil
+		}
+	}
+	controllers := r.triageControllers()
+	nodes := r.readyNodes()
+	if nodes == nil {
+		return nil, nil, nil
+	}
+	whole = []types.NamespacedName{}
+	parts := standInParts{}
+	for _, m := range metas {
+		key := m.GetNamespace() + "/" + m.GetName()
+		if p := runningPod(m, rowOf(key), t.cols, controllers, nodes, parts); p != nil {
+			stand = append(stand, p)
+			continue
+		}
+		if p := t.early[key]; p != nil && p.UID == m.GetUID() {
+			read = append(read, p)
+			continue
+		}
+		whole = append(whole, types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()})
+	}
+	return stand, read, whole
+}
+
+// sortedByKey returns the objects of objs by their keys ("NS/NAME"), the
+// order of the server's tables: a namespace "a" comes after "a-b".
+func sortedByKey(objs []any) []metav1.Object {
+	type keyed struct {
+		key string
+		m   metav1.Object
+	}
+	byKey := make([]keyed, 0, len(objs))
+	for _, o := range objs {
+		if m, ok := o.(metav1.Object); ok {
+			byKey = append(byKey, keyed{m.GetNamespace() + "/" + m.GetName(), m})
+		}
+	}
+	slices.SortFunc(byKey, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	out := make([]metav1.Object, len(byKey))
+	for i, k := range byKey {
+		out[i] = k.m
+	}
+	return out
+}
+
+// rowOf returns the row of the pod "namespace/name" of tables read
+// namespace by namespace, nil when none.
+func (t *podTriage) rowOf(key string) *metav1.TableRow { return t.rows[key] }
+
+// matchRows finds the rows of metas, in the order of their keys, in the
+// table of every namespace as tables find them (readTable), and returns the
+// row of each "namespace/name".
+func (r *whyReader) matchRows(ctx context.Context, t *podTriage, metas []metav1.Object) (func(string) *metav1.TableRow, bool) {
 	objs := make([]runtime.Object, len(metas))
 	for i, m := range metas {
 		objs[i] = &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: m.GetName(), UID: m.GetUID()}}
 	}
 	table, err := r.s.readTable(ctx, t.res, objs, t.table)
 	if err != nil {
-		return nil, nil
+		return nil, false
 	}
-	rowOf := make(map[runtime.Object]*metav1.TableRow, len(table.Rows))
+	rows := make(map[string]*metav1.TableRow, len(table.Rows))
 	for i := range table.Rows {
-		rowOf[table.Rows[i].Object.Object] = &table.Rows[i]
-	}
-	controllers := r.triageControllers()
-	nodes := r.readyNodes()
-	if nodes == nil {
-		return nil, nil
-	}
-	whole = []types.NamespacedName{}
-	for i, m := range metas {
-		if p := runningPod(m, rowOf[objs[i]], cols, controllers, nodes); p != nil {
-			stand = append(stand, p)
-			continue
+		if a, err := meta.Accessor(table.Rows[i].Object.Object); err == nil {
+			rows[a.GetNamespace()+"/"+a.GetName()] = &table.Rows[i]
 		}
-		whole = append(whole, types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()})
 	}
-	return stand, whole
+	return func(key string) *metav1.TableRow { return rows[key] }, true
 }
 
 // podTableColumns are the indexes of the pod table's columns triage reads,
@@ -238,10 +396,30 @@ func (r *whyReader) readyNodes() map[string]bool {
 	return out
 }
 
+// rowRuns reports whether row says its pod runs with every container and
+// readiness gate ready, on a node.
+func rowRuns(row *metav1.TableRow, cols podTableColumns) bool {
+	if status, _ := cell(row, cols.status); status != string(corev1.PodRunning) {
+		return false
+	}
+	ready, _ := cell(row, cols.ready)
+	n, total, ok := fraction(ready)
+	if !ok || total == 0 || n != total {
+		return false
+	}
+	if g, _ := cell(row, cols.gates); cols.gates >= 0 && g != "<none>" {
+		if met, of, ok := fraction(g); !ok || met != of {
+			return false
+		}
+	}
+	node, _ := cell(row, cols.node)
+	return node != ""
+}
+
 // runningPod returns the pod m as its row says, when the row says it runs
-// with every container and readiness gate ready on a node of nodes, under a
-// controller of controllers; nil otherwise.
-func runningPod(m metav1.Object, row *metav1.TableRow, cols podTableColumns, controllers map[types.UID]bool, nodes map[string]bool) *corev1.Pod {
+// (rowRuns) on a node of nodes, under a controller of controllers; nil
+// otherwise. Its containers, statuses and conditions are parts'.
+func runningPod(m metav1.Object, row *metav1.TableRow, cols podTableColumns, controllers map[types.UID]bool, nodes map[string]bool, parts standInParts) *corev1.Pod {
 	if row == nil || m.GetDeletionTimestamp() != nil {
 		return nil
 	}
@@ -249,28 +427,12 @@ func runningPod(m metav1.Object, row *metav1.TableRow, cols podTableColumns, con
 	if c == nil || !controllers[c.UID] {
 		return nil
 	}
-	cell := func(i int) string {
-		if i < 0 || i >= len(row.Cells) {
-			return ""
-		}
-		s, _ := row.Cells[i].(string)
-		return s
-	}
-	if cell(cols.status) != string(corev1.PodRunning) {
+	if !rowRuns(row, cols) {
 		return nil
 	}
-	ready, total, ok := fraction(cell(cols.ready))
-	if !ok || total == 0 || ready != total {
-		return nil
-	}
-	if cols.gates >= 0 {
-		if g := cell(cols.gates); g != "<none>" {
-			if met, of, ok := fraction(g); !ok || met != of {
-				return nil
-			}
-		}
-	}
-	node := cell(cols.node)
+	ready, _ := cell(row, cols.ready)
+	_, total, _ := fraction(ready)
+	node, _ := cell(row, cols.node)
 	if !nodes[node] {
 		return nil
 	}
@@ -280,14 +442,34 @@ func runningPod(m metav1.Object, row *metav1.TableRow, cols podTableColumns, con
 		Annotations: m.GetAnnotations(), OwnerReferences: m.GetOwnerReferences(), Finalizers: m.GetFinalizers(),
 	}}
 	p.Spec.NodeName = node
-	p.Spec.Containers = make([]corev1.Container, total)
 	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	p.Status.ContainerStatuses = make([]corev1.ContainerStatus, total)
-	for i := range p.Status.ContainerStatuses {
-		p.Status.ContainerStatuses[i] = corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
-	}
+	p.Spec.Containers, p.Status.ContainerStatuses, p.Status.Conditions = parts.of(total)
 	return p
+}
+
+// standInParts are the containers, statuses and conditions of the pods that
+// stand as their rows say, by number of containers: one copy for every pod
+// of that many, as nothing writes a pod read for a diagnosis. At 20,000
+// pods, each with its own made a third of the stand-ins' bytes.
+type standInParts map[int]standIn
+
+type standIn struct {
+	containers []corev1.Container
+	statuses   []corev1.ContainerStatus
+	conditions []corev1.PodCondition
+}
+
+func (parts standInParts) of(n int) ([]corev1.Container, []corev1.ContainerStatus, []corev1.PodCondition) {
+	s, ok := parts[n]
+	if !ok {
+		s = standIn{containers: make([]corev1.Container, n), statuses: make([]corev1.ContainerStatus, n),
+			conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		for i := range s.statuses {
+			s.statuses[i] = corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+		}
+		parts[n] = s
+	}
+	return s.containers, s.statuses, s.conditions
 }
 
 // fraction reads "a/b".

@@ -3,9 +3,11 @@ package query_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -85,12 +87,60 @@ func triageWorld() []runtime.Object {
 
 // TestSessionWhyAllTriage: WhyAll reads the pods its server's table says
 // run ready under a controller as metadata and reads the others whole, one
-// name at a time, and answers as when it reads every pod whole. A server
-// whose table has not the pod columns has every pod read whole.
+// name at a time, and answers as when it reads every pod whole: with the
+// tables read namespace by namespace (the namespaces listed), and in one
+// table of every pod where the namespaces cannot be listed. A server whose
+// table has not the pod columns has every pod read whole.
 func TestSessionWhyAllTriage(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		namespaces bool
+		// tables are the paths of the pod tables read.
+		tables []string
+	}{
+		// The pods whose rows say they crash are read before the
+		// lists end (the ReplicaSets' waits for them here).
+		{"namespace by namespace", true, []string{"/api/v1/namespaces/other/pods", "/api/v1/namespaces/shop/pods"}},
+		// The names two namespaces share are read again in theirs.
+		{"one table", false, []string{"/api/v1/namespaces/other/pods", "/api/v1/namespaces/shop/pods", "/api/v1/pods"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			world := triageWorld()
+			if tc.namespaces {
+				world = append(world, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+			}
+			testWhyAllTriage(t, world, tc.tables, tc.namespaces)
+		})
+	}
+}
+
+func testWhyAllTriage(t *testing.T, world []runtime.Object, tables []string, early bool) {
+	// crashing are the GETs of the pods whose rows alone say to read them.
+	crashing := []string{"/api/v1/namespaces/other/pods/web-1-a", "/api/v1/namespaces/other/pods/web-1-b", "/api/v1/namespaces/shop/pods/web-1-more-0"}
 	answer := func(t *testing.T, columns bool, whole bool) (string, []fakeapi.Request) {
 		t.Helper()
-		srv := fakeapi.New(nil, triageWorld()...)
+		srv := fakeapi.New(nil, world...)
+		if early && columns && !whole {
+			// Triage needs the ReplicaSets before any pod is read after
+			// the lists.
+			srv.BeforeList = func(req *http.Request) *metav1.Status {
+				if req.URL.Path != "/apis/apps/v1/replicasets" {
+					return nil
+				}
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+					reqs := srv.Requests()
+					if !slices.ContainsFunc(crashing, func(path string) bool {
+						return !slices.ContainsFunc(reqs, func(r fakeapi.Request) bool { return r.Path == path })
+					}) {
+						return nil
+					}
+					if time.Now().After(deadline) {
+						t.Errorf("the ReplicaSets' list waited 10 s for the GETs of %q, which never came", crashing)
+						return nil
+					}
+				}
+			}
+		}
 		if columns {
 			srv.Columns = map[string][]metav1.TableColumnDefinition{"pods": podTableColumns}
 			srv.Cells = podCells
@@ -140,10 +190,26 @@ func TestSessionWhyAllTriage(t *testing.T) {
 	if got := typedPodLists(reqs); !slices.Equal(got, want) {
 		t.Errorf("triaged: pod lists %q, want %q", got, want)
 	}
-	if !slices.ContainsFunc(reqs, func(r fakeapi.Request) bool {
-		return r.Table && r.Path == "/api/v1/pods" && r.Query.Get("includeObject") == "None"
-	}) {
-		t.Error("triaged: no table of every pod without objects was read")
+	// Each read once: those read early are not read again.
+	gets := map[string]int{}
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "/pods/") {
+			if gets[r.Path]++; gets[r.Path] > 1 {
+				t.Errorf("triaged: %s read %d times", r.Path, gets[r.Path])
+			}
+		}
+	}
+	var read []string
+	for _, r := range reqs {
+		if r.Table && strings.HasSuffix(r.Path, "/pods") {
+			if r.Query.Get("includeObject") != "None" {
+				t.Errorf("triaged: table %s read with includeObject=%q, want None", r.Path, r.Query.Get("includeObject"))
+			}
+			read = append(read, r.Path)
+		}
+	}
+	if slices.Sort(read); !slices.Equal(slices.Compact(read), tables) {
+		t.Errorf("triaged: pod tables %q, want %q", read, tables)
 	}
 	var doc struct {
 		Causes []struct{ Reason string } `json:"causes"`

@@ -163,16 +163,31 @@ func (s *Server) Typed(gv schema.GroupVersion) (rest.Interface, error) {
 }
 
 // Client returns a REST client for gv that hands every request to answer: the
-// client of a test server that scripts or checks its answers itself.
+// client of a test server that scripts or checks its answers itself. It is
+// client-go's own REST client, safe for concurrent requests, over an HTTP
+// client that never leaves the process.
 func Client(gv schema.GroupVersion, answer func(req *http.Request) *http.Response) rest.Interface {
-	return &restfake.RESTClient{
-		NegotiatedSerializer: clientgoscheme.Codecs.WithoutConversion(),
-		GroupVersion:         gv,
-		VersionedAPIPath:     apiPrefix(gv),
-		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
-			return answer(req), nil
-		}),
+	apiPath := "/apis"
+	if gv.Group == "" {
+		apiPath = "/api"
 	}
+	cfg := &rest.Config{
+		Host:    "http://fakeapi.invalid",
+		APIPath: apiPath,
+		QPS:     -1,
+		ContentConfig: rest.ContentConfig{
+			GroupVersion:         &gv,
+			NegotiatedSerializer: clientgoscheme.Codecs.WithoutConversion(),
+		},
+	}
+	httpClient := restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
+		return answer(req), nil
+	})
+	c, err := rest.RESTClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		panic(fmt.Sprintf("fakeapi: %v", err))
+	}
+	return c
 }
 
 // apiPrefix is the path the API server serves gv under.
