@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -52,21 +53,67 @@ func NewStatic(keyFunc cache.KeyFunc, indexers cache.Indexers, sizeHint int) *St
 
 // Add adds obj, which must not be held already.
 func (s *Static) Add(obj any) error {
+	key, values, err := s.entryOf(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.insert(key, obj, values)
+}
+
+// AddAll adds objs, none of which may be held already: their keys and index
+// values are computed on every processor, then added in objs' order. On an
+// error, the objects before the one that failed are added.
+func (s *Static) AddAll(objs []any) error {
+	keys := make([]string, len(objs))
+	values := make([][][]string, len(objs))
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	chunk := (len(objs) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
+	for start := 0; start < len(objs); start += chunk {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := start; i < min(start+chunk, len(objs)); i++ {
+				keys[i], values[i], errs[i] = s.entryOf(objs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, obj := range objs {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if err := s.insert(keys[i], obj, values[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entryOf returns obj's key and its values of each index. It reads obj
+// alone, without the lock.
+func (s *Static) entryOf(obj any) (string, [][]string, error) {
 	key, err := s.keyFunc(obj)
 	if err != nil {
-		return cache.KeyError{Obj: obj, Err: err}
+		return "", nil, cache.KeyError{Obj: obj, Err: err}
 	}
-	// The index values are computed before the lock: they read obj alone.
 	values := make([][]string, len(s.fns))
 	for i, fn := range s.fns {
 		vs, err := fn(obj)
 		if err != nil {
-			return fmt.Errorf("unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
+			return "", nil, fmt.Errorf("unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
 		}
 		values[i] = vs
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return key, values, nil
+}
+
+// insert adds obj under key with its index values; s.mu is held.
+func (s *Static) insert(key string, obj any, values [][]string) error {
 	if _, ok := s.items[key]; ok {
 		return fmt.Errorf("%q: %w", key, errStatic)
 	}

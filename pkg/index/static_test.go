@@ -48,8 +48,15 @@ func keysOf(t *testing.T, objs []any) []string {
 
 // TestStaticAnswersAsClientGoIndexer: every lookup of a Static answers what
 // client-go's indexer answers over the same objects (up to order), and
-// List keeps the order of adding.
+// List keeps the order of adding, whether they were added one by one or
+// all at once.
 func TestStaticAnswersAsClientGoIndexer(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("AddAll=%v", all), func(t *testing.T) { testStaticAnswers(t, all) })
+	}
+}
+
+func testStaticAnswers(t *testing.T, all bool) {
 	pods := staticPods()
 	want := cache.NewIndexer(cache.MetaNamespaceKeyFunc, staticIndexers())
 	got := NewStatic(cache.MetaNamespaceKeyFunc, staticIndexers(), len(pods))
@@ -57,7 +64,14 @@ func TestStaticAnswersAsClientGoIndexer(t *testing.T) {
 		if err := want.Add(p); err != nil {
 			t.Fatal(err)
 		}
-		if err := got.Add(p); err != nil {
+		if !all {
+			if err := got.Add(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if all {
+		if err := got.AddAll(pods); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,11 +159,12 @@ func TestStaticRefusesChanges(t *testing.T) {
 	}
 	changed := pods[0]
 	for name, err := range map[string]error{
-		"Add again":   s.Add(changed),
-		"Update":      s.Update(changed),
-		"Delete":      s.Delete(changed),
-		"Replace":     s.Replace(pods[:1], "1"),
-		"AddIndexers": s.AddIndexers(cache.Indexers{"x": NamespaceIndexFunc}),
+		"Add again":    s.Add(changed),
+		"AddAll again": s.AddAll([]any{changed, newPod("ns-9", "new")}),
+		"Update":       s.Update(changed),
+		"Delete":       s.Delete(changed),
+		"Replace":      s.Replace(pods[:1], "1"),
+		"AddIndexers":  s.AddIndexers(cache.Indexers{"x": NamespaceIndexFunc}),
 	} {
 		if !errors.Is(err, errStatic) {
 			t.Errorf("%s: %v, want the static error", name, err)
