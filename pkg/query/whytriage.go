@@ -490,6 +490,9 @@ func fraction(s string) (a, b int, ok bool) {
 // (resourceVersion 0: as current as the list they were found in). A pod gone
 // since is not returned.
 func (r *whyReader) podsWhole(ctx context.Context, res informer.Resource, keys []types.NamespacedName) ([]*corev1.Pod, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
 	client, err := r.s.podClient(ctx, res)
 	if err != nil {
 		return nil, err
