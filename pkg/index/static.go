@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -60,38 +59,6 @@ func (s *Static) Add(obj any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.insert(key, obj, values)
-}
-
-// AddAll adds objs, none of which may be held already: their keys and index
-// values are computed on every processor, then added in objs' order. On an
-// error, the objects before the one that failed are added.
-func (s *Static) AddAll(objs []any) error {
-	keys := make([]string, len(objs))
-	values := make([][][]string, len(objs))
-	errs := make([]error, len(objs))
-	var wg sync.WaitGroup
-	chunk := (len(objs) + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
-	for start := 0; start < len(objs); start += chunk {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := start; i < min(start+chunk, len(objs)); i++ {
-				keys[i], values[i], errs[i] = s.entryOf(objs[i])
-			}
-		}()
-	}
-	wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, obj := range objs {
-		if errs[i] != nil {
-			return errs[i]
-		}
-		if err := s.insert(keys[i], obj, values[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // entryOf returns obj's key and its values of each index. It reads obj

@@ -48,15 +48,8 @@ func keysOf(t *testing.T, objs []any) []string {
 
 // TestStaticAnswersAsClientGoIndexer: every lookup of a Static answers what
 // client-go's indexer answers over the same objects (up to order), and
-// List keeps the order of adding, whether they were added one by one or
-// all at once.
+// List keeps the order of adding.
 func TestStaticAnswersAsClientGoIndexer(t *testing.T) {
-	for _, all := range []bool{false, true} {
-		t.Run(fmt.Sprintf("AddAll=%v", all), func(t *testing.T) { testStaticAnswers(t, all) })
-	}
-}
-
-func testStaticAnswers(t *testing.T, all bool) {
 	pods := staticPods()
 	want := cache.NewIndexer(cache.MetaNamespaceKeyFunc, staticIndexers())
 	got := NewStatic(cache.MetaNamespaceKeyFunc, staticIndexers(), len(pods))
@@ -64,14 +57,7 @@ func testStaticAnswers(t *testing.T, all bool) {
 		if err := want.Add(p); err != nil {
 			t.Fatal(err)
 		}
-		if !all {
-			if err := got.Add(p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if all {
-		if err := got.AddAll(pods); err != nil {
+		if err := got.Add(p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,12 +145,11 @@ func TestStaticRefusesChanges(t *testing.T) {
 	}
 	changed := pods[0]
 	for name, err := range map[string]error{
-		"Add again":    s.Add(changed),
-		"AddAll again": s.AddAll([]any{changed, newPod("ns-9", "new")}),
-		"Update":       s.Update(changed),
-		"Delete":       s.Delete(changed),
-		"Replace":      s.Replace(pods[:1], "1"),
-		"AddIndexers":  s.AddIndexers(cache.Indexers{"x": NamespaceIndexFunc}),
+		"Add again":   s.Add(changed),
+		"Update":      s.Update(changed),
+		"Delete":      s.Delete(changed),
+		"Replace":     s.Replace(pods[:1], "1"),
+		"AddIndexers": s.AddIndexers(cache.Indexers{"x": NamespaceIndexFunc}),
 	} {
 		if !errors.Is(err, errStatic) {
 			t.Errorf("%s: %v, want the static error", name, err)

@@ -246,12 +246,10 @@ func (r *whyReader) triagedPods(ctx context.Context) error {
 	indexers := whyIndexers(podKind)
 	delete(indexers, index.NodeIndex)
 	store := index.NewStatic(cache.MetaNamespaceKeyFunc, indexers, len(metas))
-	objs := make([]any, len(stand))
-	for i, p := range stand {
-		objs[i] = p
-	}
-	if err := store.AddAll(objs); err != nil {
-		return err
+	for _, p := range stand {
+		if err := store.Add(p); err != nil {
+			return err
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return err
