@@ -440,7 +440,7 @@ func (s *Session) WhyAll(ctx context.Context, opts WhyOptions) (*v1alpha1.Diagno
 	// The subjects are diagnosed on every processor, and added up in
 	// their order: a cause two subjects share stays under the first.
 	results := make([]diagnose.Result, len(subjects))
-	eg, _ := errgroup.WithContext(ctx)
+	var eg errgroup.Group
 	eg.SetLimit(goruntime.GOMAXPROCS(0))
 	for i, n := range subjects {
 		eg.Go(func() error {
