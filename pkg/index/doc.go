@@ -60,4 +60,9 @@
 // its read lock, so while informers run their answer is consistent per key but
 // not across keys: read after WaitForSync, and expect an object that changes
 // during the read to appear under its old key, its new one, or both.
+//
+// Static is a cache.Indexer for objects a one-shot question adds once and only
+// looks up afterwards (the pods why -A takes as their table rows say): each
+// index value keeps its keys in a slice, in the order they were added, and
+// every change but adding a new key fails.
 package index
