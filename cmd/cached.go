@@ -33,6 +33,11 @@ const cacheEnv = "KUBECTL_IDX_CACHE"
 type runContext struct {
 	args   []string
 	served *served.Run
+	// heapFloor raises the process's heap floor (heapfloor.Raise) for a
+	// command that keeps what it reads until it answers: set on the
+	// process's own run (Execute), which ends with its answer; nil in a
+	// cache server, which lives on.
+	heapFloor func()
 	// start starts a cache server beside a direct run; nil is
 	// served.StartServer. Tests give a server of their own.
 	start func(context.Context, warm.Spec, *warm.RunRequest) *served.Starting

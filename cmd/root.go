@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/heapfloor"
 	"github.com/kubectl-idx/kubectl-idx/internal/help"
 	"github.com/kubectl-idx/kubectl-idx/internal/profiling"
 	"github.com/kubectl-idx/kubectl-idx/pkg/errtext"
@@ -175,8 +176,11 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return execute(ctx, streams, args, &runContext{args: args})
+	return execute(ctx, streams, args, &runContext{args: args, heapFloor: raiseHeapFloor})
 }
+
+// raiseHeapFloor is the process's heapFloor: heapfloor.Default.
+func raiseHeapFloor() { heapfloor.Raise(heapfloor.Default) }
 
 // execute runs the root command with args in run, as Execute does for the
 // process or the cache server for a command it answers.

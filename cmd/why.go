@@ -99,6 +99,11 @@ func (o *WhyOptions) Complete(cmd *cobra.Command, args []string) error {
 // Run asks every context for its diagnosis, prints it and exits with its
 // verdict.
 func (o *WhyOptions) Run(ctx context.Context) error {
+	if o.run != nil && o.run.heapFloor != nil {
+		// why keeps every type it reads until it has diagnosed them all:
+		// its heap is collected once it is large (heapfloor).
+		o.run.heapFloor()
+	}
 	var answers []query.Answer[*v1alpha1.Diagnosis]
 	if o.all {
 		answers = query.Ask(ctx, o.targets, o.config(), func(ctx context.Context, s *query.Session) (*v1alpha1.Diagnosis, error) {

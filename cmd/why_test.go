@@ -29,7 +29,18 @@ func whyObjects(crashing, unknown bool) []runtime.Object {
 func whyCase(t *testing.T, objs []runtime.Object, names []string, output string, forbidden []string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	o := &WhyOptions{RelationOptions: newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})}
+	o := whyOptions(t, objs, names, output, forbidden, &out, &errOut, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = o.Run(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// whyOptions are why's options over fakes, as whyCase runs them, printing
+// to out and errOut.
+func whyOptions(t *testing.T, objs []runtime.Object, names []string, output string, forbidden []string, out, errOut *bytes.Buffer, args ...string) *WhyOptions {
+	t.Helper()
+	o := &WhyOptions{RelationOptions: newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})}
 	*o.PrintFlags.OutputFormat = output
 	o.SyncTimeout = 20 * time.Second
 	if names == nil {
@@ -41,10 +52,30 @@ func whyCase(t *testing.T, objs []runtime.Object, names []string, output string,
 		o.resolved = append(o.resolved, faketarget.New(t, name, s, "shop", fixtures.RelationAPIResources()))
 	}
 	prepare(t, o, args)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = o.Run(ctx)
-	return out.String(), errOut.String(), err
+	return o
+}
+
+// TestWhyRaisesTheHeapFloorOfItsOwnProcess: why, which keeps what it reads
+// until it answers, raises its process's heap floor, once; a run without
+// one (a cache server's) raises none.
+func TestWhyRaisesTheHeapFloorOfItsOwnProcess(t *testing.T) {
+	for _, args := range [][]string{{"deployment/web"}, nil} {
+		raised := 0
+		var out, errOut bytes.Buffer
+		o := whyOptions(t, whyObjects(false, false), nil, "", nil, &out, &errOut, args...)
+		o.run = &runContext{heapFloor: func() { raised++ }}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatalf("why %v: %v", args, err)
+		}
+		if raised != 1 {
+			t.Errorf("why %v raised the heap floor %d times, want once", args, raised)
+		}
+		o = whyOptions(t, whyObjects(false, false), nil, "", nil, &out, &errOut, args...)
+		o.run = &runContext{}
+		if err := o.Run(context.Background()); err != nil {
+			t.Fatalf("why %v in a run without a heap floor: %v", args, err)
+		}
+	}
 }
 
 // exitCode is the code the process exits with for err, as finish decides
