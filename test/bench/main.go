@@ -952,6 +952,8 @@ var targets = []struct {
 	{"kubectl idx pods -A --by-owner -o json", "kubectl get pods,rs -A -o json | jq (by owner)", 0.05},
 	{"kubectl idx pods -A -o json --where <status>", "kubectl idx pods -A -o json", 1.05},
 	{"kubectl idx pods -A -o name --where <labels>", "kubectl idx pods -A -o name", 1.05},
+	// Issue 39's: why over every top-level owner against the listing of the pods by owner.
+	{whyAll, "kubectl idx pods -A --by-owner -o name", 2},
 	// With -cache: a repeat question from warm informers, and the first one, which starts
 	// the cache server, against the direct run.
 	{"kubectl idx pods -A --by-owner -o json" + cacheWarm, "kubectl idx pods -A --by-owner -o json", 0.3},
@@ -960,14 +962,18 @@ var targets = []struct {
 }
 
 // wallTargets are the speed targets that are a time of their own, not a ratio: issue 40's
-// for kubectl idx history of one Deployment at 20,000 realistic pods, cold (a direct run)
-// and warm (a repeat question through the cache, with -cache).
+// for kubectl idx history of one Deployment at 20,000 realistic pods and issue 39's for
+// kubectl idx why of one, cold (a direct run) and warm (a repeat question through the
+// cache, with -cache).
 var wallTargets = []struct {
 	label string
 	max   time.Duration
 }{
 	{"kubectl idx history deployment/X -n NS", 1500 * time.Millisecond},
 	{"kubectl idx history deployment/X -n NS" + cacheWarm, 300 * time.Millisecond},
+	// Issue 39's for why of one Deployment, cold and warm.
+	{whyOne, 1500 * time.Millisecond},
+	{whyOne + cacheWarm, 300 * time.Millisecond},
 }
 
 // reportTargets prints the targets table, the phases side by side (with churn,
