@@ -79,7 +79,7 @@ func beforeCached(ctx context.Context, o options, c child, env []string) error {
 	if !strings.HasSuffix(c.label, cacheFirst) || o.scale && c.label != firstCached {
 		return nil
 	}
-	res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "stop"}, Env: env})
+	res, err := testenv.Run(ctx, testenv.Cmd{Path: c.path, Args: []string{"cache", "stop"}, Env: env})
 	if err != nil || res.ExitCode != 0 {
 		return fmt.Errorf("cache stop: %v\n%s", err, res)
 	}
@@ -102,9 +102,9 @@ var cacheMem = map[string]cacheMemory{}
 // second of quiet, and the collection and return of memory it starts.
 const settleFor = 3 * time.Second
 
-// readCacheMemory asks the cache process for its memory (cache status -o json).
-func readCacheMemory(ctx context.Context, o options, env []string) (rss, heap, encoded int64, err error) {
-	res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "status", "-o", "json"}, Env: env})
+// readCacheMemory asks the cache process of binary for its memory (cache status -o json).
+func readCacheMemory(ctx context.Context, binary string, env []string) (rss, heap, encoded int64, err error) {
+	res, err := testenv.Run(ctx, testenv.Cmd{Path: binary, Args: []string{"cache", "status", "-o", "json"}, Env: env})
 	if err != nil || res.ExitCode != 0 {
 		return 0, 0, 0, fmt.Errorf("cache status: %v %s", err, res.Stderr)
 	}
@@ -127,7 +127,7 @@ func afterCached(ctx context.Context, o options, c child, env []string) {
 	if !strings.Contains(c.label, " [cache") {
 		return
 	}
-	rss, _, _, err := readCacheMemory(ctx, o, env)
+	rss, _, _, err := readCacheMemory(ctx, c.path, env)
 	if err != nil {
 		log("%v", err)
 		return
@@ -137,7 +137,7 @@ func afterCached(ctx context.Context, o options, c child, env []string) {
 		return
 	case <-time.After(settleFor):
 	}
-	settled, heap, encoded, err := readCacheMemory(ctx, o, env)
+	settled, heap, encoded, err := readCacheMemory(ctx, c.path, env)
 	if err != nil {
 		log("%v", err)
 		return
@@ -152,14 +152,15 @@ func afterCached(ctx context.Context, o options, c child, env []string) {
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }
 
-// afterCachedRun stops the cache process once a run's commands are measured, before the
-// raw LISTs: at 100,000 pods its whole pods and the API server's answers to those LISTs
-// together do not fit the machine. The next run's first cached command starts it again.
-func afterCachedRun(ctx context.Context, o options, env []string) {
+// afterCachedRun stops binary's cache process once a run's commands are measured, before
+// the raw LISTs: at 100,000 pods its whole pods and the API server's answers to those
+// LISTs together do not fit the machine. The next run's first cached command starts it
+// again.
+func afterCachedRun(ctx context.Context, o options, binary string, env []string) {
 	if !o.cache {
 		return
 	}
-	if res, err := testenv.Run(ctx, testenv.Cmd{Path: o.binary, Args: []string{"cache", "stop"}, Env: env}); err != nil || res.ExitCode != 0 {
+	if res, err := testenv.Run(ctx, testenv.Cmd{Path: binary, Args: []string{"cache", "stop"}, Env: env}); err != nil || res.ExitCode != 0 {
 		log("cache stop: %v %s", err, res.Stderr)
 	}
 }

@@ -327,8 +327,18 @@ func run(ctx context.Context, o options) error {
 			child{whyAll, o.binary, []string{"why", "-A"}, "kubectl idx pods -A --by-owner -o name", full},
 		)
 	}
+	var baseEnv []string
 	if o.cache {
 		children = cachedTwins(o, children)
+		if o.baseline != "" {
+			// The baseline's cache server in a directory of its own: one
+			// build's first question would replace the other's server (a
+			// server answers its own build only), and every warm run would
+			// find it cold.
+			if baseEnv, err = cacheEnv(envv, filepath.Join(env.Dir, "baseline")); err != nil {
+				return err
+			}
+		}
 		if envv, err = cacheEnv(envv, env.Dir); err != nil {
 			return err
 		}
@@ -365,7 +375,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	idle := &idleWaiter{max: o.waitIdle}
-	m := &measurer{o: o, env: env, envv: envv, children: children, raws: rawLists(env.Config), guard: guard, idle: idle, rssFile: filepath.Join(env.Dir, "maxrss")}
+	m := &measurer{o: o, env: env, envv: envv, baseEnv: baseEnv, children: children, raws: rawLists(env.Config), guard: guard, idle: idle, rssFile: filepath.Join(env.Dir, "maxrss")}
 	churning := fmt.Sprintf("a pod written every %s", o.churn)
 	if o.churn <= 0 {
 		churning = "no pod written while measuring"
@@ -413,9 +423,12 @@ type phase struct {
 
 // measurer runs the commands of one bench o.runs times each.
 type measurer struct {
-	o        options
-	env      *testenv.Env
-	envv     []string
+	o    options
+	env  *testenv.Env
+	envv []string
+	// baseEnv, with -cache and -baseline, is envv with the baseline's cache
+	// server apart (cacheEnv); nil otherwise.
+	baseEnv  []string
 	children []child
 	raws     []rawList
 	guard    *memoryGuard
@@ -442,18 +455,22 @@ func (m *measurer) measure(ctx context.Context) ([]*measurement, int, error) {
 			if res.failed != "" {
 				continue
 			}
-			if err := beforeCached(ctx, o, c, envv); err != nil {
+			cenv := envv
+			if m.baseEnv != nil && c.path == o.baseline {
+				cenv = m.baseEnv
+			}
+			if err := beforeCached(ctx, o, c, cenv); err != nil {
 				return nil, 0, err
 			}
 			m.idle.wait(ctx)
-			out, err := measureOnce(ctx, c, res, envv, m.guard, m.rssFile)
+			out, err := measureOnce(ctx, c, res, cenv, m.guard, m.rssFile)
 			if strings.HasSuffix(c.label, cacheFirst) {
 				// The first question answered directly and handed the cache
 				// process its command, which it runs after: its memory is read
 				// once it has.
 				m.idle.wait(ctx)
 			}
-			afterCached(ctx, o, c, envv)
+			afterCached(ctx, o, c, cenv)
 			if !res.killed && (err != nil || !exitOK(c, out.ExitCode)) {
 				if !o.scale {
 					return nil, 0, fmt.Errorf("%s: %v\n%s", c.label, err, out)
@@ -464,7 +481,10 @@ func (m *measurer) measure(ctx context.Context) ([]*measurement, int, error) {
 			}
 			log("run %d/%d %-34s %7.2fs %7.1f MB RSS %8.1f MB out %s", i+1, o.runs, c.label, out.Wall.Seconds(), float64(out.MaxRSSKB)/1024, float64(res.bytes)/(1<<20), res.failed)
 		}
-		afterCachedRun(ctx, o, envv)
+		afterCachedRun(ctx, o, o.binary, envv)
+		if m.baseEnv != nil {
+			afterCachedRun(ctx, o, o.baseline, m.baseEnv)
+		}
 		for j, r := range m.raws {
 			m.idle.wait(ctx)
 			wall, n, err := r.do(ctx)
