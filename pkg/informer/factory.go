@@ -3,6 +3,7 @@ package informer
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,6 +202,11 @@ type Clients struct {
 	Dynamic dynamic.Interface
 	// Metadata serves *metav1.PartialObjectMetadata.
 	Metadata metadata.Interface
+	// MetadataLists, when set, is a REST client of Metadata's configuration
+	// (metadata.ConfigFor) whose metadata LISTs are read as they arrive
+	// (readMetadataList); nil leaves them to Metadata, which reads each
+	// answer whole before it decodes it.
+	MetadataLists rest.Interface
 	// ServerMinor returns the server's minor version, asked only for kinds
 	// whose client types have always-encoded fields some servers lack (see
 	// newerFields); nil means the server is as new as the types.
@@ -348,11 +354,20 @@ func NewFactory(restConfig *rest.Config, cfg Config) (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating metadata client: %w", err)
 	}
+	mdCfg := metadata.ConfigFor(restConfig)
+	// As metadata.NewForConfig's: requests name their paths whole.
+	mdCfg.GroupVersion = &schema.GroupVersion{}
+	mdCfg.APIPath = "/unused"
+	mdLists, err := rest.RESTClientFor(mdCfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating metadata client: %w", err)
+	}
 	return NewFactoryWithClients(Clients{
 		Typed:          CachedClients(restConfig, runtime.ContentTypeProtobuf),
 		TypedJSON:      CachedClients(restConfig, runtime.ContentTypeJSON),
 		Dynamic:        dyn,
 		Metadata:       md,
+		MetadataLists:  mdLists,
 		ServerMinor:    serverMinor(restConfig),
 		RequestTimeout: timeout,
 	}, cfg), nil
@@ -640,6 +655,15 @@ func (f *Factory) listWatch(e *entry) (cache.ListerWatcher, runtime.Object, erro
 		listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return r.Namespace(ns).List(ctx, o)
 		}
+		if lists := f.clients.MetadataLists; lists != nil {
+			gvr := e.res.GVR
+			list = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return readMetadataList(ctx, lists, gvr, ns, o)
+			}
+			listIn = func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+				return readMetadataList(ctx, lists, gvr, ns, o)
+			}
+		}
 		watchFn = func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return ri.Watch(ctx, o) }
 		example = &metav1.PartialObjectMetadata{}
 	case clientgoscheme.Scheme.Recognizes(e.res.GVK) && !f.serverJSON(e.res.GVK.GroupKind()):
@@ -862,6 +886,43 @@ func readList(ctx context.Context, req *rest.Request, listGVK schema.GroupVersio
 	}
 	if err := wire.ReadList(ctx, body, into, decode); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", listGVK.Kind, err)
+	}
+	return into, nil
+}
+
+// metadataListAccept is the metadata client's Accept header for a LIST: its
+// objects' metadata, as protobuf where the server encodes it so.
+const metadataListAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," +
+	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+// readMetadataList asks client, of metadata.ConfigFor's configuration, for
+// the metadata LIST of gvr in namespace (every namespace when "") and decodes
+// it as it arrives (wire.ReadList), as readList does typed lists: the
+// metadata client reads the whole answer first (on 20,000 realistic pods,
+// about 100 MB allocated for 51 MB held once managedFields are cut) and
+// decodes it only then. An answer in JSON (a server that does not encode
+// the list as protobuf) is decoded whole, as the metadata client does.
+func readMetadataList(ctx context.Context, client rest.Interface, gvr schema.GroupVersionResource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
+	path := []string{"/apis", gvr.Group, gvr.Version}
+	if gvr.Group == "" {
+		path = []string{"/api", gvr.Version}
+	}
+	if namespace != "" {
+		path = append(path, "namespaces", namespace)
+	}
+	path = append(path, gvr.Resource)
+	ctx = wire.Streamed(ctx)
+	body, err := client.Get().AbsPath(path...).
+		SpecificallyVersionedParams(&o, clientgoscheme.ParameterCodec, schema.GroupVersion{Version: "v1"}).
+		SetHeader("Accept", metadataListAccept).Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	into := &metav1.PartialObjectMetadataList{}
+	decode := func(data []byte) error { return json.Unmarshal(data, into) }
+	if err := wire.ReadList(ctx, body, into, decode); err != nil {
+		return nil, err
 	}
 	return into, nil
 }

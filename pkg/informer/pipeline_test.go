@@ -3,6 +3,7 @@ package informer_test
 import (
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,9 +14,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
@@ -161,6 +164,9 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 		keepManaged bool
 	}{
 		{"metadata-only, protobuf", informer.MetadataOnly, true, false},
+		// A server that answers a metadata LIST with its objects whole, in
+		// JSON (an aggregated API that does not transform to metadata).
+		{"metadata-only, JSON", informer.MetadataOnly, false, false},
 		{"full, protobuf", informer.Full, true, false},
 		{"full, protobuf, managedFields kept", informer.Full, true, true},
 		{"full, JSON", informer.Full, false, false},
@@ -211,5 +217,37 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 				t.Errorf("the list took %s, want less than one page's wait (%s)", took, p.wait)
 			}
 		})
+	}
+}
+
+// TestFactoryMetadataListRefused: a metadata LIST the server refuses fails the
+// sync with the server's own Status, read from the answer as the metadata
+// client reads it, whether the answer is read as it arrives or not.
+func TestFactoryMetadataListRefused(t *testing.T) {
+	refusal := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
+		errors.New(`User "alice" cannot list resource "pods" in API group "" at the cluster scope`)).Status()
+	refusal.APIVersion, refusal.Kind = "v1", "Status"
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if holdWatch(w, r) {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(&refusal)
+	}))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+		informer.Config{SyncTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Shutdown)
+	mustInformer(t, f, podsRes, informer.MetadataOnly)
+	err = startAndSync(t, f)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), refusal.Message) {
+		t.Errorf("WaitForSync error = %v, want the server's Forbidden: %s", err, refusal.Message)
 	}
 }

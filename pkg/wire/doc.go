@@ -20,10 +20,11 @@
 //     and writes over the answer in place, item by item as they arrive
 //     (readStripped), so that what is held is the stripped answer; bytes of
 //     any other shape are served as they came.
-//   - List reader (ReadList): a protobuf LIST answer of a built-in kind
-//     decoded item by item as it arrives, each without its managedFields,
-//     where the REST client reads the whole answer before it decodes any of
-//     it: the client decodes while the server still encodes.
+//   - List reader (ReadList): a protobuf LIST answer of a built-in kind, or
+//     of any kind's metadata (PartialObjectMetadataList), decoded item by
+//     item as it arrives, each without its managedFields, where the REST
+//     client reads the whole answer before it decodes any of it: the client
+//     decodes while the server still encodes, and never holds the answer.
 //   - Page ahead (PageAhead): the next page of a list is asked for as soon as
 //     its token is known, so that the server produces it while the client
 //     reads and decodes the one before; at most one page is in flight ahead

@@ -42,8 +42,9 @@ type itemUnmarshaler interface {
 }
 
 // ReadList reads a protobuf LIST answer from body as it arrives into into, a
-// typed list of the built-in kinds (*corev1.PodList) whose items decode from
-// protobuf: its ListMeta, and each item decoded as soon as it has arrived
+// typed list of the built-in kinds (*corev1.PodList) or of metadata
+// (*metav1.PartialObjectMetadataList) whose items decode from protobuf: its
+// ListMeta, and each item decoded as soon as it has arrived
 // whole, without its managedFields when the request's hook asks
 // (PageAhead.DropManagedFields, WithHeld), which the held count of WithHeld
 // counts as the stripped answer's bytes. An answer that is not protobuf (the
