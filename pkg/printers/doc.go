@@ -38,6 +38,6 @@
 // query.Answer, query.Listing, feed.Event) and imports nothing of
 // pkg/informer. It keeps no state of its own: a cache process hands its
 // answers' printers the Encodings it keeps (Options.Encodings), so that -o
-// json does not encode the same informer object again for every answer; a
-// direct run hands none.
+// json does not encode and indent the same informer object again for every
+// answer; a direct run hands none.
 package printers

@@ -157,7 +157,7 @@ func (d *jsonDoc) writeTo(w io.Writer) error {
 	err := encodeOrdered(len(d.pieces), func(i int, buf *bytes.Buffer) error {
 		p := &d.pieces[i]
 		buf.Write(p.before)
-		return appendObject(buf, p.obj, p.gvk, p.prefix, d.enc)
+		return appendJSON(buf, p.obj, p.gvk, p.prefix, d.enc)
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err

@@ -46,23 +46,41 @@ func configMaps(n int) []runtime.Object {
 	return objs
 }
 
+// listItemPrefix is the prefix of an item's lines in a List's -o json.
+const listItemPrefix = "        "
+
+// freshJSON is obj printed as gvk as -o json writes it at prefix: json.Marshal's
+// bytes, indented.
+func freshJSON(t *testing.T, obj runtime.Object, gvk schema.GroupVersionKind, prefix string) []byte {
+	t.Helper()
+	compact, err := json.Marshal(readOnlyPrintable(obj, gvk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Indent(&want, compact, prefix, "    "); err != nil {
+		t.Fatal(err)
+	}
+	return want.Bytes()
+}
+
 // checkKeptIsFresh fails unless each object's kept encoding, decompressed,
-// is json.Marshal's bytes of it, and each was kept (not encoded again).
+// is json.Marshal's bytes of it indented as -o json indents them, at the
+// prefix of a List's items and at a deeper one, and each was kept (not
+// encoded again).
 func checkKeptIsFresh(t *testing.T, c *Encodings, gvk schema.GroupVersionKind, objs []runtime.Object) {
 	t.Helper()
-	var scratch bytes.Buffer
 	for _, o := range objs {
-		want, err := json.Marshal(readOnlyPrintable(o, gvk))
-		if err != nil {
-			t.Fatal(err)
-		}
 		key := keyOfEncoding(o, gvk)
-		got := c.get(key, o, &scratch)
-		if got == nil {
-			t.Fatalf("%s: no kept encoding", key.uid)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%s: kept encoding\n%s\nwant\n%s", key.uid, got, want)
+		for _, prefix := range []string{listItemPrefix, "                    "} {
+			var got bytes.Buffer
+			got.WriteString("kept: ")
+			if !c.appendKept(&got, key, o, prefix) {
+				t.Fatalf("%s: no kept encoding", key.uid)
+			}
+			if want := append([]byte("kept: "), freshJSON(t, o, gvk, prefix)...); !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("%s at %q: kept encoding\n%s\nwant\n%s", key.uid, prefix, got.Bytes(), want)
+			}
 		}
 	}
 }
@@ -140,48 +158,51 @@ func TestKeptEncodingsCorrupted(t *testing.T) {
 	if good.dict == nil {
 		t.Fatal("the last of 40 pods was kept without the dictionary")
 	}
-	fresh, err := json.Marshal(readOnlyPrintable(pod, podGVK))
-	if err != nil {
-		t.Fatal(err)
-	}
 	other := s2.MakeDict(bytes.Repeat([]byte(`{"metadata":{"name":"x"}}`), 100), nil)
 
 	var damaged []*encoding
 	for i := 0; i < len(good.block); i += 7 {
 		block := bytes.Clone(good.block)
 		block[i] ^= 0x5a
-		damaged = append(damaged, &encoding{obj: pod, block: block, dict: good.dict, size: good.size, sum: good.sum})
+		damaged = append(damaged, &encoding{obj: pod, block: block, dict: good.dict, prefix: good.prefix, size: good.size, sum: good.sum})
 	}
 	damaged = append(damaged,
-		&encoding{obj: pod, block: good.block[:len(good.block)/2], dict: good.dict, size: good.size, sum: good.sum},
-		&encoding{obj: pod, block: good.block, dict: other, size: good.size, sum: good.sum},
-		&encoding{obj: pod, block: good.block, dict: nil, size: good.size, sum: good.sum},
+		&encoding{obj: pod, block: good.block[:len(good.block)/2], dict: good.dict, prefix: good.prefix, size: good.size, sum: good.sum},
+		&encoding{obj: pod, block: good.block, dict: other, prefix: good.prefix, size: good.size, sum: good.sum},
+		&encoding{obj: pod, block: good.block, dict: nil, prefix: good.prefix, size: good.size, sum: good.sum},
 	)
-	// Damage that still decompresses is what only the checksum finds.
+	// Damage that still decompresses to as many bytes, but others, is what
+	// only the checksum finds. A changed byte that gives the same bytes (a
+	// copy of spaces from another run of spaces) is no damage: it may be
+	// printed. Each is read at the prefix it was kept at, and at another.
+	kept := freshJSON(t, pod, podGVK, good.prefix)
 	decoded := 0
 	for i, e := range damaged {
 		var b []byte
+		var err error
 		if e.dict != nil {
 			b, err = e.dict.Decode(nil, e.block)
 		} else {
 			b, err = s2.Decode(nil, e.block)
 		}
-		if err == nil && len(b) == e.size {
+		harmless := err == nil && bytes.Equal(b, kept)
+		if err == nil && len(b) == e.size && !harmless {
 			decoded++
 		}
-		c.mu.Lock()
-		c.byUID[key] = e
-		c.mu.Unlock()
-		var scratch bytes.Buffer
-		got, err := compactJSON(&scratch, pod, podGVK, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, fresh) {
-			t.Fatalf("damaged entry %d printed:\n%s\nwant\n%s", i, got, fresh)
-		}
-		if c.byUID[key] == e {
-			t.Fatalf("damaged entry %d was not replaced", i)
+		for _, prefix := range []string{listItemPrefix, "    "} {
+			c.mu.Lock()
+			c.byUID[key] = e
+			c.mu.Unlock()
+			var got bytes.Buffer
+			if err := appendJSON(&got, pod, podGVK, prefix, c); err != nil {
+				t.Fatal(err)
+			}
+			if fresh := freshJSON(t, pod, podGVK, prefix); !bytes.Equal(got.Bytes(), fresh) {
+				t.Fatalf("damaged entry %d printed at %q:\n%s\nwant\n%s", i, prefix, got.Bytes(), fresh)
+			}
+			if c.byUID[key] == e && !harmless {
+				t.Fatalf("damaged entry %d was not replaced", i)
+			}
 		}
 	}
 	if decoded == 0 {
@@ -267,5 +288,22 @@ func TestKeptEncodingsForget(t *testing.T) {
 	}
 	if d := c.kinds[podGVK]; d == nil || d.dict == nil {
 		t.Fatal("no dictionary made again for 30 pods")
+	}
+}
+
+// TestSwapPrefix: the prefix after each newline is swapped for another,
+// longer or shorter, and bytes whose newline lacks it are refused.
+func TestSwapPrefix(t *testing.T) {
+	src := []byte("{\n  - \"a\": [\n  -     1\n  - ]\n  -}")
+	for _, c := range []struct{ to, want string }{
+		{"", "{\n \"a\": [\n     1\n ]\n}"},
+		{"        ", "{\n         \"a\": [\n             1\n         ]\n        }"},
+	} {
+		if got := swapPrefix([]byte("x"), src, "  -", c.to); string(got) != "x"+c.want {
+			t.Errorf("to %q: %q, want %q", c.to, got, "x"+c.want)
+		}
+	}
+	if got := swapPrefix(nil, []byte("{\n  -1\n 2}"), "  -", ""); got != nil {
+		t.Errorf("a newline without the prefix: %q, want nil", got)
 	}
 }

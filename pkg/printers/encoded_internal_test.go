@@ -65,7 +65,7 @@ func TestKeptEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.put(key, a, bytes.Replace(fresh, []byte(`"nginx:1"`), []byte(`"marked"`), 1))
+	c.put(key, a, appendIndented(nil, bytes.Replace(fresh, []byte(`"nginx:1"`), []byte(`"marked"`), 1), listItemPrefix, "    "), listItemPrefix)
 	if got := jsonList(t, c, a); !bytes.Contains([]byte(got), []byte(`"marked"`)) {
 		t.Fatalf("the second answer encoded a again:\n%s", got)
 	}

@@ -348,27 +348,11 @@ func writeJSONItems(w io.Writer, n, written int, prefix string, enc *Encodings, 
 		buf.WriteByte('\n')
 		buf.WriteString(prefix)
 		obj, gvk := item(i)
-		return appendObject(buf, obj, gvk, prefix, enc)
+		return appendJSON(buf, obj, gvk, prefix, enc)
 	}, func(b []byte) error {
 		_, err := w.Write(b)
 		return err
 	})
-}
-
-// appendObject appends obj to buf as -o json writes it: json.Marshal's
-// bytes indented by four spaces, its lines after the first at prefix.
-func appendObject(buf *bytes.Buffer, obj runtime.Object, gvk schema.GroupVersionKind, prefix string, enc *Encodings) error {
-	scratch := getScratch()
-	defer putScratch(scratch)
-	compact, err := compactJSON(scratch, obj, gvk, enc)
-	if err != nil {
-		return err
-	}
-	// Room for the object indented, so that it is written in place: a
-	// pod's indented JSON at a group's depth is twice its compact size.
-	buf.Grow(len(prefix) + 3*len(compact))
-	_, err = buf.Write(appendIndented(buf.AvailableBuffer(), compact, prefix, "    "))
-	return err
 }
 
 // WriteYAMLList writes objs as a v1 List in the layout of kubectl's YAML printer,
