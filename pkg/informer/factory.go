@@ -271,6 +271,9 @@ type Factory struct {
 	// lender, when set, lends the factory informers in place of informers
 	// of its own, and authorizes those it runs itself (Lender).
 	lender Lender
+	// betweenSyncLooks, when set, runs between waitForSync's looks at what
+	// has not synced and at what failed: tests fail a list there.
+	betweenSyncLooks func()
 }
 
 type informerKey struct {

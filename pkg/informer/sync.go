@@ -300,10 +300,6 @@ func (f *Factory) WaitForSyncPartial(ctx context.Context) (skipped []Skipped, er
 	return f.waitForSync(ctx, true)
 }
 
-// betweenSyncLooks, when set, runs between waitForSync's looks at what has
-// not synced and at what failed: tests fail a list there.
-var betweenSyncLooks func(*Factory)
-
 func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, error) {
 	if f.cfg.SyncTimeout > 0 {
 		var cancel context.CancelFunc
@@ -324,8 +320,8 @@ func (f *Factory) waitForSync(ctx context.Context, partial bool) ([]Skipped, err
 		// an empty store, and an owner of a kind the user may not list was
 		// reported as not found.)
 		unsynced := f.unsynced()
-		if betweenSyncLooks != nil {
-			betweenSyncLooks(f)
+		if f.betweenSyncLooks != nil {
+			f.betweenSyncLooks()
 		}
 		failed := f.failedEntries()
 		if !partial && len(failed) > 0 {

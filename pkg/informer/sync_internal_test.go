@@ -35,13 +35,12 @@ func TestWaitForSyncSeesAFailureBetweenItsLooks(t *testing.T) {
 	if _, err := f.Informer(podsResource, MetadataOnly, nil); err != nil {
 		t.Fatal(err)
 	}
-	betweenSyncLooks = func(f *Factory) {
+	f.betweenSyncLooks = func() {
 		f.mu.Lock()
 		e := f.order[0]
 		f.mu.Unlock()
 		e.fail(forbidden)
 	}
-	t.Cleanup(func() { betweenSyncLooks = nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	f.Start(ctx)

@@ -118,7 +118,7 @@ import (
 // sends no bookmark at the resourceVersion a watch is at: when the last write
 // anywhere was a change of the type outside the informer's selection (in a
 // cluster where nothing else is written), the probe of step 3 hears nothing.
-// A probe with no bookmark when one was due (bookmarkDue) is followed by one
+// A probe with no bookmark when one was due (Pool.bookmarkDue) is followed by one
 // of the whole type, every namespace and no selector, the changes of the
 // selection picked out here by namespace and name (bound); where that cannot
 // be done (a label selector, no right to watch every namespace) the question
@@ -156,10 +156,10 @@ const defaultRaceUpTo = 50000
 // is due to end within 2 s.
 const probeWatchTimeout = int64(3)
 
-// bookmarkDue is when a probe's watch has its bookmark if it is to have one:
-// the server makes it due 1 s after the request (2 s before its deadline) and
-// sends it at its next bookmark tick, 1 to 1.25 s apart.
-var bookmarkDue = 2300 * time.Millisecond
+// defaultBookmarkDue is when a probe's watch has its bookmark if it is to
+// have one: the server makes it due 1 s after the request (2 s before its
+// deadline) and sends it at its next bookmark tick, 1 to 1.25 s apart.
+const defaultBookmarkDue = 2300 * time.Millisecond
 
 // storePoll is how often a probe looks at a store's applied resourceVersion.
 // It is a lock and a read.
@@ -802,7 +802,7 @@ func (w *warm) readProbe(ctx context.Context, wi watch.Interface, target uint64,
 	// (bound).
 	var due <-chan time.Time
 	if r.concerns == nil {
-		timer := time.NewTimer(bookmarkDue)
+		timer := time.NewTimer(w.pool.bookmarkDue)
 		defer timer.Stop()
 		due = timer.C
 	}

@@ -76,8 +76,11 @@ type Pool struct {
 	// raceUpTo is the size up to which a bigger store is compared with a
 	// LIST of its objects at the same time as its probe watches, the first
 	// to prove it current winning (fresh.go); 0 never does.
-	raceUpTo  int
-	dropAfter time.Duration
+	raceUpTo int
+	// bookmarkDue is how long a probe's watch waits for its bookmark
+	// (defaultBookmarkDue).
+	bookmarkDue time.Duration
+	dropAfter   time.Duration
 	// lists bounds the first LISTs of the pool's informers, each in a
 	// factory of its own.
 	lists *informer.ListLimit
@@ -168,6 +171,7 @@ func newPool(clients informer.Clients, probe prober, opts Options) (*Pool, error
 		probe:       probe,
 		compareUpTo: defaultCompareUpTo,
 		raceUpTo:    defaultRaceUpTo,
+		bookmarkDue: defaultBookmarkDue,
 		dropAfter:   opts.DropAfter,
 		lists:       informer.NewListLimit(opts.MaxConcurrentLists),
 		sharer:      informer.NewSharer(),

@@ -750,10 +750,11 @@ func waitStoreKey(t *testing.T, raw cache.Indexer, key string, present bool) {
 }
 
 func TestPoolProbesTheWholeTypeWhenASelectiveWatchHearsNothing(t *testing.T) {
-	old := bookmarkDue
-	bookmarkDue = 100 * time.Millisecond
-	t.Cleanup(func() { bookmarkDue = old })
-	c, p := warmPool(t, "web-1")
+	c := newFakeCluster(t)
+	c.write("web-1")
+	p := newTestPool(t, c, Options{})
+	p.bookmarkDue = 100 * time.Millisecond
+	warmUp(t, p)
 	// The last write anywhere is a pod of another namespace: a watch of the
 	// shop's pods is moved past it and gets no bookmark.
 	want := c.writeIn("other", "db-0")

@@ -177,8 +177,8 @@ type member struct {
 }
 
 // parallelFinish is the number of objects from which an answer's groups are
-// finished on several CPUs (a variable for tests).
-var parallelFinish = 10000
+// finished, and a listing's keys sorted, on several CPUs.
+const parallelFinish = 10000
 
 // groupBuilder accumulates groups keyed by an identity string.
 type groupBuilder struct {
@@ -190,10 +190,13 @@ type groupBuilder struct {
 	// includeCompleted sums the requests of Succeeded and Failed pods too
 	// (--by-node --include-completed).
 	includeCompleted bool
+	// parallelFrom is the number of objects from which the groups are
+	// finished on several CPUs (parallelFinish).
+	parallelFrom int
 }
 
 func newGroupBuilder(nTypes int, includeCompleted bool) *groupBuilder {
-	return &groupBuilder{groups: map[string]*v1alpha1.Group{}, nTypes: nTypes, includeCompleted: includeCompleted}
+	return &groupBuilder{groups: map[string]*v1alpha1.Group{}, nTypes: nTypes, includeCompleted: includeCompleted, parallelFrom: parallelFinish}
 }
 
 // get returns the group with id, creating it with name and key.
@@ -256,7 +259,7 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 		out[i] = *g
 	}
 	workers := 1
-	if b.objects >= parallelFinish {
+	if b.objects >= b.parallelFrom {
 		workers = min(goruntime.GOMAXPROCS(0), len(out))
 	}
 	var wg sync.WaitGroup

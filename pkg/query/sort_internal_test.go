@@ -135,9 +135,9 @@ func TestFinishOnSeveralCPUs(t *testing.T) {
 		t.Fatalf("%d objects: the answer is finished on one CPU", several.objects)
 	}
 	got := several.finish(key)
-	defer func(n int) { parallelFinish = n }(parallelFinish)
-	parallelFinish = math.MaxInt
-	want := build().finish(key)
+	one := build()
+	one.parallelFrom = math.MaxInt
+	want := one.finish(key)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("the groups finished on several CPUs differ from the groups finished on one")
 	}
