@@ -36,13 +36,28 @@ const (
 
 var header = headerPrefix + strconv.Itoa(version)
 
-// minCompaction is the journal size below which a checkpoint is not
-// rewritten however small its snapshot: a feed of a few objects that change
-// often rewrites its file every 1 MiB of changes, not at every change.
-var minCompaction int64 = 1 << 20
+// host is what a checkpoint takes of its process: the user whose files it
+// may use, the clock its records are stamped with, and the journal size
+// below which its file is not rewritten; tests stand in others, and a step
+// between the look at a path and its open, where they replace the file.
+type host struct {
+	// euid is the user whose files a checkpoint may be: the process's
+	// effective user, who owns the files it creates.
+	euid func() int
+	now  func() time.Time
+	// minCompaction is the journal size below which a checkpoint is not
+	// rewritten however small its snapshot: a feed of a few objects that
+	// change often rewrites its file every 1 MiB of changes, not at every
+	// change.
+	minCompaction int64
+	// afterLstat runs between lock's look at the path and its open.
+	afterLstat func(string)
+}
 
-// now is the clock records are stamped with; tests stand in another.
-var now = time.Now
+// processHost is this process's host.
+func processHost() host {
+	return host{euid: os.Geteuid, now: time.Now, minCompaction: 1 << 20, afterLstat: func(string) {}}
+}
 
 // syncInterval is how often appended records are fsynced: a crash of the
 // machine loses at most that much of the checkpoint (the feed then prints
@@ -117,6 +132,7 @@ type Filter struct {
 // stopped.
 type File struct {
 	path string
+	host host
 
 	mu   sync.Mutex
 	file *os.File
@@ -283,12 +299,17 @@ type anyRecord struct {
 // path but a regular file of the user's own: a symbolic link is not
 // followed (doc.go's Files).
 func Open(path string) (*File, error) {
-	fd, created, err := lock(path)
+	return openWith(path, processHost())
+}
+
+// openWith is Open on h.
+func openWith(path string, h host) (*File, error) {
+	fd, created, err := h.lock(path)
 	if err != nil {
 		return nil, err
 	}
-	f := &File{path: path, file: fd, created: created}
-	removeStaleTemps(path)
+	f := &File{path: path, host: h, file: fd, created: created}
+	h.removeStaleTemps(path)
 	if err := f.read(); err != nil {
 		fd.Close()
 		return nil, err
@@ -876,7 +897,7 @@ func (h *Feed) Record(d *feed.Delta) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.streams[h.i]
-	c := &changeRecord{Stream: h.i, Time: stamp(), Printed: d.Printed}
+	c := &changeRecord{Stream: h.i, Time: f.stamp(), Printed: d.Printed}
 	name := func(src int) (string, error) {
 		if src < 0 || src >= len(m.stream.Resources) {
 			return "", fmt.Errorf("a change of source %d, of %d", src, len(m.stream.Resources))
@@ -925,12 +946,12 @@ func (h *Feed) Relisting(source int, gap feed.Gap) error {
 	if source < 0 || source >= len(m.stream.Resources) {
 		return fmt.Errorf("a relist of source %d, of %d", source, len(m.stream.Resources))
 	}
-	return f.appendLocked(m, &changeRecord{Stream: h.i, Time: stamp(), Relisting: &relistingMark{Resource: m.stream.Resources[source], Gap: gap}})
+	return f.appendLocked(m, &changeRecord{Stream: h.i, Time: f.stamp(), Relisting: &relistingMark{Resource: m.stream.Resources[source], Gap: gap}})
 }
 
 // stamp is the time a record is written with, to the second the file keeps.
-func stamp() metav1.Time {
-	return metav1.NewTime(now().Truncate(time.Second))
+func (f *File) stamp() metav1.Time {
+	return metav1.NewTime(f.host.now().Truncate(time.Second))
 }
 
 func objectOf(k feed.Known) object {
@@ -978,7 +999,7 @@ func (f *File) appendLocked(m *streamModel, c *changeRecord) error {
 	f.unsynced = true
 	if f.compacting {
 		f.pending = append(f.pending, line)
-	} else if f.journal > max(f.snapshot, minCompaction) && !f.closing {
+	} else if f.journal > max(f.snapshot, f.host.minCompaction) && !f.closing {
 		// The snapshot is written and fsynced apart, while records go on
 		// being appended; those are appended to it too before it replaces
 		// the file.
@@ -1198,7 +1219,7 @@ func (f *File) Close() error {
 
 // removeStaleTemps removes the temporary files a feed killed while
 // rewriting path left; only the holder of the lock writes them.
-func removeStaleTemps(path string) {
+func (h host) removeStaleTemps(path string) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -1212,7 +1233,7 @@ func removeStaleTemps(path string) {
 			continue
 		}
 		// Only a regular file of this user's is one a feed wrote.
-		if fi, err := e.Info(); err == nil && ownFile(fi) {
+		if fi, err := e.Info(); err == nil && h.ownFile(fi) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

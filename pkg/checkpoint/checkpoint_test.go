@@ -27,7 +27,13 @@ var (
 
 func open(t testing.TB, path string) *File {
 	t.Helper()
-	f, err := Open(path)
+	return openOn(t, path, processHost())
+}
+
+// openOn opens the checkpoint at path on h.
+func openOn(t testing.TB, path string, h host) *File {
+	t.Helper()
+	f, err := openWith(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,10 +347,10 @@ func TestCheckpointDamage(t *testing.T) {
 // TestCheckpointCompaction: changes are appended, and the file rewritten
 // once they outweigh the snapshot; what it holds stays the same.
 func TestCheckpointCompaction(t *testing.T) {
-	defer func(n int64) { minCompaction = n }(minCompaction)
-	minCompaction = 4 << 10
+	small := processHost()
+	small.minCompaction = 4 << 10
 	path := filepath.Join(t.TempDir(), "cp")
-	f := open(t, path)
+	f := openOn(t, path, small)
 	h := resume(t, f, podsStream)
 	var put []feed.Known
 	for i := range 20 {
@@ -378,7 +384,7 @@ func TestCheckpointCompaction(t *testing.T) {
 	}
 	// Rewritten over and over; the records appended while a rewrite is under way (here up
 	// to 50) follow its snapshot.
-	if rewrites < 5 || last.Size() > snapshot+max(snapshot, minCompaction)+50*200 {
+	if rewrites < 5 || last.Size() > snapshot+max(snapshot, small.minCompaction)+50*200 {
 		t.Errorf("%d bytes of records appended, %d rewrites, the file is %d bytes with a snapshot of %d", appended, rewrites, last.Size(), snapshot)
 	}
 	// Killed: what was appended since the last rewrite is read back.

@@ -13,14 +13,6 @@ import (
 	"syscall"
 )
 
-// euid is the user whose files a checkpoint may be: this process's
-// effective user, who owns the files it creates. Tests stand in another.
-var euid = os.Geteuid
-
-// afterLstat runs between the look at the path and its open: tests replace
-// the file there.
-var afterLstat = func(string) {}
-
 // lock opens the checkpoint at path, creating it (0600) if there is none,
 // and takes its exclusive lock without waiting; created says it made the
 // file. Only a regular file of this user's is opened, never through a
@@ -30,18 +22,18 @@ var afterLstat = func(string) {}
 // a new file is created with O_EXCL. The file at path may also have been
 // replaced by the holder's rewrite between the open and the lock: the lock
 // is then on a file no longer there, and lock opens the path again.
-func lock(path string) (*os.File, bool, error) {
+func (h host) lock(path string) (*os.File, bool, error) {
 	for range 100 {
 		seen, err := os.Lstat(path)
 		exists := err == nil
 		if exists {
-			if err := usable(path, seen); err != nil {
+			if err := h.usable(path, seen); err != nil {
 				return nil, false, err
 			}
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return nil, false, fmt.Errorf("opening checkpoint %s: %w", path, err)
 		}
-		afterLstat(path)
+		h.afterLstat(path)
 		flags := os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 		if !exists {
 			flags |= os.O_CREATE | os.O_EXCL
@@ -55,13 +47,13 @@ func lock(path string) (*os.File, bool, error) {
 			if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
 				// A link put there since (O_NOFOLLOW fails with ELOOP on
 				// Linux, with other errors elsewhere).
-				return nil, false, usable(path, st)
+				return nil, false, h.usable(path, st)
 			}
 			return nil, false, fmt.Errorf("opening checkpoint %s: %w", path, err)
 		}
 		opened, err := fd.Stat()
 		if err == nil {
-			err = usable(path, opened)
+			err = h.usable(path, opened)
 		}
 		if err != nil {
 			fd.Close()
@@ -90,12 +82,12 @@ func lock(path string) (*os.File, bool, error) {
 // openRead opens the checkpoint at path for reading, the same checks as lock
 // made (a regular file of this user's, never through a symbolic link), but
 // neither created nor locked.
-func openRead(path string) (*os.File, error) {
+func (h host) openRead(path string) (*os.File, error) {
 	readable := func(fi fs.FileInfo) error {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return fmt.Errorf("checkpoint %s is a symbolic link: refusing to read through it", path)
 		}
-		return usable(path, fi)
+		return h.usable(path, fi)
 	}
 	seen, err := os.Lstat(path)
 	if err != nil {
@@ -127,15 +119,15 @@ func openRead(path string) (*os.File, error) {
 // the feed write where its target is (any file the user may write), a named
 // pipe or a device would be read and written as one, and another user's
 // file holds what that user wrote.
-func usable(path string, fi fs.FileInfo) error {
+func (h host) usable(path string, fi fs.FileInfo) error {
 	switch m := fi.Mode(); {
 	case m&fs.ModeSymlink != 0:
 		return fmt.Errorf("checkpoint %s is a symbolic link: refusing to write through it", path)
 	case !m.IsRegular():
 		return fmt.Errorf("checkpoint %s is %s, not a regular file: refusing to use it", path, fileKind(m))
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int64(st.Uid) != int64(euid()) {
-		return fmt.Errorf("checkpoint %s belongs to uid %d, not to this user (uid %d): refusing to use it", path, st.Uid, euid())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int64(st.Uid) != int64(h.euid()) {
+		return fmt.Errorf("checkpoint %s belongs to uid %d, not to this user (uid %d): refusing to use it", path, st.Uid, h.euid())
 	}
 	return nil
 }
@@ -185,8 +177,8 @@ func holder(fd *os.File) string {
 
 // ownFile reports whether fi, a file in a checkpoint's directory, is one a
 // feed may remove: a regular file of this user's.
-func ownFile(fi fs.FileInfo) bool {
-	return usable("", fi) == nil
+func (h host) ownFile(fi fs.FileInfo) bool {
+	return h.usable("", fi) == nil
 }
 
 // syncDir fsyncs directory dir, so that a rename in it survives a crash.

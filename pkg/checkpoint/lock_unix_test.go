@@ -13,9 +13,9 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
 
-// openWithin runs Open(path) and fails t if it has not returned after a few
+// openWithin runs Open(path) on h and fails t if it has not returned after a few
 // seconds (a FIFO opened for reading blocks until a writer comes).
-func openWithin(t *testing.T, path string) (*File, error) {
+func openWithin(t *testing.T, path string, h host) (*File, error) {
 	t.Helper()
 	type result struct {
 		f   *File
@@ -23,7 +23,7 @@ func openWithin(t *testing.T, path string) (*File, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		f, err := Open(path)
+		f, err := openWith(path, h)
 		done <- result{f, err}
 	}()
 	select {
@@ -73,7 +73,7 @@ func TestCheckpointRefusesOthersFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, err := openWithin(t, path)
+			f, err := openWithin(t, path, processHost())
 			want := "checkpoint " + path + " " + tc.want
 			if err == nil || err.Error() != want {
 				t.Errorf("Open: %v\nwant %s", err, want)
@@ -109,6 +109,7 @@ func TestCheckpointRefusesOtherUsersFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	owner, me := 65534, os.Geteuid()
+	h := processHost()
 	if me == 0 {
 		if err := os.Chown(path, owner, owner); err != nil {
 			t.Fatal(err)
@@ -117,11 +118,10 @@ func TestCheckpointRefusesOtherUsersFile(t *testing.T) {
 		// Without root the file cannot change hands: this process takes
 		// another uid for its own.
 		owner = me
-		defer func(f func() int) { euid = f }(euid)
 		me = owner + 1
-		euid = func() int { return me }
+		h.euid = func() int { return me }
 	}
-	_, err = openWithin(t, path)
+	_, err = openWithin(t, path, h)
 	want := fmt.Sprintf("checkpoint %s belongs to uid %d, not to this user (uid %d): refusing to use it", path, owner, me)
 	if err == nil || err.Error() != want {
 		t.Errorf("Open: %v\nwant %s", err, want)
@@ -145,9 +145,13 @@ func TestCheckpointReplacedWhileOpened(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "x.cp")
 			aFeedRan(t, path)
-			defer func(f func(string)) { afterLstat = f }(afterLstat)
-			afterLstat = func(p string) {
-				afterLstat = func(string) {}
+			h := processHost()
+			replaced := false
+			h.afterLstat = func(p string) {
+				if replaced {
+					return
+				}
+				replaced = true
 				if err := os.Remove(p); err != nil {
 					t.Error(err)
 				}
@@ -155,7 +159,7 @@ func TestCheckpointReplacedWhileOpened(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			f, err := openWithin(t, path)
+			f, err := openWithin(t, path, h)
 			if err == nil {
 				f.Close()
 				t.Fatal("Open: no error")

@@ -74,7 +74,7 @@ type RecordedObject struct {
 // locked or rewritten. A damaged file, or one of an unknown format, is the
 // error Open gives.
 func Read(path string) (*Recording, error) {
-	fd, err := openRead(path)
+	fd, err := processHost().openRead(path)
 	if err != nil {
 		return nil, err
 	}

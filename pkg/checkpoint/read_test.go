@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,15 +14,20 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
 
-// clock stands in for the records' clock until t ends; each call to tick
-// moves it on by d.
-func clock(t *testing.T, start time.Time) (tick func(time.Duration) time.Time) {
-	t.Helper()
+// clock is this process's host with a clock of its own, at start; each
+// call to tick moves it on by d.
+func clock(start time.Time) (h host, tick func(time.Duration) time.Time) {
+	var mu sync.Mutex
 	cur := start
-	was := now
-	now = func() time.Time { return cur }
-	t.Cleanup(func() { now = was })
-	return func(d time.Duration) time.Time {
+	h = processHost()
+	h.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return cur
+	}
+	return h, func(d time.Duration) time.Time {
+		mu.Lock()
+		defer mu.Unlock()
 		cur = cur.Add(d)
 		return cur
 	}
@@ -34,9 +40,9 @@ func clock(t *testing.T, start time.Time) (tick func(time.Duration) time.Time) {
 // since the last snapshot).
 func TestCheckpointTimes(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	tick := clock(t, t0)
+	stand, tick := clock(t0)
 	path := filepath.Join(t.TempDir(), "cp")
-	f := open(t, path)
+	f := openOn(t, path, stand)
 	h := resume(t, f, podsStream)
 	record(t, h[0], &feed.Delta{Positions: map[int]string{0: "10", 1: "9"}, Put: []feed.Known{
 		{Source: 0, Namespace: "shop", Name: "web-1-a", UID: "p-a", ResourceVersion: "7", Printed: true, Followed: true, Refs: []metav1.OwnerReference{rsRef}},
@@ -93,11 +99,11 @@ func TestCheckpointTimes(t *testing.T) {
 	// Resumed by a feed that cannot resume (nothing recorded of one of its
 	// sources), it starts afresh: the times before are not its.
 	os.WriteFile(path, nil, 0o600)
-	f = open(t, path)
+	f = openOn(t, path, stand)
 	h = resume(t, f, podsStream)
 	record(t, h[0], &feed.Delta{Positions: map[int]string{0: "30"}})
 	f.Close()
-	f = open(t, path)
+	f = openOn(t, path, stand)
 	resume(t, f, podsStream)
 	f.Close()
 	r, err = Read(path)
