@@ -176,11 +176,8 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return execute(ctx, streams, args, &runContext{args: args, heapFloor: raiseHeapFloor})
+	return execute(ctx, streams, args, &runContext{args: args, heapFloor: func() { heapfloor.Raise(heapfloor.Default) }})
 }
-
-// raiseHeapFloor is the process's heapFloor: heapfloor.Default.
-func raiseHeapFloor() { heapfloor.Raise(heapfloor.Default) }
 
 // execute runs the root command with args in run, as Execute does for the
 // process or the cache server for a command it answers.

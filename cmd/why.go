@@ -100,8 +100,7 @@ func (o *WhyOptions) Complete(cmd *cobra.Command, args []string) error {
 // verdict.
 func (o *WhyOptions) Run(ctx context.Context) error {
 	if o.run != nil && o.run.heapFloor != nil {
-		// why keeps every type it reads until it has diagnosed them all:
-		// its heap is collected once it is large (heapfloor).
+		// It keeps every type it reads until all are diagnosed.
 		o.run.heapFloor()
 	}
 	var answers []query.Answer[*v1alpha1.Diagnosis]
