@@ -36,7 +36,7 @@ const (
 // protobuf, nine tenths of it managedFields, and these three fields are what
 // the comparison needs of it.
 func ReadListKeys(r io.Reader, item func(namespace, name, resourceVersion []byte) bool) (lm metav1.ListMeta, stopped bool, err error) {
-	s := &pbStream{r: bufio.NewReaderSize(r, 64<<10), left: -1}
+	s := &pbStream{r: bufio.NewReaderSize(bodyReader{r}, 64<<10), left: -1}
 	magic := make([]byte, len(protobufMagic))
 	if _, err := io.ReadFull(s.r, magic); err != nil {
 		return lm, false, shapeOrRead(err)
@@ -298,10 +298,37 @@ func (s *pbStream) discard(n int) error {
 }
 
 // shapeOrRead turns an answer that ends early into errProtobufShape and
-// keeps other read errors (a cancelled request) as they are.
+// keeps the body's own read errors (a cancelled request, a connection lost)
+// as they are.
 func shapeOrRead(err error) error {
+	if errors.As(err, new(bodyError)) {
+		return err
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errProtobufShape
 	}
 	return err
 }
+
+// bodyReader marks every error of an answer's body but its clean end
+// (bodyError): an HTTP/2 stream whose connection closed mid-answer reads
+// io.ErrUnexpectedEOF, the same error io.ReadFull makes of an answer that
+// ends cleanly inside a field, and only the second one is of the answer's
+// shape. The first is the connection's, which the caller retries and words as
+// "the connection ... was closed".
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = bodyError{err}
+	}
+	return n, err
+}
+
+// bodyError is an error of the body itself, as bodyReader read it. It reads
+// and unwraps as that error.
+type bodyError struct{ err error }
+
+func (e bodyError) Error() string { return e.err.Error() }
+func (e bodyError) Unwrap() error { return e.err }

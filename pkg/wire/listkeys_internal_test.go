@@ -83,6 +83,14 @@ func TestReadListKeys(t *testing.T) {
 	if _, _, err := ReadListKeys(io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(boom)), func(_, _, _ []byte) bool { return true }); !errors.Is(err, boom) {
 		t.Errorf("a failed read: %v, want %v", err, boom)
 	}
+	// A connection that closed mid-answer (HTTP/2 reads io.ErrUnexpectedEOF)
+	// is that, not the answer's shape, at whatever byte.
+	for n := 0; n < len(data); n += 5 {
+		lost := io.MultiReader(bytes.NewReader(data[:n]), iotest.ErrReader(io.ErrUnexpectedEOF))
+		if _, _, err := ReadListKeys(lost, func(_, _, _ []byte) bool { return true }); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errProtobufShape) {
+			t.Fatalf("a connection closed after %d bytes: %v, want %v", n, err, io.ErrUnexpectedEOF)
+		}
+	}
 }
 
 // FuzzReadListKeys: whatever the bytes, ReadListKeys never panics, and when

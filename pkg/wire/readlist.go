@@ -53,12 +53,12 @@ type itemUnmarshaler interface {
 // is an error.
 func ReadList(ctx context.Context, body io.Reader, into runtime.Object, decode func([]byte) error) error {
 	hook, _ := ctx.Value(listHookKey{}).(listHook)
-	r := bufio.NewReaderSize(body, stripChunk)
+	r := bufio.NewReaderSize(bodyReader{body}, stripChunk)
 	items, lm, ok := listFields(into)
 	if magic, err := r.Peek(len(protobufMagic)); err != nil || !bytes.Equal(magic, protobufMagic) || !ok {
 		data, rerr := io.ReadAll(r)
 		if rerr != nil {
-			return rerr
+			return shapeOrRead(rerr)
 		}
 		if hook.held != nil {
 			hook.held.Add(int64(len(data)))

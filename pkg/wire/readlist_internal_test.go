@@ -109,6 +109,21 @@ func TestReadList(t *testing.T) {
 	if err := ReadList(context.Background(), io.MultiReader(bytes.NewReader(data[:600]), iotest.ErrReader(cut)), &corev1.PodList{}, func([]byte) error { return nil }); !errors.Is(err, cut) {
 		t.Errorf("an answer cut by %v: %v", cut, err)
 	}
+	// An HTTP/2 stream whose connection closed reads io.ErrUnexpectedEOF: at
+	// whatever byte, that is the error, never the answer's shape; the same
+	// bytes ending cleanly are.
+	for n := 0; n < len(data); n += 5 {
+		lost := io.MultiReader(bytes.NewReader(data[:n]), iotest.ErrReader(io.ErrUnexpectedEOF))
+		if err := ReadList(context.Background(), lost, &corev1.PodList{}, func([]byte) error { return nil }); !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, errProtobufShape) {
+			t.Fatalf("an answer whose connection closed after %d bytes: %v, want %v", n, err, io.ErrUnexpectedEOF)
+		}
+		if n < len(protobufMagic) {
+			continue
+		}
+		if err := ReadList(context.Background(), bytes.NewReader(data[:n]), &corev1.PodList{}, func([]byte) error { return nil }); !errors.Is(err, errProtobufShape) {
+			t.Fatalf("an answer that ends after %d bytes: %v, want %v", n, err, errProtobufShape)
+		}
+	}
 }
 
 // FuzzReadList: whatever the bytes, reading them as a list never panics; a

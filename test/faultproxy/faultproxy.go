@@ -43,9 +43,11 @@ type Proxy struct {
 	conns   map[*conn]struct{}
 	closed  bool
 	wg      sync.WaitGroup
-	// resetAt and resetsLeft are ResetAfter's settings; resets counts its resets.
+	// resetAt and resetsLeft are ResetAfter's settings, cutWithFIN CloseAfter's;
+	// resets counts the connections either cut.
 	resetAt    int64
 	resetsLeft int
+	cutWithFIN bool
 	resets     int
 	// rate is Throttle's bytes per second toward the client; zero when off.
 	rate int64
@@ -207,13 +209,13 @@ func (p *Proxy) sendDown(c *conn, data []byte) bool {
 			c.sendAt = time.Time{}
 		}
 		data = data[len(piece):]
-		piece, reset := p.cutDown(c, piece)
+		piece, cut, fin := p.cutDown(c, piece)
 		if _, err := c.client.Write(piece); err != nil {
 			c.close(false)
 			return false
 		}
-		if reset {
-			c.close(true)
+		if cut {
+			c.close(!fin)
 			return false
 		}
 	}
@@ -255,16 +257,17 @@ func (p *Proxy) throttle() int64 {
 	return p.rate
 }
 
-// cutDown returns the part of chunk to forward to the client, and whether to reset the
-// connection after it, as ResetAfter asks; it counts that part as sent.
-func (p *Proxy) cutDown(c *conn, chunk []byte) ([]byte, bool) {
+// cutDown returns the part of chunk to forward to the client, whether to cut the
+// connection after it, as ResetAfter or CloseAfter asks, and whether with a FIN; it
+// counts that part as sent.
+func (p *Proxy) cutDown(c *conn, chunk []byte) ([]byte, bool, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at := p.resetAt
 	if at <= 0 || p.resetsLeft == 0 || c.down+int64(len(chunk)) <= at {
 		c.down += int64(len(chunk))
 		p.sentDown += int64(len(chunk))
-		return chunk, false
+		return chunk, false, false
 	}
 	chunk = chunk[:at-min(c.down, at)]
 	p.sentDown += int64(len(chunk))
@@ -273,7 +276,7 @@ func (p *Proxy) cutDown(c *conn, chunk []byte) ([]byte, bool) {
 		p.resetsLeft--
 	}
 	p.resets++
-	return chunk, true
+	return chunk, true, p.cutWithFIN
 }
 
 // waitFlowing blocks while the proxy is stalled; false means c was closed meanwhile.
@@ -379,7 +382,16 @@ func (p *Proxy) Refuse(on bool) error {
 func (p *Proxy) ResetAfter(n int64, times int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.resetAt, p.resetsLeft = n, times
+	p.resetAt, p.resetsLeft, p.cutWithFIN = n, times, false
+}
+
+// CloseAfter is ResetAfter with a FIN instead of an RST: the client reads the end of
+// the connection in the middle of an answer (an HTTP/2 stream then reads
+// io.ErrUnexpectedEOF). Resets counts these too.
+func (p *Proxy) CloseAfter(n int64, times int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resetAt, p.resetsLeft, p.cutWithFIN = n, times, true
 }
 
 // Throttle paces the bytes toward the client to bytesPerSecond on each connection, open

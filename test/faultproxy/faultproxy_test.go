@@ -367,6 +367,32 @@ func TestConcurrentControls(t *testing.T) {
 	waitConns(t, p, 1)
 }
 
+// TestCloseAfter: CloseAfter cuts as ResetAfter does, with a FIN: the client reads
+// the bytes up to the cut, then the end of the connection, and Resets counts it.
+func TestCloseAfter(t *testing.T) {
+	p := newProxy(t)
+	p.CloseAfter(9, 1)
+	c := dial(t, p)
+	c.echo("12345")
+	c.send("67890")
+	got, err := c.recv(5 * time.Second)
+	if got != "678" || !errors.Is(err, io.EOF) {
+		t.Errorf("after 9 bytes: got %q, %v; want %q and EOF (a FIN)", got, err, "678")
+	}
+	if n := p.Resets(); n != 1 {
+		t.Errorf("Resets() = %d, want 1", n)
+	}
+	// Once only; ResetAfter afterwards cuts with an RST again.
+	dial(t, p).echo("12345")
+	p.ResetAfter(4, 1)
+	c = dial(t, p)
+	c.send("12345")
+	if got, err := c.recv(5 * time.Second); got != "1234" || !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("ResetAfter after CloseAfter: got %q, %v; want %q and ECONNRESET", got, err, "1234")
+	}
+	waitConns(t, p, 1)
+}
+
 func TestResetAfter(t *testing.T) {
 	p := newProxy(t)
 	// Each echo is 6 bytes ("12345\n") toward the client: the second one is cut after
