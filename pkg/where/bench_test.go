@@ -3,9 +3,11 @@ package where
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/openapi/openapitest"
 )
 
 // benchPredicates are the predicates users reach for first.
@@ -76,4 +78,23 @@ func BenchmarkConvert(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCompile measures what a command pays before it lists: the
+// predicates compiled for Pods, typed by core/v1's OpenAPI v3 document (1.6
+// MB of JSON) read afresh, as each command reads it.
+func BenchmarkCompile(b *testing.B) {
+	for _, p := range benchPredicates {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				c, err := Parse([]string{p.expr}, time.Now())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Compile(podGVK, NewSchemas(openapitest.NewEmbeddedFileClient())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
