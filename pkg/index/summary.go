@@ -150,6 +150,29 @@ func (t *ResourceTotals) Add(pod *corev1.Pod) {
 	t.Limits = addResources(t.Limits, lims)
 }
 
+// AddKept is Add with the pod's requests and limits as c keeps them
+// (PodResourcesCache); a nil c computes them, as Add.
+func (t *ResourceTotals) AddKept(c *PodResourcesCache, pod *corev1.Pod) {
+	if c == nil {
+		t.Add(pod)
+		return
+	}
+	e := c.get(pod)
+	t.Pods++
+	for i, nq := range e.quantities {
+		sum := &t.Requests
+		if i >= e.limitsAt {
+			sum = &t.Limits
+		}
+		if *sum == nil {
+			*sum = corev1.ResourceList{}
+		}
+		total := (*sum)[nq.name]
+		total.Add(nq.q)
+		(*sum)[nq.name] = total
+	}
+}
+
 // addResources adds each quantity of add to sum, allocating sum when needed.
 func addResources(sum, add corev1.ResourceList) corev1.ResourceList {
 	if len(add) == 0 {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -33,6 +34,8 @@ type Options struct {
 // the process answers with its own user's rights, asked again of the API
 // server at every call.
 func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	cfg := Config{Query: o.Query, ErrorText: o.ErrorText, Limit: o.Limit, MaxBytes: o.MaxBytes, Version: o.Version}
 	for i, t := range o.Targets {
 		cl := Cluster{Name: o.Names[i], Target: t}
@@ -62,6 +65,7 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 				return err
 			}
 			cl.ServerVersion = serverVersion(t.RESTConfig)
+			cl.Target.PodResources = index.NewPodResourcesCache(ctx, pool.DefaultDropAfter)
 		}
 		cfg.Clusters = append(cfg.Clusters, cl)
 	}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/sweep"
 )
 
 // Encodings keeps each object's -o json bytes (json.Marshal's, indented as
@@ -92,19 +94,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // every time.
 func NewEncodings(ctx context.Context, unusedFor time.Duration) *Encodings {
 	c := &Encodings{byUID: map[encodingKey]*encoding{}, kinds: map[schema.GroupVersionKind]*kindDict{}}
-	go func() {
-		t := time.NewTicker(max(unusedFor/4, time.Second))
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				c.forget(time.Now().Add(time.Hour))
-				return
-			case now := <-t.C:
-				c.forget(now.Add(-unusedFor))
-			}
-		}
-	}()
+	sweep.Run(ctx, unusedFor, c.forget)
 	return c
 }
 

@@ -147,6 +147,7 @@ func (s *Session) Group(ctx context.Context, reqs []Request, by GroupBy) (*v1alp
 	}
 	doc := v1alpha1.NewGroupList(by.Mode)
 	b := newGroupBuilder(len(members), by.Mode == GroupByNode && by.IncludeCompleted)
+	b.resources = s.cfg.PodResources
 	switch by.Mode {
 	case GroupByOwner:
 		err = s.groupByOwner(ctx, owners, b, members)
@@ -193,6 +194,9 @@ type groupBuilder struct {
 	// parallelFrom is the number of objects from which the groups are
 	// finished on several CPUs (parallelFinish).
 	parallelFrom int
+	// resources keeps pods' requests and limits across answers (a warm
+	// cache's); nil computes them.
+	resources *index.PodResourcesCache
 }
 
 func newGroupBuilder(nTypes int, includeCompleted bool) *groupBuilder {
@@ -253,7 +257,7 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 		g.Members = members
 		// Metadata-only pods (-o name) carry no spec: no sums, as no counts.
 		if g.Summary.Pods != nil {
-			t := podTotals(members, b.includeCompleted)
+			t := podTotals(b.resources, members, b.includeCompleted)
 			g.Summary.Resources = resourceSummary(t)
 		}
 		out[i] = *g
@@ -302,8 +306,9 @@ func (b *groupBuilder) finish(sortKey func(g *v1alpha1.Group) string) []v1alpha1
 }
 
 // podTotals adds up the requests and limits of the pods among members that
-// hold capacity: not Succeeded or Failed, unless includeCompleted.
-func podTotals(members []v1alpha1.Members, includeCompleted bool) index.ResourceTotals {
+// hold capacity: not Succeeded or Failed, unless includeCompleted; kept
+// ones where kept holds them.
+func podTotals(kept *index.PodResourcesCache, members []v1alpha1.Members, includeCompleted bool) index.ResourceTotals {
 	var t index.ResourceTotals
 	for _, m := range members {
 		for _, o := range m.Objects {
@@ -311,7 +316,7 @@ func podTotals(members []v1alpha1.Members, includeCompleted bool) index.Resource
 			if !ok || (!includeCompleted && index.Terminal(pod)) {
 				continue
 			}
-			t.Add(pod)
+			t.AddKept(kept, pod)
 		}
 	}
 	return t
@@ -478,16 +483,16 @@ func (s *Session) groupByNode(ctx context.Context, b *groupBuilder, members []*m
 		if g.Key.None {
 			continue
 		}
-		g.Summary.Node = nodeSummary(byName[g.Key.Node], g.Members, includeCompleted)
+		g.Summary.Node = nodeSummary(b.resources, byName[g.Key.Node], g.Members, includeCompleted)
 	}
 	return nil
 }
 
 // nodeSummary computes a node group's summary; node is nil for a node that pods
 // name but that does not exist.
-func nodeSummary(node *corev1.Node, members []v1alpha1.Members, includeCompleted bool) *v1alpha1.NodeSummary {
+func nodeSummary(kept *index.PodResourcesCache, node *corev1.Node, members []v1alpha1.Members, includeCompleted bool) *v1alpha1.NodeSummary {
 	s := &v1alpha1.NodeSummary{Roles: []string{}}
-	t := podTotals(members, includeCompleted)
+	t := podTotals(kept, members, includeCompleted)
 	s.Requests, s.Limits = resourcesOf(t.Requests), resourcesOf(t.Limits)
 	if node == nil {
 		s.Status = "NotFound"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -93,6 +95,16 @@ var trainersResources = &v1alpha1.ResourceSummary{
 		Other: map[string]string{"nvidia.com/gpu": "2", "ephemeral-storage": "20Gi"}},
 	Limits: v1alpha1.Resources{CPU: "5", Memory: "8752Mi", CPUMillis: 5000, MemoryBytes: 8752 << 20,
 		Other: map[string]string{"nvidia.com/gpu": "2"}},
+}
+
+// sums reports whether a group of doc sums the resources of a pod.
+func sums(doc *v1alpha1.GroupList) bool {
+	for _, g := range doc.Groups {
+		if g.Summary.Resources != nil && g.Summary.Resources.Pods > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // checkResources compares a group's resource summary.
@@ -223,6 +235,17 @@ func TestSessionGroupResources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.objects = resourceObjects()
 			tc.run(t)
+		})
+		// The same sums from requests and limits a cache server keeps,
+		// asked twice of one cache.
+		t.Run(tc.name+", kept", func(t *testing.T) {
+			tc.objects = resourceObjects()
+			tc.kept = index.NewPodResourcesCache(t.Context(), time.Hour)
+			for range 2 {
+				if doc := tc.run(t); sums(doc) && tc.kept.Len() == 0 {
+					t.Error("the sums were not kept")
+				}
+			}
 		})
 	}
 

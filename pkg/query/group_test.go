@@ -75,6 +75,7 @@ type groupCase struct {
 	objects       []runtime.Object
 	forbid        []string // resources whose metadata lists are forbidden
 	mapper        meta.RESTMapper
+	kept          *index.PodResourcesCache // the target's, as a cache server's
 
 	// wantNames are the groups in order; wantMembers the member names by
 	// group; wantMissing the NotFound errors; wantWarnings the document's.
@@ -94,7 +95,7 @@ func (tc groupCase) run(t *testing.T) *v1alpha1.GroupList {
 	if reqs == nil {
 		reqs = []query.Request{{Resource: fixtures.Pods}}
 	}
-	cfg := query.Config{Target: query.Target{Mapper: tc.mapper, Namespace: tc.namespace}, LabelSelector: tc.labelSelector}
+	cfg := query.Config{Target: query.Target{Mapper: tc.mapper, Namespace: tc.namespace, PodResources: tc.kept}, LabelSelector: tc.labelSelector}
 	if cfg.Namespace == "" {
 		cfg.Namespace = "shop"
 	}

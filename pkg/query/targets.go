@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
@@ -30,6 +31,10 @@ type Target struct {
 	// Source is where the target's informers come from: nil is
 	// informer.OneShot, a direct run's; the cache server's is a Pool's.
 	Source informer.Source
+	// PodResources keeps the requests and limits of the target's pods
+	// across answers (a cache server's, with its Pool); nil computes them
+	// for each answer.
+	PodResources *index.PodResourcesCache
 	// Mapper resolves kinds to resources, as kubectl's discovery-backed
 	// mapper; Categories expands "all" and the other categories.
 	Mapper     meta.RESTMapper

@@ -36,7 +36,9 @@
 // dropping), the JSON encodings -o json answers printed
 // (printers.Encodings, compressed with a dictionary of each kind's first
 // encodings, which is kept as long as an encoding of its kind is, even
-// after its own objects are gone), and the identities of the credentials
+// after its own objects are gone), the requests and limits of the pods its
+// groupings added up (index.PodResourcesCache, each of one pod object, held
+// with it), and the identities of the credentials
 // verified, by a hash of each: all in memory, none written anywhere. A Run's credential
 // lives as long as its request.
 //

@@ -73,6 +73,7 @@ func (r *Run) Bind(targets []query.Target, maxStaleness time.Duration) ([]query.
 	r.maxStaleness = maxStaleness
 	r.source = r.server.pool.Source(pool.Freshness{Start: r.start, MaxStaleness: maxStaleness}, strings.Join(r.req.Args, "\x00"), asker)
 	t.Source = r.source
+	t.PodResources = r.server.podResources
 	return []query.Target{t}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -30,6 +31,7 @@ func TestRunBinds(t *testing.T) {
 	cfg := &rest.Config{Host: "https://cluster.invalid:6443", BearerToken: "token"}
 	srv := New(Options{})
 	srv.pool = warmPool
+	srv.podResources = index.NewPodResourcesCache(t.Context(), time.Minute)
 	run := srv.Run(&warm.RunRequest{Args: []string{"pods"}})
 	target := query.Target{RESTConfig: cfg}
 	a, b := target, target
@@ -49,6 +51,9 @@ func TestRunBinds(t *testing.T) {
 	}
 	if bound[0].Source == nil || bound[0].Source != run.source || run.maxStaleness != time.Minute {
 		t.Error("the bound target does not borrow from the pool")
+	}
+	if bound[0].PodResources == nil || bound[0].PodResources != srv.podResources {
+		t.Error("the bound target does not add up pods' resources as the process keeps them")
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
+	"github.com/kubectl-idx/kubectl-idx/pkg/index"
 	"github.com/kubectl-idx/kubectl-idx/pkg/pool"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -57,6 +58,9 @@ type Server struct {
 	// encodings keeps the JSON encodings of the objects -o json answers
 	// print, for the next answer.
 	encodings *printers.Encodings
+	// podResources keeps the pods' requests and limits for the runs'
+	// groupings.
+	podResources *index.PodResourcesCache
 	// trim hands back what the commands' lists left behind once none runs.
 	trim *trimmer
 
@@ -116,6 +120,7 @@ func (s *Server) Serve(ctx context.Context, cfg *rest.Config) error {
 	keep, stop := context.WithCancel(ctx)
 	defer stop()
 	s.encodings = printers.NewEncodings(keep, s.opts.DropAfter)
+	s.podResources = index.NewPodResourcesCache(keep, s.opts.DropAfter)
 	close(s.ready)
 	return <-served
 }
