@@ -226,27 +226,20 @@ func (d *documents) load(gv schema.GroupVersion) (map[string]json.RawMessage, ma
 // componentSchemas returns the schemas of an OpenAPI v3 document,
 // components.schemas, each as its bytes in doc (objectMembers).
 func componentSchemas(doc []byte) (map[string]json.RawMessage, error) {
-	top, err := objectMembers(doc)
+	members, err := objectMembers(doc)
 	if err != nil {
 		return nil, err
 	}
-	components, ok := top["components"]
-	if !ok || string(components) == "null" {
-		return nil, nil
+	for _, name := range []string{"components", "schemas"} {
+		value, ok := members[name]
+		if !ok || string(value) == "null" {
+			return nil, nil
+		}
+		if members, err = objectMembers(value); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
-	members, err := objectMembers(components)
-	if err != nil {
-		return nil, fmt.Errorf("components: %w", err)
-	}
-	schemas, ok := members["schemas"]
-	if !ok || string(schemas) == "null" {
-		return nil, nil
-	}
-	out, err := objectMembers(schemas)
-	if err != nil {
-		return nil, fmt.Errorf("components.schemas: %w", err)
-	}
-	return out, nil
+	return members, nil
 }
 
 // fieldsResolver resolves a kind trimmed to some of its top-level fields.

@@ -368,24 +368,14 @@ func TestConcurrentControls(t *testing.T) {
 }
 
 // TestCloseAfter: CloseAfter cuts as ResetAfter does, with a FIN: the client reads
-// the bytes up to the cut, then the end of the connection, and Resets counts it.
+// the bytes up to the cut, then the end of the connection, and Resets counts it;
+// ResetAfter afterwards cuts with an RST again.
 func TestCloseAfter(t *testing.T) {
 	p := newProxy(t)
-	p.CloseAfter(9, 1)
-	c := dial(t, p)
-	c.echo("12345")
-	c.send("67890")
-	got, err := c.recv(5 * time.Second)
-	if got != "678" || !errors.Is(err, io.EOF) {
-		t.Errorf("after 9 bytes: got %q, %v; want %q and EOF (a FIN)", got, err, "678")
-	}
-	if n := p.Resets(); n != 1 {
-		t.Errorf("Resets() = %d, want 1", n)
-	}
-	// Once only; ResetAfter afterwards cuts with an RST again.
+	cutAfterNine(t, p, p.CloseAfter, io.EOF, "EOF (a FIN)")
 	dial(t, p).echo("12345")
 	p.ResetAfter(4, 1)
-	c = dial(t, p)
+	c := dial(t, p)
 	c.send("12345")
 	if got, err := c.recv(5 * time.Second); got != "1234" || !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("ResetAfter after CloseAfter: got %q, %v; want %q and ECONNRESET", got, err, "1234")
@@ -393,21 +383,28 @@ func TestCloseAfter(t *testing.T) {
 	waitConns(t, p, 1)
 }
 
-func TestResetAfter(t *testing.T) {
-	p := newProxy(t)
-	// Each echo is 6 bytes ("12345\n") toward the client: the second one is cut after
-	// its third byte, and the connection reset.
-	p.ResetAfter(9, 1)
+// cutAfterNine has cut (ResetAfter or CloseAfter) cut the next connection after 9
+// bytes toward the client, once, and checks that the client reads them and then
+// want (named wantName). Each echo is 6 bytes ("12345\n"): the second one is cut
+// after its third byte.
+func cutAfterNine(t *testing.T, p *Proxy, cut func(n int64, times int), want error, wantName string) {
+	t.Helper()
+	cut(9, 1)
 	c := dial(t, p)
 	c.echo("12345")
 	c.send("67890")
 	got, err := c.recv(5 * time.Second)
-	if got != "678" || !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("after 9 bytes: got %q, %v; want %q and ECONNRESET", got, err, "678")
+	if got != "678" || !errors.Is(err, want) {
+		t.Errorf("after 9 bytes: got %q, %v; want %q and %s", got, err, "678", wantName)
 	}
 	if n := p.Resets(); n != 1 {
 		t.Errorf("Resets() = %d, want 1", n)
 	}
+}
+
+func TestResetAfter(t *testing.T) {
+	p := newProxy(t)
+	cutAfterNine(t, p, p.ResetAfter, syscall.ECONNRESET, "ECONNRESET")
 	// Once only: the next connection carries on.
 	next := dial(t, p)
 	for range 3 {
