@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func TestPodResourcesCache(t *testing.T) {
 	if !reflect.DeepEqual(gotNewer, wantNewer) || gotNewer.Requests.Cpu().Cmp(resource.MustParse("3")) != 0 {
 		t.Errorf("the pod's new version sums to %+v, want %+v (3 cpus)", gotNewer, wantNewer)
 	}
-	if e := c.byUID[pods[0].UID]; e == first || e.pod != newer {
+	if e := c.byUID[pods[0].UID]; e == first || e.pod.Value() != newer {
 		t.Error("the new version did not replace the old one's entry")
 	}
 	// The old object, asked for again (an answer that read it before the
@@ -161,4 +162,30 @@ func TestPodResourcesCacheConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestPodResourcesCacheHoldsNoPod: an entry does not keep its pod in memory
+// (a store listed again must not be held by what was computed from the one
+// before), and the entry of a pod gone is forgotten at the next sweep,
+// however recently it was used.
+func TestPodResourcesCacheHoldsNoPod(t *testing.T) {
+	c := &PodResourcesCache{byUID: map[types.UID]*podResources{}}
+	uid := func() types.UID {
+		pod := newPod("shop", "gone", func(p *corev1.Pod) {
+			p.Spec.Containers = []corev1.Container{ctr("app", rl("cpu=1", "memory=1Gi"), nil)}
+		})
+		var sum ResourceTotals
+		sum.AddKept(c, pod)
+		return pod.UID
+	}()
+	for i := 0; i < 20 && c.byUID[uid].pod.Value() != nil; i++ {
+		runtime.GC()
+	}
+	if c.byUID[uid].pod.Value() != nil {
+		t.Fatal("the kept entry keeps its pod in memory")
+	}
+	c.forget(time.Now().Add(-time.Hour))
+	if n := c.Len(); n != 0 {
+		t.Errorf("%d entries kept of pods gone", n)
+	}
 }
