@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -31,40 +30,27 @@ var blameExample = `  # Who last wrote each field of a Deployment
   # The fields a manager owns, with jq
   kubectl idx blame deployment/web -n shop -o json | jq -r '.managers as $m | .fields[] | select(any(.managers[]; $m[.].manager == "kubectl-set")) | .path'`
 
-// BlameOptions holds the flags and state of the blame command.
-type BlameOptions struct {
-	*RelationOptions
+// blameCommand describes the blame command.
+var blameCommand = &objectCommand[*v1alpha1.Blame]{
+	use:        "blame (TYPE/NAME | TYPE NAME)",
+	short:      "Show an object's YAML with who last wrote each field, and when",
+	long:       blameLong,
+	example:    blameExample,
+	verb:       "blame",
+	checkFlags: checkBlameFlags,
+	ask:        (*query.Session).Blame,
 }
 
 // NewCmdBlame returns the blame command.
 func NewCmdBlame(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &BlameOptions{RelationOptions: newRelationOptions(f, streams)}
-	return o.newObjectCmd(&cobra.Command{
-		Use:     "blame (TYPE/NAME | TYPE NAME)",
-		Short:   "Show an object's YAML with who last wrote each field, and when",
-		Long:    blameLong,
-		Example: blameExample,
-	}, o)
+	return blameCommand.newCmd(f, streams)
 }
 
-// Complete resolves the clients and keeps the object's arguments.
-func (o *BlameOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "blame", args)
-}
-
-// Validate checks the shared flags; --where, which filters what a command
-// lists, has nothing to filter in one object's fields.
-func (o *BlameOptions) Validate() error {
+// checkBlameFlags refuses --where, which filters what a command lists: it
+// has nothing to filter in one object's fields.
+func checkBlameFlags(o *RelationOptions) error {
 	if len(o.Where) > 0 {
 		return errors.New("--where cannot be used with kubectl idx blame: it shows one object; kubectl idx history takes it")
 	}
-	return o.RelationOptions.Validate()
-}
-
-// Run asks every context for the object's blame and reports it.
-func (o *BlameOptions) Run(ctx context.Context) error {
-	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*v1alpha1.Blame, error) {
-		return s.Blame(ctx, obj)
-	})
-	return printDocuments(o.RelationOptions, answers, "")
+	return nil
 }

@@ -130,7 +130,7 @@ func TestGraphRun(t *testing.T) {
 			c := newRelationCase(objects, tc.output)
 			fixtures.ForbidMetadataList(c.server, tc.forbidden...)
 			o := c.command(t, tc.command)
-			// As newGraphOptions sets it for the commands that draw graphs.
+			// As selects' options and the object commands' descriptions set it.
 			o.(interface{ options() *RelationOptions }).options().graphs = true
 			prepare(t, o, tc.args)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

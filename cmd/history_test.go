@@ -50,7 +50,7 @@ func historyCase(t *testing.T, blame bool, output string, args ...string) (comma
 	ro.resolved = []query.Target{faketarget.New(t, "", fakeapi.New(nil, fixtures.HistoryObjects()...), "shop", fixtures.HistoryAPIResources())}
 	var c command
 	if blame {
-		c = &BlameOptions{RelationOptions: ro}
+		c = blameCommand.newOptions(ro)
 	} else {
 		o := &HistoryOptions{RelationOptions: ro, now: func() time.Time { return fixtures.HistoryNow }}
 		c = o

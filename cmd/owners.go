@@ -1,11 +1,10 @@
 package cmd
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -25,28 +24,18 @@ var ownersExample = `  # The chain above a pod
   # The chain as a Graphviz graph; references that are not the controller are dashed
   kubectl idx owners pod/web-7d9c-x2x -n shop -o dot | dot -Tsvg > owners.svg`
 
-// OwnersOptions holds the flags and state of the owners command.
-type OwnersOptions struct {
-	*RelationOptions
+// ownersCommand describes the owners command.
+var ownersCommand = &objectCommand[*v1alpha1.Tree]{
+	use:     "owners (TYPE/NAME | TYPE NAME)",
+	short:   "Show the owners of an object up to its top-level owner",
+	long:    ownersLong,
+	example: ownersExample,
+	verb:    "show the owners of",
+	graphs:  true,
+	ask:     (*query.Session).Owners,
 }
 
 // NewCmdOwners returns the owners command.
 func NewCmdOwners(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &OwnersOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newObjectCmd(&cobra.Command{
-		Use:     "owners (TYPE/NAME | TYPE NAME)",
-		Short:   "Show the owners of an object up to its top-level owner",
-		Long:    ownersLong,
-		Example: ownersExample,
-	}, o)
-}
-
-// Complete resolves the clients and the object.
-func (o *OwnersOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the owners of", args)
-}
-
-// Run asks every context for the owner chain and reports it.
-func (o *OwnersOptions) Run(ctx context.Context) error {
-	return printDocuments(o.RelationOptions, askObject(ctx, o.RelationOptions, (*query.Session).Owners), "")
+	return ownersCommand.newCmd(f, streams)
 }

@@ -43,14 +43,6 @@ func newRelationOptions(f *Flags, streams genericiooptions.IOStreams) *RelationO
 	return o
 }
 
-// newGraphOptions returns the options of a command that also draws its
-// answer with -o dot and -o mermaid.
-func newGraphOptions(f *Flags, streams genericiooptions.IOStreams) *RelationOptions {
-	o := newRelationOptions(f, streams)
-	o.graphs = true
-	return o
-}
-
 // newRelationCmd finishes cmd for c, o's command: RunE completes,
 // validates and runs, and the shared flags are added.
 func (o *RelationOptions) newRelationCmd(cmd *cobra.Command, c command) *cobra.Command {
@@ -107,13 +99,12 @@ func (o *RelationOptions) Validate() error {
 		}
 		return fmt.Errorf("--sort-by is not supported by %s", name)
 	}
-	if o.verb != "" {
-		var err error
-		if o.typ, o.name, err = query.ParseObjectArg(o.verb, o.args); err != nil {
-			return err
-		}
+	if o.verb == "" {
+		return nil
 	}
-	return nil
+	var err error
+	o.typ, o.name, err = query.ParseObjectArg(o.verb, o.args)
+	return err
 }
 
 // askObject asks every context question about the object argument, which
@@ -130,12 +121,68 @@ func askObject[T any](ctx context.Context, o *RelationOptions, question func(*qu
 	})
 }
 
+// objectCommand is a command about one object answered by one document a
+// context (tree, owners, uses, blame), as its file describes it.
+type objectCommand[D printers.Document] struct {
+	use, short, long, example string
+	// verb and graphs are RelationOptions'.
+	verb   string
+	graphs bool
+	// checkFlags refuses flags the command has no use for; nil for none.
+	checkFlags func(*RelationOptions) error
+	ask        func(*query.Session, context.Context, query.ObjectRef) (D, error)
+	// nothing is the notice of an empty answer; nil for none.
+	nothing func([]query.Answer[D]) string
+}
+
+// ObjectOptions holds the flags and state of an objectCommand.
+type ObjectOptions[D printers.Document] struct {
+	*RelationOptions
+	*objectCommand[D]
+}
+
+// newCmd returns c's command.
+func (c *objectCommand[D]) newCmd(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := c.newOptions(newRelationOptions(f, streams))
+	return o.newObjectCmd(&cobra.Command{Use: c.use, Short: c.short, Long: c.long, Example: c.example}, o)
+}
+
+// newOptions returns c's Options over the shared ones.
+func (c *objectCommand[D]) newOptions(ro *RelationOptions) *ObjectOptions[D] {
+	ro.graphs = c.graphs
+	return &ObjectOptions[D]{RelationOptions: ro, objectCommand: c}
+}
+
+// Complete resolves the clients and keeps the object's arguments.
+func (o *ObjectOptions[D]) Complete(cmd *cobra.Command, args []string) error {
+	return o.completeObject(cmd, o.objectCommand.verb, args)
+}
+
+// Validate checks the command's own refusals, then the shared flags.
+func (o *ObjectOptions[D]) Validate() error {
+	if o.checkFlags != nil {
+		if err := o.checkFlags(o.RelationOptions); err != nil {
+			return err
+		}
+	}
+	return o.RelationOptions.Validate()
+}
+
+// Run asks every context the command's question and reports the answers.
+func (o *ObjectOptions[D]) Run(ctx context.Context) error {
+	answers := askObject(ctx, o.RelationOptions, o.ask)
+	nothing := ""
+	if o.nothing != nil {
+		nothing = o.nothing(answers)
+	}
+	return printDocuments(o.RelationOptions, answers, nothing)
+}
+
 // printDocuments reports the documents of tree, owners, orphans and uses;
 // nothing is the notice of an empty answer, "" for none.
 func printDocuments[D printers.Document](o *RelationOptions, answers []query.Answer[D], nothing string) error {
 	return report(o.QueryOptions, answers, nothing, func(answers []query.Answer[D], warnings []string) (int, error) {
-		opts := o.printOptions(warnings)
-		return printers.PrintDocuments(o.Out, answers, o.printer, opts)
+		return printers.PrintDocuments(o.Out, answers, o.printer, o.printOptions(warnings))
 	})
 }
 

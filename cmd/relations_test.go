@@ -57,9 +57,9 @@ func (c *relationCase) command(t *testing.T, name string) command {
 	ro := c.options(t)
 	switch name {
 	case "tree":
-		return &TreeOptions{RelationOptions: ro}
+		return treeCommand.newOptions(ro)
 	case "owners":
-		return &OwnersOptions{RelationOptions: ro}
+		return ownersCommand.newOptions(ro)
 	case "orphans":
 		return &OrphansOptions{RelationOptions: ro}
 	case "events":
@@ -68,7 +68,7 @@ func (c *relationCase) command(t *testing.T, name string) command {
 		ro.sortable = true
 		return &SelectsOptions{RelationOptions: ro, inverse: name == "selected-by"}
 	case "uses":
-		return &UsesOptions{RelationOptions: ro}
+		return usesCommand.newOptions(ro)
 	}
 	t.Fatalf("no relation command %q", name)
 	return nil

@@ -65,8 +65,8 @@ func NewCmdSelectedBy(f *Flags, streams genericiooptions.IOStreams) *cobra.Comma
 }
 
 func newCmdSelects(f *Flags, streams genericiooptions.IOStreams, inverse bool) *cobra.Command {
-	o := &SelectsOptions{RelationOptions: newGraphOptions(f, streams), inverse: inverse}
-	o.sortable = true
+	o := &SelectsOptions{RelationOptions: newRelationOptions(f, streams), inverse: inverse}
+	o.sortable, o.graphs = true, true
 	cmd := &cobra.Command{
 		Use:     "selects (TYPE/NAME | TYPE NAME)",
 		Short:   "List the pods an object's selector matches",

@@ -1,11 +1,10 @@
 package cmd
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -32,28 +31,18 @@ var treeExample = `  # Everything under a Deployment
   kubectl idx tree deployment/web -n shop -o dot | dot -Tsvg > web.svg
   kubectl idx tree deployment/web -n shop -o mermaid`
 
-// TreeOptions holds the flags and state of the tree command.
-type TreeOptions struct {
-	*RelationOptions
+// treeCommand describes the tree command.
+var treeCommand = &objectCommand[*v1alpha1.Tree]{
+	use:     "tree (TYPE/NAME | TYPE NAME)",
+	short:   "Show the objects an object owns, across every type, as a tree",
+	long:    treeLong,
+	example: treeExample,
+	verb:    "show the tree of",
+	graphs:  true,
+	ask:     (*query.Session).Tree,
 }
 
 // NewCmdTree returns the tree command.
 func NewCmdTree(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &TreeOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newObjectCmd(&cobra.Command{
-		Use:     "tree (TYPE/NAME | TYPE NAME)",
-		Short:   "Show the objects an object owns, across every type, as a tree",
-		Long:    treeLong,
-		Example: treeExample,
-	}, o)
-}
-
-// Complete resolves the clients and the object.
-func (o *TreeOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the tree of", args)
-}
-
-// Run asks every context for the tree and reports it.
-func (o *TreeOptions) Run(ctx context.Context) error {
-	return printDocuments(o.RelationOptions, askObject(ctx, o.RelationOptions, (*query.Session).Tree), "")
+	return treeCommand.newCmd(f, streams)
 }

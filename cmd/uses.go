@@ -35,45 +35,36 @@ var usesExample = `  # Who mounts or references a ConfigMap
   # The same as a Graphviz graph: missing objects are dashed
   kubectl idx uses deployment/web -n shop -o dot | dot -Tsvg > uses.svg`
 
-// UsesOptions holds the flags and state of the uses command.
-type UsesOptions struct {
-	*RelationOptions
+// usesCommand describes the uses command.
+var usesCommand = &objectCommand[*v1alpha1.RelationList]{
+	use:     "uses (TYPE/NAME | TYPE NAME)",
+	short:   "Show what uses a ConfigMap, Secret, PVC or ServiceAccount, or what a pod uses",
+	long:    usesLong,
+	example: usesExample,
+	verb:    "show the uses of",
+	graphs:  true,
+	ask:     askUses,
+	nothing: usesNothing,
 }
 
 // NewCmdUses returns the uses command.
 func NewCmdUses(f *Flags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &UsesOptions{RelationOptions: newGraphOptions(f, streams)}
-	return o.newObjectCmd(&cobra.Command{
-		Use:     "uses (TYPE/NAME | TYPE NAME)",
-		Short:   "Show what uses a ConfigMap, Secret, PVC or ServiceAccount, or what a pod uses",
-		Long:    usesLong,
-		Example: usesExample,
-	}, o)
+	return usesCommand.newCmd(f, streams)
 }
 
-// Complete resolves the clients and the object.
-func (o *UsesOptions) Complete(cmd *cobra.Command, args []string) error {
-	return o.completeObject(cmd, "show the uses of", args)
-}
-
-// checkUses refuses an object uses cannot answer for.
-func checkUses(obj query.ObjectRef) error {
+// askUses asks what uses the object, or what it uses; it refuses an object
+// uses cannot answer for.
+func askUses(s *query.Session, ctx context.Context, obj query.ObjectRef) (*v1alpha1.RelationList, error) {
 	gk := obj.Resource.GVK.GroupKind()
 	if !query.IsUsesSubject(gk) && !index.HasPodSpec(gk) {
-		return fmt.Errorf("uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); %s is neither", obj)
+		return nil, fmt.Errorf("uses needs a ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount, or an object with a pod spec (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, ReplicationController, PodTemplate); %s is neither", obj)
 	}
-	return nil
+	return s.Uses(ctx, obj)
 }
 
-// Run asks every context what uses the object, or what it uses, and
-// reports it.
-func (o *UsesOptions) Run(ctx context.Context) error {
-	answers := askObject(ctx, o.RelationOptions, func(s *query.Session, ctx context.Context, obj query.ObjectRef) (*v1alpha1.RelationList, error) {
-		if err := checkUses(obj); err != nil {
-			return nil, err
-		}
-		return s.Uses(ctx, obj)
-	})
+// usesNothing is the notice of an answer that found nothing: what the
+// object is not used by, or that it uses nothing.
+func usesNothing(answers []query.Answer[*v1alpha1.RelationList]) string {
 	nothing := ""
 	for _, a := range answers {
 		if l := a.Value; l != nil && l.Subject != nil {
@@ -81,5 +72,5 @@ func (o *UsesOptions) Run(ctx context.Context) error {
 			nothing = "Nothing found: " + subject + map[string]string{"users": " is not used by any pod or pod template", "uses": " uses nothing"}[l.Direction]
 		}
 	}
-	return printDocuments(o.RelationOptions, answers, nothing)
+	return nothing
 }
