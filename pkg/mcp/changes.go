@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,15 +44,6 @@ func (in ChangesArgs) question() ChangesArgs {
 
 // maxChangesTimeout bounds timeoutSeconds.
 const maxChangesTimeout = 120 * time.Second
-
-func (s *Server) changesTool(ctx context.Context, _ *sdk.CallToolRequest, in ChangesArgs) (*sdk.CallToolResult, *v1alpha1.ChangesAnswer, error) {
-	answer, err := s.changes(ctx, in)
-	text := ""
-	if answer != nil {
-		text = pageText("changes", answer.Page)
-	}
-	return result(s, "changes", answer, text, err)
-}
 
 func (s *Server) changes(ctx context.Context, in ChangesArgs) (*v1alpha1.ChangesAnswer, error) {
 	args, err := resourceArgs(in.Resources)

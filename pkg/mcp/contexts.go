@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -17,7 +15,7 @@ type ContextsArgs struct{}
 // versionTimeout bounds the version request of one context.
 const versionTimeout = 10 * time.Second
 
-func (s *Server) contextsTool(ctx context.Context, _ *sdk.CallToolRequest, _ ContextsArgs) (*sdk.CallToolResult, *v1alpha1.ContextsAnswer, error) {
+func (s *Server) contexts(ctx context.Context, _ ContextsArgs) (*v1alpha1.ContextsAnswer, error) {
 	answer := v1alpha1.NewContextsAnswer()
 	answer.Contexts = make([]v1alpha1.ContextView, len(s.cfg.Clusters))
 	var wg sync.WaitGroup
@@ -52,5 +50,5 @@ func (s *Server) contextsTool(ctx context.Context, _ *sdk.CallToolRequest, _ Con
 	}
 	wg.Wait()
 	answer.Count, answer.Total = len(answer.Contexts), len(answer.Contexts)
-	return result(s, "contexts", answer, pageText("contexts", answer.Page), nil)
+	return answer, nil
 }

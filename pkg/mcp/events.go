@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
@@ -33,15 +32,6 @@ type EventsArgs struct {
 func (in EventsArgs) question() EventsArgs {
 	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
 	return in
-}
-
-func (s *Server) eventsTool(ctx context.Context, _ *sdk.CallToolRequest, in EventsArgs) (*sdk.CallToolResult, *v1alpha1.EventsAnswer, error) {
-	answer, err := s.events(ctx, in)
-	text := ""
-	if answer != nil {
-		text = pageText("events", answer.Page)
-	}
-	return result(s, "events", answer, text, err)
 }
 
 // eventsOf is one context's events.

@@ -53,43 +53,64 @@ func (in QueryArgs) question() QueryArgs {
 }
 
 func (s *Server) addTools() {
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrBool(false)}
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name:        "query",
 		Title:       "Query objects",
 		Description: "Objects of one or more types, narrowed by namespace, selectors and CEL (where), listed or grouped by owner, node, namespace or label:KEY. Each object: kind, namespace, name, ready, status, top-level owner, node, and the JSONPath fields asked for. Paged: count, total, truncated, nextCursor.",
-		Annotations: readOnly,
-	}, s.queryTool)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	}, s.query, func(a *v1alpha1.QueryAnswer) string {
+		if a.GroupBy != "" {
+			return fmt.Sprintf("groups: %d in all; %s", a.GroupsTotal, pageText("objects", a.Page))
+		}
+		return pageText("objects", a.Page)
+	})
+	addTool(s, &sdk.Tool{
 		Name:        "relations",
 		Title:       "Related objects",
 		Description: "The objects related to one object: tree (what it owns, through ownerReferences, across every type), owners (its owner chain), uses (what a pod or workload uses, or what uses a ConfigMap, Secret, PVC or ServiceAccount), selects (the pods a selector matches), selectedBy (the Services, PDBs, NetworkPolicies and workloads selecting it), orphans (objects whose owners are gone; no object). Each with the relation's path from the object.",
-		Annotations: readOnly,
-	}, s.relationsTool)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	}, s.relations, func(a *v1alpha1.RelationsAnswer) string { return pageText(a.Relation, a.Page) })
+	addTool(s, &sdk.Tool{
 		Name:        "events",
 		Title:       "Events",
 		Description: "Events of an object and of everything it owns (object), or of a namespace, oldest first, deduplicated as kubectl idx events lists them; since a duration, of a type (Normal, Warning).",
-		Annotations: readOnly,
-	}, s.eventsTool)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	}, s.events, counted[v1alpha1.EventsAnswer]("events"))
+	addTool(s, &sdk.Tool{
 		Name:        "changes",
 		Title:       "Changes",
 		Description: "A change feed of resource types (kubectl idx watch): without cursor, the current state as ADDED and a cursor; with the cursor, every change since (ADDED, MODIFIED, DELETED, with the feed's gap and leftScope marks), waiting up to timeoutSeconds for one, and the next cursor. Narrowed by namespace, owner (TYPE/NAME: it and what it owns) and where.",
-		Annotations: readOnly,
-	}, s.changesTool)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	}, s.changes, counted[v1alpha1.ChangesAnswer]("changes"))
+	addTool(s, &sdk.Tool{
 		Name:        "why",
 		Title:       "Why it is not serving",
 		Description: "Why an object (KIND/NAME), or every top-level owner and Service of a namespace, is not serving: the causes found walking down what it owns, worst first, each with its reason (the Kubernetes one: FailedScheduling, FailedCreate, ImagePullBackOff, CrashLoopBackOff, ...; else MissingReference, RolloutStuck, NoReadyPods, ...), the object to fix, a sentence and the evidence read; and the verdict: Healthy, Unhealthy, or Unknown when something is wrong that no evidence names.",
-		Annotations: readOnly,
-	}, s.whyTool)
-	sdk.AddTool(s.sdk, &sdk.Tool{
+	}, s.why, func(a *v1alpha1.WhyAnswer) string {
+		// The verdict is ours, not object text: it may be said.
+		return "why: " + a.Status + "; " + pageText("causes", a.Page)
+	})
+	addTool(s, &sdk.Tool{
 		Name:        "contexts",
 		Title:       "Contexts",
 		Description: "The kubeconfig contexts this server answers: server, default namespace, whether it is reachable, its version.",
-		Annotations: readOnly,
-	}, s.contextsTool)
+	}, s.contexts, counted[v1alpha1.ContextsAnswer]("contexts"))
+}
+
+// addTool adds a read-only tool to s: answer answers a call, and text words
+// the short text of its result from the answer: what the answer holds,
+// never object text. The result is worded by result.
+func addTool[In, A any](s *Server, tool *sdk.Tool, answer func(context.Context, In) (*A, error), text func(*A) string) {
+	tool.Annotations = &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptrBool(false)}
+	sdk.AddTool(s.sdk, tool, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, *A, error) {
+		a, err := answer(ctx, in)
+		if err != nil {
+			return result(s, tool.Name, a, "", err)
+		}
+		return result(s, tool.Name, a, text(a), nil)
+	})
+}
+
+// counted words the text of an answer that says no more than how many of
+// what it holds (pageText).
+func counted[A any, P answerPage[A]](what string) func(P) string {
+	return func(a P) string { return pageText(what, *a.GetPage()) }
 }
 
 func ptrBool(b bool) *bool { return &b }
@@ -139,19 +160,6 @@ func readsSecrets(resources string) bool {
 		}
 	}
 	return false
-}
-
-// queryTool answers the query tool.
-func (s *Server) queryTool(ctx context.Context, _ *sdk.CallToolRequest, in QueryArgs) (*sdk.CallToolResult, *v1alpha1.QueryAnswer, error) {
-	answer, err := s.query(ctx, in)
-	text := ""
-	if answer != nil {
-		text = pageText("objects", answer.Page)
-		if answer.GroupBy != "" {
-			text = fmt.Sprintf("groups: %d in all; %s", answer.GroupsTotal, text)
-		}
-	}
-	return result(s, "query", answer, text, err)
 }
 
 // queryItem is one item of a query answer, in order: an object, or a group

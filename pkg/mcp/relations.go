@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -33,15 +31,6 @@ func (in RelationsArgs) question() RelationsArgs {
 
 // relations are the relation tool's relations.
 var relations = []string{"tree", "owners", "uses", "selects", "selectedBy", "orphans"}
-
-func (s *Server) relationsTool(ctx context.Context, _ *sdk.CallToolRequest, in RelationsArgs) (*sdk.CallToolResult, *v1alpha1.RelationsAnswer, error) {
-	answer, err := s.relations(ctx, in)
-	text := ""
-	if answer != nil {
-		text = pageText(in.Relation, answer.Page)
-	}
-	return result(s, "relations", answer, text, err)
-}
 
 // related is one context's answer: the subject and the related objects.
 type related struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/diagnose"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
@@ -28,16 +26,6 @@ type WhyArgs struct {
 func (in WhyArgs) question() WhyArgs {
 	in.Cursor, in.Limit, in.MaxStalenessSeconds = "", 0, 0
 	return in
-}
-
-func (s *Server) whyTool(ctx context.Context, _ *sdk.CallToolRequest, in WhyArgs) (*sdk.CallToolResult, *v1alpha1.WhyAnswer, error) {
-	answer, err := s.why(ctx, in)
-	text := ""
-	if answer != nil {
-		// The verdict is ours, not object text: it may be said.
-		text = "why: " + answer.Status + "; " + pageText("causes", answer.Page)
-	}
-	return result(s, "why", answer, text, err)
 }
 
 // why asks every context the question of `kubectl idx why` (Session.Why,
