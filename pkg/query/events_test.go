@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,8 +15,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
-	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
 
@@ -43,25 +42,16 @@ func windowObjects() []runtime.Object {
 	)
 }
 
-// eventsSession is a session over objs in shop that can read one object's
-// metadata, as WatchEvents does for its root.
-func eventsSession(t *testing.T, objs []runtime.Object) (*query.Session, *fakeapi.Server) {
+// eventsSession is a session over objs for the relation questions
+// (relationConfig) that can read one object's metadata, as WatchEvents does
+// for its root; and the mapper of its types.
+func eventsSession(t *testing.T, objs []runtime.Object) (*query.Session, meta.RESTMapper) {
 	t.Helper()
 	s := fakeapi.New(nil, objs...)
-	dc := fixtures.Discovery(fixtures.RelationAPIResources())
-	mapper, _ := fixtures.Mapper(t, dc)
-	session, _ := newSession(t, s, query.Config{
-		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-			Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-				return informer.ListableResources(dc, namespacedOnly)
-			},
-			GetMetadata: func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
-				return s.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-			},
-		}},
-		ObjectStatus: printers.ObjectStatus,
-	})
-	return session, s
+	cfg, mapper := relationConfig(t)
+	cfg.GetMetadata = metadataOf(s)
+	session, _ := newSession(t, s, cfg)
+	return session, mapper
 }
 
 func TestSessionEventsWindow(t *testing.T) {
@@ -128,9 +118,7 @@ func TestSessionWatchEventsInitial(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := eventsSession(t, windowObjects())
-			dc := fixtures.Discovery(fixtures.RelationAPIResources())
-			mapper, _ := fixtures.Mapper(t, dc)
+			s, mapper := eventsSession(t, windowObjects())
 			got := initialEvents(t, s, objectRef(t, mapper, "deployment/web"), tc.opts)
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("events = %q, want %q", got, tc.want)

@@ -23,7 +23,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/checkpoint"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/where"
 )
@@ -50,14 +49,9 @@ func historySession(t *testing.T, cond *where.Conditions, forbidden ...string) (
 // object ref (type/name) of the question.
 func historySessionOf(t *testing.T, s *fakeapi.Server, cond *where.Conditions, ref string) (*query.Session, query.ObjectRef) {
 	t.Helper()
-	dc := fixtures.Discovery(fixtures.HistoryAPIResources())
-	mapper, _ := fixtures.Mapper(t, dc)
-	session, _ := newSession(t, s, query.Config{Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-			return informer.ListableResources(dc, namespacedOnly)
-		},
-	}}, Where: cond})
-	return session, objectRef(t, mapper, ref)
+	tg := shopTarget(t, fixtures.HistoryAPIResources())
+	session, _ := newSession(t, s, query.Config{Target: tg, Where: cond})
+	return session, objectRef(t, tg.Mapper, ref)
 }
 
 // line renders an entry for comparison: time, object, source, action,

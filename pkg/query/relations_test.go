@@ -16,7 +16,6 @@ import (
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
-	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 	"github.com/kubectl-idx/kubectl-idx/pkg/printers"
 	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 )
@@ -43,16 +42,8 @@ func relationSession(t *testing.T, objs []runtime.Object, allNamespaces bool, fo
 // fixtures.RelationAPIResources in shop, and the mapper of those types.
 func relationConfig(t *testing.T) (query.Config, meta.RESTMapper) {
 	t.Helper()
-	dc := fixtures.Discovery(fixtures.RelationAPIResources())
-	mapper, _ := fixtures.Mapper(t, dc)
-	return query.Config{
-		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-			Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
-				return informer.ListableResources(dc, namespacedOnly)
-			},
-		}},
-		ObjectStatus: printers.ObjectStatus,
-	}, mapper
+	tg := shopTarget(t, fixtures.RelationAPIResources())
+	return query.Config{Target: tg, ObjectStatus: printers.ObjectStatus}, tg.Mapper
 }
 
 // eventReasons are the reasons of evs, in order.

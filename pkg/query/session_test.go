@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
@@ -55,6 +56,27 @@ func newSession(t *testing.T, s *fakeapi.Server, cfg query.Config) (*query.Sessi
 		cfg.SyncTimeout = 20 * time.Second
 	}
 	return query.NewSession(cfg), rec
+}
+
+// shopTarget is a target in shop over the types of lists: its mapper and its
+// listable types are those lists', as discovery serves them.
+func shopTarget(t *testing.T, lists []*metav1.APIResourceList) query.Target {
+	t.Helper()
+	dc := fixtures.Discovery(lists)
+	mapper, _ := fixtures.Mapper(t, dc)
+	return query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
+		Listable: func(namespacedOnly bool) ([]informer.Resource, []error) {
+			return informer.ListableResources(dc, namespacedOnly)
+		},
+	}}
+}
+
+// metadataOf is the GetMetadata hook of a target served by s: one object's
+// metadata, as WatchEvents reads its root.
+func metadataOf(s *fakeapi.Server) func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+	return func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
+		return s.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	}
 }
 
 // testContext bounds a question: a hang fails the test instead of the run.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/openapi/openapitest"
 
@@ -489,12 +488,8 @@ func TestWhereWatchEvents(t *testing.T) {
 	dc := fixtures.Discovery(fixtures.RelationAPIResources())
 	mapper, _ := fixtures.Mapper(t, dc)
 	session, _ := newSession(t, s, query.Config{
-		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{
-			GetMetadata: func(ctx context.Context, res informer.Resource, namespace, name string) (metav1.Object, error) {
-				return s.Metadata.Resource(res.GVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-			},
-		}},
-		Where: mustWhere(t, `object.reason.startsWith("S")`),
+		Target: query.Target{Mapper: mapper, Namespace: "shop", Hooks: query.Hooks{GetMetadata: metadataOf(s)}},
+		Where:  mustWhere(t, `object.reason.startsWith("S")`),
 	})
 	got := initialEvents(t, session, objectRef(t, mapper, "deployment/web"), query.EventsOptions{})
 	if want := []string{"ADDED ScalingReplicaSet", "ADDED Scaled"}; !slices.Equal(got, want) {
