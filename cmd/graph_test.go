@@ -1,19 +1,15 @@
 package cmd
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 )
 
-// The relation graphs (-o dot, -o mermaid): which commands take them, the
-// errors of the others, and what the graph commands print over the fakes.
-// What the graphs draw is pkg/printers' to test (TestPrintGraph).
+// The relation graphs (-o dot, -o mermaid): which commands take them and the
+// errors of the others; TestRelationRun runs the graph commands over the
+// fakes. What the graphs draw is pkg/printers' to test (TestPrintGraph).
 
 // graphFormats are kubectl get's output formats with the graph formats, as
 // the allowed formats of the graph commands' error list them.
@@ -86,63 +82,3 @@ func TestGraphOutputFlag(t *testing.T) {
 		}
 	}
 }
-
-// TestGraphRun runs the graph commands as RunE does against the fakes with
-// -o dot and -o mermaid and compares what they print; warnings still go to
-// stderr.
-func TestGraphRun(t *testing.T) {
-	selection := fixtures.SelectionObjects()
-	tests := []struct {
-		name       string
-		command    string
-		args       []string
-		output     string
-		useSel     bool
-		forbidden  []string
-		golden     string
-		wantErrOut string
-	}{
-		{name: "tree dot", command: "tree", args: []string{"deployment/web"}, output: "dot", golden: "testdata/tree_deployment.dot.golden"},
-		{name: "tree mermaid", command: "tree", args: []string{"deployment/web"}, output: "mermaid", golden: "testdata/tree_deployment.mermaid.golden"},
-		{
-			name: "tree, a type the user may not list", command: "tree", args: []string{"deploy/web"}, output: "dot", forbidden: []string{"replicasets"},
-			golden:     "testdata/tree_deployment_forbidden.dot.golden",
-			wantErrOut: "warning: cannot list replicasets.apps, the answer may be incomplete: Error from server (Forbidden): replicasets.apps is forbidden: User \"jane\" cannot list resource \"replicasets\" in API group \"apps\" in the namespace \"shop\"\n",
-		},
-		{name: "owners dot", command: "owners", args: []string{"pod/web-7d9c-a"}, output: "dot", golden: "testdata/owners_pod.dot.golden"},
-		{name: "owners, missing owner, mermaid", command: "owners", args: []string{"rs/legacy-1"}, output: "mermaid", golden: "testdata/owners_missing.mermaid.golden"},
-		{name: "selects dot", command: "selects", args: []string{"svc/web"}, useSel: true, output: "dot", golden: "testdata/selects_service.dot.golden"},
-		{
-			name: "selects nothing, mermaid", command: "selects", args: []string{"svc/external"}, useSel: true, output: "mermaid",
-			golden:     "testdata/selects_nothing.mermaid.golden",
-			wantErrOut: "warning: service/external has no selector, so it selects no pods\n",
-		},
-		{name: "selected-by mermaid", command: "selected-by", args: []string{"pod/web-7d9c-a"}, useSel: true, output: "mermaid", golden: "testdata/selected_by_pod.mermaid.golden"},
-		{name: "uses, users, dot", command: "uses", args: []string{"configmap/app-config"}, useSel: true, output: "dot", golden: "testdata/uses_configmap.dot.golden"},
-		{name: "uses, what a template uses, mermaid", command: "uses", args: []string{"deployment/web"}, useSel: true, output: "mermaid", golden: "testdata/uses_deployment.mermaid.golden"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objects := fixtures.RelationObjects()
-			if tc.useSel {
-				objects = selection
-			}
-			c := newRelationCase(objects, tc.output)
-			fixtures.ForbidMetadataList(c.server, tc.forbidden...)
-			o := c.command(t, tc.command)
-			// As selects' options and the object commands' descriptions set it.
-			o.(interface{ options() *RelationOptions }).options().graphs = true
-			prepare(t, o, tc.args)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			err := o.Run(ctx)
-			assertRun(t, err, c.stdout.String(), c.stderr.String(), tc.golden, nil, "", tc.wantErrOut, "")
-			if strings.Contains(c.stdout.String(), fixtures.SecretValue) {
-				t.Errorf("secret data in the output:\n%s", c.stdout)
-			}
-		})
-	}
-}
-
-// options lets the tests reach the shared options of a relation command.
-func (o *RelationOptions) options() *RelationOptions { return o }

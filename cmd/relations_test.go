@@ -65,7 +65,7 @@ func (c *relationCase) command(t *testing.T, name string) command {
 	case "events":
 		return &EventsOptions{RelationOptions: ro}
 	case "selects", "selected-by":
-		ro.sortable = true
+		ro.sortable, ro.graphs = true, true
 		return &SelectsOptions{RelationOptions: ro, inverse: name == "selected-by"}
 	case "uses":
 		return usesCommand.newOptions(ro)
@@ -153,7 +153,8 @@ func TestRelationValidate(t *testing.T) {
 }
 
 // TestRelationRun runs each relation command as its RunE does (Complete,
-// Validate, Run) against the fakes and compares what it prints.
+// Validate, Run) against the fakes and compares what it prints, graphs
+// included.
 func TestRelationRun(t *testing.T) {
 	selection := fixtures.SelectionObjects()
 	tests := []struct {
@@ -239,6 +240,25 @@ func TestRelationRun(t *testing.T) {
 		{name: "uses, what a template uses", command: "uses", args: []string{"deployment/web"}, objects: selection, golden: "testdata/uses_deployment.golden"},
 		{name: "uses, secret json", command: "uses", args: []string{"secret/db"}, objects: selection, output: "json", golden: "testdata/uses_secret.json.golden"},
 		{name: "uses, not found", command: "uses", args: []string{"secret/nope"}, objects: selection, wantErr: `Error from server (NotFound): secrets "nope" not found`},
+		// The graphs: -o dot and -o mermaid.
+		{name: "tree dot", command: "tree", args: []string{"deployment/web"}, output: "dot", golden: "testdata/tree_deployment.dot.golden"},
+		{name: "tree mermaid", command: "tree", args: []string{"deployment/web"}, output: "mermaid", golden: "testdata/tree_deployment.mermaid.golden"},
+		{
+			name: "tree, a type the user may not list", command: "tree", args: []string{"deploy/web"}, output: "dot", forbidden: []string{"replicasets"},
+			golden:     "testdata/tree_deployment_forbidden.dot.golden",
+			wantErrOut: "warning: cannot list replicasets.apps, the answer may be incomplete: Error from server (Forbidden): replicasets.apps is forbidden: User \"jane\" cannot list resource \"replicasets\" in API group \"apps\" in the namespace \"shop\"\n",
+		},
+		{name: "owners dot", command: "owners", args: []string{"pod/web-7d9c-a"}, output: "dot", golden: "testdata/owners_pod.dot.golden"},
+		{name: "owners, missing owner, mermaid", command: "owners", args: []string{"rs/legacy-1"}, output: "mermaid", golden: "testdata/owners_missing.mermaid.golden"},
+		{name: "selects dot", command: "selects", args: []string{"svc/web"}, objects: selection, output: "dot", golden: "testdata/selects_service.dot.golden"},
+		{
+			name: "selects nothing, mermaid", command: "selects", args: []string{"svc/external"}, objects: selection, output: "mermaid",
+			golden:     "testdata/selects_nothing.mermaid.golden",
+			wantErrOut: "warning: service/external has no selector, so it selects no pods\n",
+		},
+		{name: "selected-by mermaid", command: "selected-by", args: []string{"pod/web-7d9c-a"}, objects: selection, output: "mermaid", golden: "testdata/selected_by_pod.mermaid.golden"},
+		{name: "uses, users, dot", command: "uses", args: []string{"configmap/app-config"}, objects: selection, output: "dot", golden: "testdata/uses_configmap.dot.golden"},
+		{name: "uses, what a template uses, mermaid", command: "uses", args: []string{"deployment/web"}, objects: selection, output: "mermaid", golden: "testdata/uses_deployment.mermaid.golden"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
