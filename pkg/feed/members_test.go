@@ -506,6 +506,15 @@ func deploymentObjects() (deploy, rs, a, b *metav1.PartialObjectMetadata, others
 	return deploy, rs, a, b, []*metav1.PartialObjectMetadata{rs, a, b, api, apiRS, object("Pod", "api-1-a", apiRS), object("Pod", "bare")}
 }
 
+// cronJobObjects returns a CronJob backup with the Jobs of two runs, old and
+// cur, and a pod of each.
+func cronJobObjects() (cj, old, cur, oldPod, curPod *metav1.PartialObjectMetadata) {
+	cj = object("CronJob", "backup")
+	old, cur = object("Job", "backup-100", cj), object("Job", "backup-200", cj)
+	oldPod, curPod = object("Pod", "backup-100-x", old), object("Pod", "backup-200-x", cur)
+	return cj, old, cur, oldPod, curPod
+}
+
 var (
 	allKinds = []string{"Pod", "ReplicaSet", "Deployment"}
 	podsOnly = []string{"Pod"}
@@ -641,9 +650,7 @@ func TestOwnerScopeCronJobHistory(t *testing.T) {
 	for _, sources := range [][]string{{"Pod"}, {"Pod", "Job"}} {
 		for _, mode := range []lookupMode{inStep, storeAhead} {
 			t.Run(fmt.Sprintf("%s/%d", strings.Join(sources, ","), mode), func(t *testing.T) {
-				cj := object("CronJob", "backup")
-				old, cur := object("Job", "backup-100", cj), object("Job", "backup-200", cj)
-				oldPod, curPod := object("Pod", "backup-100-x", old), object("Pod", "backup-200-x", cur)
+				cj, old, cur, oldPod, curPod := cronJobObjects()
 				w := newWorld(t, cj, sources, old, cur, oldPod, curPod)
 				w.check("initial state")
 				w.events()

@@ -237,9 +237,7 @@ func restartVariants(t *testing.T, run func(t *testing.T, sources []string, repo
 func TestOwnerScopeAcrossRestart(t *testing.T) {
 	t.Run("nothing changed", func(t *testing.T) {
 		restartVariants(t, func(t *testing.T, sources []string, first bool) {
-			deploy, _, _, _, objs := deploymentObjects()
-			w := newWorld(t, deploy, sources, objs...)
-			w.events()
+			w, _, _, _, _ := deploymentWorld(t, sources)
 			w.restart(first, func() {})
 			w.wantEvents("after the restart")
 			w.check("after the restart")
@@ -248,9 +246,7 @@ func TestOwnerScopeAcrossRestart(t *testing.T) {
 	})
 	t.Run("orphan cascade", func(t *testing.T) {
 		restartVariants(t, func(t *testing.T, sources []string, first bool) {
-			deploy, rs, _, _, objs := deploymentObjects()
-			w := newWorld(t, deploy, sources, objs...)
-			w.events()
+			w, deploy, rs, _, _ := deploymentWorld(t, sources)
 			w.restart(first, func() {
 				w.update(deploy, func(o *metav1.PartialObjectMetadata) {
 					terminating(o)
@@ -280,9 +276,7 @@ func TestOwnerScopeAcrossRestart(t *testing.T) {
 	})
 	t.Run("background cascade", func(t *testing.T) {
 		restartVariants(t, func(t *testing.T, sources []string, first bool) {
-			deploy, rs, a, b, objs := deploymentObjects()
-			w := newWorld(t, deploy, sources, objs...)
-			w.events()
+			w, deploy, rs, a, b := deploymentWorld(t, sources)
 			w.restart(first, func() {
 				w.remove(deploy)
 				w.remove(rs)
@@ -314,9 +308,7 @@ func TestOwnerScopeAcrossRestart(t *testing.T) {
 	})
 	t.Run("rollout", func(t *testing.T) {
 		restartVariants(t, func(t *testing.T, sources []string, first bool) {
-			deploy, rs, a, b, objs := deploymentObjects()
-			w := newWorld(t, deploy, sources, objs...)
-			w.events()
+			w, deploy, rs, a, b := deploymentWorld(t, sources)
 			rs2 := object("ReplicaSet", "web-2", deploy)
 			w.restart(first, func() {
 				w.create(rs2)
@@ -336,9 +328,7 @@ func TestOwnerScopeAcrossRestart(t *testing.T) {
 		for _, sources := range [][]string{{"Pod"}, {"Pod", "Job"}} {
 			for _, first := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/%v", strings.Join(sources, ","), first), func(t *testing.T) {
-					cj := object("CronJob", "backup")
-					old, cur := object("Job", "backup-100", cj), object("Job", "backup-200", cj)
-					oldPod, curPod := object("Pod", "backup-100-x", old), object("Pod", "backup-200-x", cur)
+					cj, old, cur, oldPod, curPod := cronJobObjects()
 					w := newWorld(t, cj, sources, old, cur, oldPod, curPod)
 					w.events()
 					w.restart(first, func() {
