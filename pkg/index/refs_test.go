@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -78,12 +79,13 @@ func TestSpecReferences(t *testing.T) {
 	credential := func(src corev1.VolumeSource) *corev1.PodSpec {
 		return &corev1.PodSpec{Volumes: []corev1.Volume{vol("v", src)}}
 	}
-	cases := []struct {
+	type specCase struct {
 		name    string
 		spec    *corev1.PodSpec
 		podName string
 		want    []Reference
-	}{
+	}
+	cases := []specCase{
 		{name: "nil spec", spec: nil, want: nil},
 		{name: "empty spec runs as default", spec: &corev1.PodSpec{}, want: []Reference{defaultSA}},
 		{
@@ -151,54 +153,9 @@ func TestSpecReferences(t *testing.T) {
 			want: []Reference{defaultSA},
 		},
 		{
-			name: "csi nodePublishSecretRef",
-			spec: credential(corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d", NodePublishSecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v csi.nodePublishSecretRef"}}, defaultSA},
-		},
-		{
 			name: "csi without credentials",
 			spec: credential(corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}),
 			want: []Reference{defaultSA},
-		},
-		{
-			name: "azureFile secretName",
-			spec: credential(corev1.VolumeSource{AzureFile: &corev1.AzureFileVolumeSource{SecretName: "s", ShareName: "x"}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v azureFile.secretName"}}, defaultSA},
-		},
-		{
-			name: "cephfs secretRef",
-			spec: credential(corev1.VolumeSource{CephFS: &corev1.CephFSVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v cephfs.secretRef"}}, defaultSA},
-		},
-		{
-			name: "cinder secretRef",
-			spec: credential(corev1.VolumeSource{Cinder: &corev1.CinderVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v cinder.secretRef"}}, defaultSA},
-		},
-		{
-			name: "flexVolume secretRef",
-			spec: credential(corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v flexVolume.secretRef"}}, defaultSA},
-		},
-		{
-			name: "iscsi secretRef",
-			spec: credential(corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v iscsi.secretRef"}}, defaultSA},
-		},
-		{
-			name: "rbd secretRef",
-			spec: credential(corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v rbd.secretRef"}}, defaultSA},
-		},
-		{
-			name: "scaleIO secretRef",
-			spec: credential(corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v scaleIO.secretRef"}}, defaultSA},
-		},
-		{
-			name: "storageos secretRef",
-			spec: credential(corev1.VolumeSource{StorageOS: &corev1.StorageOSVolumeSource{SecretRef: local("s")}}),
-			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v storageos.secretRef"}}, defaultSA},
 		},
 		{
 			name: "env key refs in every container list",
@@ -343,6 +300,28 @@ func TestSpecReferences(t *testing.T) {
 				{Kind: RefServiceAccount, Name: "a", Via: []string{"serviceAccountName"}},
 			},
 		},
+	}
+	// Each of these volumes holds its credentials in Secret s, named by the
+	// field that holds them.
+	for _, v := range []struct {
+		field string
+		src   corev1.VolumeSource
+	}{
+		{"csi.nodePublishSecretRef", corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d", NodePublishSecretRef: local("s")}}},
+		{"azureFile.secretName", corev1.VolumeSource{AzureFile: &corev1.AzureFileVolumeSource{SecretName: "s", ShareName: "x"}}},
+		{"cephfs.secretRef", corev1.VolumeSource{CephFS: &corev1.CephFSVolumeSource{SecretRef: local("s")}}},
+		{"cinder.secretRef", corev1.VolumeSource{Cinder: &corev1.CinderVolumeSource{SecretRef: local("s")}}},
+		{"flexVolume.secretRef", corev1.VolumeSource{FlexVolume: &corev1.FlexVolumeSource{SecretRef: local("s")}}},
+		{"iscsi.secretRef", corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{SecretRef: local("s")}}},
+		{"rbd.secretRef", corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{SecretRef: local("s")}}},
+		{"scaleIO.secretRef", corev1.VolumeSource{ScaleIO: &corev1.ScaleIOVolumeSource{SecretRef: local("s")}}},
+		{"storageos.secretRef", corev1.VolumeSource{StorageOS: &corev1.StorageOSVolumeSource{SecretRef: local("s")}}},
+	} {
+		cases = append(cases, specCase{
+			name: strings.Replace(v.field, ".", " ", 1),
+			spec: credential(v.src),
+			want: []Reference{{Kind: RefSecret, Name: "s", Via: []string{"volume v " + v.field}}, defaultSA},
+		})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
