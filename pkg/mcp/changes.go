@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/apis/v1alpha1"
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
@@ -124,28 +125,24 @@ func newFeedHub(s *Server) *feedHub {
 	return h
 }
 
-// janitor stops the feeds nobody has read for FeedIdle.
+// janitor sweeps the feeds every quarter of FeedIdle until the hub closes.
 func (h *feedHub) janitor() {
-	t := time.NewTicker(max(h.s.cfg.FeedIdle/4, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-t.C:
+	wait.Until(h.sweep, max(h.s.cfg.FeedIdle/4, 10*time.Millisecond), h.stop)
+}
+
+// sweep stops the feeds nobody has read for FeedIdle.
+func (h *feedHub) sweep() {
+	h.mu.Lock()
+	var idle []*heldFeed
+	for id, f := range h.byID {
+		if f.idleSince() > h.s.cfg.FeedIdle {
+			idle = append(idle, f)
+			delete(h.byID, id)
 		}
-		h.mu.Lock()
-		var idle []*heldFeed
-		for id, f := range h.byID {
-			if f.idleSince() > h.s.cfg.FeedIdle {
-				idle = append(idle, f)
-				delete(h.byID, id)
-			}
-		}
-		h.mu.Unlock()
-		for _, f := range idle {
-			f.end()
-		}
+	}
+	h.mu.Unlock()
+	for _, f := range idle {
+		f.end()
 	}
 }
 

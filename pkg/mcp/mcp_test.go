@@ -673,6 +673,16 @@ func TestChanges(t *testing.T) {
 	res, _ = call(t, cs2, "changes", map[string]any{"resources": "pods"}, nil)
 	mustFail(t, "bounded feed", res, "MemoryBound", "more than 2 changes")
 
+	// A feed nobody reads for FeedIdle is stopped: its cursor has expired.
+	idle := cfg
+	idle.FeedIdle = 50 * time.Millisecond
+	cs4 := server(t, idle, "")
+	res, _ = call(t, cs4, "changes", map[string]any{"resources": "pods"}, &answer)
+	mustSucceed(t, "idle feed", res)
+	time.Sleep(500 * time.Millisecond)
+	res, _ = call(t, cs4, "changes", map[string]any{"resources": "pods", "cursor": answer.NextCursor}, nil)
+	mustFail(t, "idle feed's cursor", res, "CursorExpired")
+
 	s := mcp.NewServer(cfg)
 	st, ct := sdk.NewInMemoryTransports()
 	if _, err := s.SDK().Connect(context.Background(), st, nil); err != nil {
