@@ -205,15 +205,8 @@ func TestGetValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := NewGetOptions(&Flags{ContextFlags: query.ContextFlags{AllNamespaces: tc.all}}, genericiooptions.NewTestIOStreamsDiscard())
 			o.args, o.SyncTimeout, o.LabelSelector, o.FieldSelector = tc.args, tc.timeout, tc.label, tc.fld
-			err := o.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Errorf("Validate: %v", err)
-				}
-				return
-			}
-			if err == nil || err.Error() != tc.wantErr {
-				t.Errorf("Validate error = %v, want %q", err, tc.wantErr)
+			if got := errorText(o.Validate()); got != tc.wantErr {
+				t.Errorf("Validate error = %q, want %q", got, tc.wantErr)
 			}
 		})
 	}
@@ -353,19 +346,43 @@ func (h *runHarness) run(t *testing.T) error {
 	return h.o.Run(ctx)
 }
 
-func TestGetRun(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		flags   runFlags
-		objects []runtime.Object // default fixtures.ListObjects()
+// listingCase is a listing run as its RunE does against the fakes, and
+// what it must print.
+type listingCase struct {
+	name    string
+	args    []string
+	flags   runFlags
+	group   GroupFlags
+	objects []runtime.Object // default: the test's
+	forbid  []string         // resources whose metadata lists are forbidden
 
-		wantOut    string // exact stdout, unless golden or check is set
-		golden     string // stdout golden file under testdata/
-		check      func(t *testing.T, stdout string)
-		wantErrOut string
-		wantErr    string // errtext.Format of Run's error
-	}{
+	wantOut    string // exact stdout, unless golden or check is set
+	golden     string // stdout golden file under testdata/
+	check      func(t *testing.T, stdout string)
+	wantErrOut string
+	wantErr    string // errtext.Format of Run's error
+}
+
+// run runs tc over its objects, else objects, and compares what it printed;
+// a case that does not pass validation fails the test.
+func (tc listingCase) run(t *testing.T, objects []runtime.Object) {
+	t.Helper()
+	if tc.objects != nil {
+		objects = tc.objects
+	}
+	s := fakeapi.New(nil, objects...)
+	fixtures.ForbidMetadataList(s, tc.forbid...)
+	h := newRunHarness(t, s, tc.args, tc.flags)
+	h.o.Group = tc.group
+	if err := h.o.Validate(); err != nil {
+		t.Fatalf("the case does not pass validation: %v", err)
+	}
+	err := h.run(t)
+	assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
+}
+
+func TestGetRun(t *testing.T) {
+	tests := []listingCase{
 		{name: "pods", args: []string{"pods"}, golden: "testdata/get_pods.golden"},
 		{name: "pods wide", args: []string{"po"}, flags: runFlags{format: "wide"}, golden: "testdata/get_pods_wide.golden"},
 		{name: "pods in all namespaces", args: []string{"pods"}, flags: runFlags{allNamespaces: true}, golden: "testdata/get_pods_all_namespaces.golden"},
@@ -503,16 +520,7 @@ func TestGetRun(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objects := tc.objects
-			if objects == nil {
-				objects = fixtures.ListObjects()
-			}
-			s := fakeapi.New(nil, objects...)
-			h := newRunHarness(t, s, tc.args, tc.flags)
-			err := h.run(t)
-			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, fixtures.ListObjects()) })
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
@@ -121,19 +120,7 @@ func (d groupDoc) names() []string {
 func TestGroupRun(t *testing.T) {
 	byLabel := func(key string) GroupFlags { return GroupFlags{ByLabel: key, byLabelSet: true} }
 	byPath := func(expr string) GroupFlags { return GroupFlags{ByJSONPath: expr, byJSONPathSet: true} }
-	tests := []struct {
-		name    string
-		args    []string
-		flags   runFlags
-		group   GroupFlags
-		objects []runtime.Object // default fixtures.NodeObjects()
-
-		wantOut    string // exact stdout, unless golden or check is set
-		golden     string // stdout golden file under testdata/
-		check      func(t *testing.T, stdout string)
-		wantErrOut string
-		wantErr    string // errtext.Format of Run's error
-	}{
+	tests := []listingCase{
 		// --by-label
 		{name: "by label", args: []string{"pods"}, group: byLabel("app"), golden: "testdata/group_by_label.golden"},
 		{
@@ -237,36 +224,12 @@ func TestGroupRun(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objects := tc.objects
-			if objects == nil {
-				objects = fixtures.NodeObjects()
-			}
-			s := fakeapi.New(nil, objects...)
-			h := newRunHarness(t, s, tc.args, tc.flags)
-			h.o.Group = tc.group
-			if err := h.o.Validate(); err != nil {
-				t.Fatalf("the case does not pass validation: %v", err)
-			}
-			err := h.run(t)
-			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, tc.check, tc.wantOut, tc.wantErrOut, tc.wantErr)
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, fixtures.NodeObjects()) })
 	}
 }
 
 func TestGroupRunByOwner(t *testing.T) {
-	owner := GroupFlags{ByOwner: true}
-	tests := []struct {
-		name   string
-		args   []string
-		flags  runFlags
-		forbid []string // resources whose metadata lists are forbidden
-
-		wantOut    string
-		golden     string
-		wantErrOut string
-		wantErr    string
-	}{
+	tests := []listingCase{
 		{
 			name: "pods", args: []string{"pods"}, golden: "testdata/group_by_owner.golden",
 			wantErrOut: "warning: owners above Widget.widgets.example.com are unknown: the server doesn't have a resource type for kind Widget.widgets.example.com\n",
@@ -306,14 +269,8 @@ func TestGroupRunByOwner(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := fakeapi.New(nil, fixtures.OwnerObjects()...)
-			fixtures.ForbidMetadataList(s, tc.forbid...)
-			h := newRunHarness(t, s, tc.args, tc.flags)
-			h.o.Group = owner
-			err := h.run(t)
-			assertRun(t, err, h.out.String(), h.err.String(), tc.golden, nil, tc.wantOut, tc.wantErrOut, tc.wantErr)
-		})
+		tc.group = GroupFlags{ByOwner: true}
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, fixtures.OwnerObjects()) })
 	}
 }
 

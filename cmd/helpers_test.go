@@ -86,3 +86,11 @@ func prepare(t *testing.T, o command, args []string) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// errorText is err's text, "" for none.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -54,23 +54,23 @@ func historyCase(t *testing.T, blame bool, output string, args ...string) (comma
 	} else {
 		o := &HistoryOptions{RelationOptions: ro, now: func() time.Time { return fixtures.HistoryNow }}
 		c = o
+		// value is the duration after the flag at i.
+		value := func(i int) time.Duration {
+			d, err := time.ParseDuration(args[i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
 		for i := 0; i < len(args); i++ {
 			switch args[i] {
 			case "--uses":
 				o.Uses = true
 			case "--since":
-				d, err := time.ParseDuration(args[i+1])
-				if err != nil {
-					t.Fatal(err)
-				}
-				o.Since, o.sinceSet = d, true
+				o.Since, o.sinceSet = value(i), true
 				i++
 			case "--event-ttl":
-				d, err := time.ParseDuration(args[i+1])
-				if err != nil {
-					t.Fatal(err)
-				}
-				o.EventTTL, o.eventTTLSet = d, true
+				o.EventTTL, o.eventTTLSet = value(i), true
 				i++
 			}
 		}

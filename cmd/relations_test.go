@@ -285,14 +285,6 @@ func TestRelationRun(t *testing.T) {
 	}
 }
 
-// errorText is err's text, "" for none.
-func errorText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // TestListsEvents: `kubectl idx events` without an object lists Event objects
 // (the root command's type), with one it is the events subcommand.
 func TestListsEvents(t *testing.T) {
