@@ -188,6 +188,21 @@ func deadlineGet(t *testing.T, ctx context.Context, c *http.Client, s *httptest.
 	return resp, err
 }
 
+// getTrickle serves tr with a progress deadline of deadlineTimeout on c, and
+// sends deadlineGet of path through it with a count of the bytes received. The
+// answer's body is closed when the test ends.
+func getTrickle(t *testing.T, h2 bool, c clock, tr *trickle, path string) (*http.Response, *atomic.Int64) {
+	t.Helper()
+	s, client := deadlineServer(t, h2, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
+	received := &atomic.Int64{}
+	resp, err := deadlineGet(t, WithRequest(context.Background(), received), client, s, path, h2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp, received
+}
+
 // asyncGet sends deadlineGet in its own goroutine, for a test that moves the
 // clock while the request waits for its answer.
 func asyncGet(t *testing.T, ctx context.Context, c *http.Client, s *httptest.Server, path string, h2 bool) <-chan error {
@@ -307,14 +322,8 @@ func TestProgressDeadlineTrickle(t *testing.T) {
 		const size, count = 1000, 8
 		c := newFakeClock()
 		tr := newTrickle(size, count, false)
-		s, client := deadlineServer(t, h2, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
-		var received atomic.Int64
 		start := c.now()
-		resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		resp, received := getTrickle(t, h2, c, tr, "/api/v1/pods")
 		b := readBody(resp.Body)
 		// Each gap is a nanosecond short of the timeout: the deadline, set
 		// at the start, passes during the second gap and finds progress.
@@ -343,13 +352,7 @@ func TestProgressDeadlineStalledBody(t *testing.T) {
 		const size, count = 500, 3
 		c := newFakeClock()
 		tr := newTrickle(size, count, true)
-		s, client := deadlineServer(t, h2, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
-		var received atomic.Int64
-		resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods", h2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		resp, received := getTrickle(t, h2, c, tr, "/api/v1/pods")
 		d := resp.Body.(*deadlineBody).d
 		b := readBody(resp.Body)
 		feed(t, c, b, tr, deadlineTimeout/4)
@@ -477,13 +480,7 @@ func TestProgressDeadlineWatchList(t *testing.T) {
 	const size, count = 10, 16
 	c := newFakeClock()
 	tr := newTrickle(size, count, false)
-	s, client := deadlineServer(t, true, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
-	var received atomic.Int64
-	resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, received := getTrickle(t, true, c, tr, "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan")
 	b := readBody(resp.Body)
 	feed(t, c, b, tr, deadlineTimeout/8)
 	b.wait(t)
@@ -504,13 +501,7 @@ func TestProgressDeadlineWatch(t *testing.T) {
 			const size = 10
 			c := newFakeClock()
 			tr := newTrickle(size, 1000, false)
-			s, client := deadlineServer(t, true, c, deadlineTimeout, func(*http.Request) *trickle { return tr })
-			var received atomic.Int64
-			resp, err := deadlineGet(t, WithRequest(context.Background(), &received), client, s, "/api/v1/pods?"+query, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
+			resp, received := getTrickle(t, true, c, tr, "/api/v1/pods?"+query)
 			b := readBody(resp.Body)
 			// A chunk every eighth of the timeout: the eighth step reaches
 			// the watch's deadline after the eighth chunk.
