@@ -319,17 +319,7 @@ func (w *contextsWorld) checkContextTables(t *testing.T, out string, names []str
 		if len(got) != len(want) {
 			t.Fatalf("kubectl-idx printed %d tables, kubectl --context %s %d\nkubectl-idx:\n%s", len(got), name, len(want), out)
 		}
-		for i := range want {
-			part, ok := contextPart(t, i, got[i], name, want[i].cols)
-			if !ok {
-				continue
-			}
-			g := maskTimes(maskColumns(t, "kubectl-idx", part, timeColumns...))
-			k := maskTimes(maskColumns(t, "kubectl", want[i], timeColumns...))
-			if diff := cmp.Diff(k.rows, g.rows); diff != "" {
-				t.Errorf("table %d, context %s: rows differ (-kubectl +kubectl-idx):\n%s", i, name, diff)
-			}
-		}
+		compareContextRows(t, got, want, name, "kubectl")
 	}
 	if len(withRows) == 0 {
 		t.Fatalf("fixture problem: kubectl get %v printed no table for any of %q", args, names)
@@ -1013,14 +1003,7 @@ func (w *contextsWorld) idxContextGroups(t *testing.T, groupBy string, args ...s
 // ownerIndexOf is loadOwnerIndex for context name.
 func (w *contextsWorld) ownerIndexOf(t *testing.T, name string) ownerIndex {
 	t.Helper()
-	idx := ownerIndex{byUID: map[types.UID]*unstructured.Unstructured{}, clusterScoped: map[string]bool{}}
-	for _, o := range w.items(t, name, ownerKinds, "-A") {
-		idx.byUID[o.GetUID()] = o
-		if o.GetNamespace() == "" {
-			idx.clusterScoped[o.GetKind()] = true
-		}
-	}
-	return idx
+	return workloads{items: w.items(t, name, ownerKinds, "-A")}.owners()
 }
 
 // checkGroupsHuman checks human output of a grouping over several contexts against its JSON
@@ -1029,41 +1012,21 @@ func (w *contextsWorld) ownerIndexOf(t *testing.T, name string) ownerIndex {
 // in order, each row starting with its context.
 func checkGroupsHuman(t *testing.T, out string, groups []contextGroup, header func(contextGroup) string) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) == 0 || !regexp.MustCompile(`^  CONTEXT +NAMESPACE +NAME +`).MatchString(lines[0]) {
-		t.Fatalf("first line is not the column header with CONTEXT first:\n%s", out)
-	}
-	var headers []string
-	rows := map[int][]string{}
-	for _, line := range lines[1:] {
-		if strings.HasPrefix(line, "  ") {
-			f := strings.Fields(line)
-			if len(headers) == 0 || len(f) < 3 {
-				t.Fatalf("row %q outside a group:\n%s", line, out)
-			}
-			rows[len(headers)-1] = append(rows[len(headers)-1], f[0]+" "+f[1]+"/"+f[2])
-			continue
-		}
-		headers = append(headers, line)
-	}
-	if len(headers) != len(groups) {
-		t.Fatalf("%d group header lines, %d groups in -o json:\n%s", len(headers), len(groups), out)
-	}
-	for i, g := range groups {
-		if p := header(g); !strings.HasPrefix(headers[i], p) {
-			t.Errorf("header line %d = %q, want it to start with %q", i, headers[i], p)
-		}
-		var want []string
+	var want []humanGroup
+	for _, g := range groups {
+		h := humanGroup{header: header(g)}
 		for _, c := range g.Contexts {
 			for _, it := range c.Items {
-				want = append(want, c.Context+" "+nsName(it))
+				h.rows = append(h.rows, c.Context+" "+nsName(it))
 			}
 		}
-		if !slices.Equal(rows[i], want) {
-			t.Errorf("rows under %q: %q, want %q", headers[i], rows[i], want)
-		}
+		want = append(want, h)
 	}
+	checkGroupedHuman(t, out, contextsColumnHeader, want)
 }
+
+// contextsColumnHeader is the column header of grouped output over several contexts.
+var contextsColumnHeader = regexp.MustCompile(`^  CONTEXT +NAMESPACE +NAME +`)
 
 // groupNameLines is the -o name output a GroupList stands for: "<group> <context>/pod/<name>"
 // for every member, group by group, context by context.
@@ -1373,20 +1336,10 @@ func (w *contextsWorld) testRelations(t *testing.T) {
 				if len(want) == 0 || len(got) != len(want) {
 					t.Fatalf("kubectl-idx printed %d tables over the contexts, %d for context %s alone\n%s\n%s", len(got), len(want), name, res.Stdout, single.Stdout)
 				}
-				for i := range want {
-					part, ok := contextPart(t, i, got[i], name, want[i].cols)
-					if !ok {
-						continue
-					}
-					// Events' LAST SEEN ("92m (x4 over 122m)") too: the two
-					// reads are a moment apart, and may fall on both sides of
-					// a minute.
-					g := maskTimes(maskColumns(t, "kubectl-idx", part, timeColumns...))
-					s := maskTimes(maskColumns(t, "kubectl-idx alone", want[i], timeColumns...))
-					if diff := cmp.Diff(s.rows, g.rows); diff != "" {
-						t.Errorf("table %d, context %s: rows differ (-alone +over the contexts):\n%s", i, name, diff)
-					}
-				}
+				// Times are masked, Events' LAST SEEN ("92m (x4 over 122m)")
+				// too: the two reads are a moment apart, and may fall on both
+				// sides of a minute.
+				compareContextRows(t, got, want, name, "kubectl-idx alone")
 			}
 		})
 	}
@@ -1979,6 +1932,24 @@ func maskTimes(tb table) table {
 		out.rows = append(out.rows, r)
 	}
 	return out
+}
+
+// compareContextRows compares, table by table, the rows of context name in got, an answer
+// over several contexts, with want, the tables of that context alone that wantFrom printed,
+// all but their times (timeColumns, maskTimes).
+func compareContextRows(t *testing.T, got, want []table, name, wantFrom string) {
+	t.Helper()
+	for i := range want {
+		part, ok := contextPart(t, i, got[i], name, want[i].cols)
+		if !ok {
+			continue
+		}
+		g := maskTimes(maskColumns(t, "kubectl-idx", part, timeColumns...))
+		w := maskTimes(maskColumns(t, wantFrom, want[i], timeColumns...))
+		if diff := cmp.Diff(w.rows, g.rows); diff != "" {
+			t.Errorf("table %d, context %s: rows differ (-%s +kubectl-idx over the contexts):\n%s", i, name, wantFrom, diff)
+		}
+	}
 }
 
 // contextPart is the part of table i of an answer over several contexts,

@@ -565,11 +565,10 @@ func liveReplicaSet(t *testing.T, w workloads, d *unstructured.Unstructured) *un
 // of the control plane's nodes, or "".
 func (c *ctrlCluster) daemonSetRunning(t *testing.T, w workloads, name string) string {
 	t.Helper()
-	u := w.get("DaemonSet", name)
-	if u == nil {
-		return "no DaemonSet " + name
+	u, ds, missing := typedIn[appsv1.DaemonSet](t, w, name)
+	if missing != "" {
+		return missing
 	}
-	ds := typed[appsv1.DaemonSet](t, u)
 	st, n := ds.Status, int32(len(c.env.Nodes))
 	if st.ObservedGeneration != ds.Generation || st.DesiredNumberScheduled != n || st.NumberReady != n || st.UpdatedNumberScheduled != n {
 		return fmt.Sprintf("DaemonSet %s status: desired %d, ready %d, updated %d", name, st.DesiredNumberScheduled, st.NumberReady, st.UpdatedNumberScheduled)
@@ -789,11 +788,10 @@ func testRollouts(t *testing.T, n *ctrlNS) {
 // each on its claim bound by the PV controller, or "".
 func (c *ctrlCluster) statefulSetReady(t *testing.T, w workloads, name string, replicas int32) string {
 	t.Helper()
-	u := w.get("StatefulSet", name)
-	if u == nil {
-		return "no StatefulSet " + name
+	u, sts, missing := typedIn[appsv1.StatefulSet](t, w, name)
+	if missing != "" {
+		return missing
 	}
-	sts := typed[appsv1.StatefulSet](t, u)
 	st := sts.Status
 	if st.ObservedGeneration != sts.Generation || st.Replicas != replicas || st.ReadyReplicas != replicas || st.CurrentRevision != st.UpdateRevision {
 		return fmt.Sprintf("StatefulSet %s status: replicas %d, ready %d, revisions %s and %s", name, st.Replicas, st.ReadyReplicas, st.CurrentRevision, st.UpdateRevision)

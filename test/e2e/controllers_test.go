@@ -211,11 +211,10 @@ func checkPodSummaries(t *testing.T, doc groupList, w workloads) {
 // with pods, those of earlier rollouts scaled to 0 with theirs gone.
 func (c *ctrlCluster) deploymentRolledOut(t *testing.T, w workloads, name string, replicas int32) string {
 	t.Helper()
-	u := w.get("Deployment", name)
-	if u == nil {
-		return "no Deployment " + name
+	u, d, missing := typedIn[appsv1.Deployment](t, w, name)
+	if missing != "" {
+		return missing
 	}
-	d := typed[appsv1.Deployment](t, u)
 	st := d.Status
 	if st.ObservedGeneration != d.Generation || st.UpdatedReplicas != replicas || st.AvailableReplicas != replicas || st.Replicas != replicas {
 		return fmt.Sprintf("status: observedGeneration %d of %d, replicas %d, updated %d, available %d", st.ObservedGeneration, d.Generation, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas)
@@ -262,11 +261,10 @@ func (c *ctrlCluster) podRunning(p *corev1.Pod) string {
 // Succeeded pods it controls, or "".
 func jobSucceeded(t *testing.T, w workloads, name string, completions int32) string {
 	t.Helper()
-	u := w.get("Job", name)
-	if u == nil {
-		return "no Job " + name
+	u, j, missing := typedIn[batchv1.Job](t, w, name)
+	if missing != "" {
+		return missing
 	}
-	j := typed[batchv1.Job](t, u)
 	complete := false
 	for _, cond := range j.Status.Conditions {
 		if cond.Type == batchv1.JobComplete && cond.Status == corev1.ConditionTrue {

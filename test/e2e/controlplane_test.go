@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -26,13 +27,91 @@ import (
 // controllerNodes is how many fake nodes the controller-driven control plane runs.
 const controllerNodes = 3
 
-// shared is the controller-driven control plane, started by the first test that asks for it
-// (a run of tests that need none pays nothing) and stopped by TestMain.
-var shared struct {
+// shared is the controller-driven control plane.
+var shared = lazyCluster{
+	name:      "controller-driven control plane",
+	dirPrefix: "kubectl-idx-controllers-",
+	timeout:   3 * time.Minute,
+	opts:      testenv.Options{Controllers: &testenv.ControllerOptions{Nodes: controllerNodes}},
+}
+
+// lazyCluster is a controller-driven control plane started by the first test that asks for
+// it (a run of tests that need none pays nothing) and stopped by TestMain.
+type lazyCluster struct {
+	// name names the control plane in failures and in what the run prints.
+	name string
+	// dirPrefix begins the name of its dir, which holds every component's log.
+	dirPrefix string
+	// timeout bounds its start, setup included.
+	timeout time.Duration
+	// opts are the options it is started with; Dir is set by start.
+	opts testenv.Options
+	// setup, when set, prepares the started control plane before any test uses it.
+	setup func(ctx context.Context, c *ctrlCluster) error
+
 	once    sync.Once
 	cluster *ctrlCluster
 	dir     string
 	err     error
+}
+
+// get returns the control plane, starting it on first use. A control plane that does not
+// start fails the test, naming the component and its log.
+func (l *lazyCluster) get(t *testing.T) *ctrlCluster {
+	t.Helper()
+	l.once.Do(func() { l.cluster, l.err = l.start() })
+	if l.err != nil {
+		t.Fatalf("%s: %v", l.name, l.err)
+	}
+	return l.cluster
+}
+
+// start starts the control plane in a dir of its own, which stop removes unless the run
+// failed, finds kubectl-idx for its kubectl and runs setup. What it returns with an error,
+// if anything, is for stop to stop.
+func (l *lazyCluster) start() (*ctrlCluster, error) {
+	dir, err := os.MkdirTemp("", l.dirPrefix)
+	if err != nil {
+		return nil, err
+	}
+	l.dir = dir
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	begun := time.Now()
+	opts := l.opts
+	opts.Dir = dir
+	env, err := testenv.Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &ctrlCluster{env: env}
+	if c.pluginPath, err = env.PluginPath(binary); err != nil {
+		return c, err
+	}
+	if l.setup != nil {
+		if err := l.setup(ctx, c); err != nil {
+			return c, err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "e2e: %s ready in %s (logs in %s)\n", l.name, time.Since(begun).Round(time.Millisecond), env.LogFile("*"))
+	return c, nil
+}
+
+// stop stops the control plane if a test started it. Its dir, with every component's log,
+// is removed after a passing run and kept, and named, after a failed one.
+func (l *lazyCluster) stop(failed bool) error {
+	if l.dir == "" {
+		return nil
+	}
+	var err error
+	if l.cluster != nil {
+		err = l.cluster.env.Stop()
+	}
+	if failed || err != nil || l.err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %s logs kept in %s/logs\n", l.name, l.dir)
+		return err
+	}
+	return os.RemoveAll(l.dir)
 }
 
 // ctrlCluster runs kubectl, and kubectl-idx through kubectl's plugin discovery, against the
@@ -46,58 +125,7 @@ type ctrlCluster struct {
 // use. A control plane that does not start fails the test, naming the component and its log.
 func controllerCluster(t *testing.T) *ctrlCluster {
 	t.Helper()
-	shared.once.Do(func() {
-		shared.cluster, shared.err = startControllerCluster()
-	})
-	if shared.err != nil {
-		t.Fatalf("controller-driven control plane: %v", shared.err)
-	}
-	return shared.cluster
-}
-
-// startControllerCluster starts a control plane driven by real controllers in a dir of its
-// own, which stopControllerCluster removes unless the run failed.
-func startControllerCluster() (*ctrlCluster, error) {
-	dir, err := os.MkdirTemp("", "kubectl-idx-controllers-")
-	if err != nil {
-		return nil, err
-	}
-	shared.dir = dir
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	start := time.Now()
-	env, err := testenv.Start(ctx, testenv.Options{
-		Dir:         dir,
-		Controllers: &testenv.ControllerOptions{Nodes: controllerNodes},
-	})
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(os.Stderr, "e2e: controller-driven control plane ready in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), env.LogFile("*"))
-	pp, err := env.PluginPath(binary)
-	if err != nil {
-		_ = env.Stop()
-		return nil, err
-	}
-	return &ctrlCluster{env: env, pluginPath: pp}, nil
-}
-
-// stopControllerCluster stops the shared control plane if a test started it. Its dir, with
-// every component's log, is removed after a passing run and kept, and named, after a failed
-// one.
-func stopControllerCluster(failed bool) error {
-	if shared.dir == "" {
-		return nil
-	}
-	var err error
-	if shared.cluster != nil {
-		err = shared.cluster.env.Stop()
-	}
-	if failed || err != nil || shared.err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: controller-driven control plane logs kept in %s/logs\n", shared.dir)
-		return err
-	}
-	return os.RemoveAll(shared.dir)
+	return shared.get(t)
 }
 
 // kubectl runs kubectl with args, feeding it stdin if not empty.
@@ -320,4 +348,16 @@ func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
 		t.Fatalf("%s %s as %T: %v", u.GetKind(), nsName(u), out, err)
 	}
 	return out
+}
+
+// typedIn returns the object of w named name whose kind is T's type name (appsv1.Deployment:
+// Deployment), and it converted to T; or, when w holds none, why: "no Deployment NAME".
+func typedIn[T any](t *testing.T, w workloads, name string) (*unstructured.Unstructured, *T, string) {
+	t.Helper()
+	kind := reflect.TypeFor[T]().Name()
+	u := w.get(kind, name)
+	if u == nil {
+		return nil, nil, "no " + kind + " " + name
+	}
+	return u, typed[T](t, u), ""
 }

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -159,79 +158,42 @@ func docRecipes(t *testing.T) (recipes []docRecipe, notRun []string) {
 	return recipes, notRun
 }
 
-// demoShared is the control plane the documents' recipes run on, started by the first test
-// that asks for it and stopped by TestMain.
-var demoShared struct {
-	once    sync.Once
-	cluster *ctrlCluster
-	dir     string
-	err     error
+// demoShared is the control plane the documents' recipes run on, run as `make demo` runs
+// one (three kwok nodes, the CRDs of the fixtures) with the demo's workload applied and
+// rolled out (setupDemo).
+var demoShared = lazyCluster{
+	name:      "make demo's cluster",
+	dirPrefix: "kubectl-idx-demo-",
+	timeout:   6 * time.Minute,
+	opts:      testenv.Options{CRDs: fixtures.CRDs(), Controllers: &testenv.ControllerOptions{Nodes: controllerNodes}},
+	setup:     setupDemo,
 }
 
-// demoCluster returns a control plane run as `make demo` runs one (three kwok nodes, the
-// CRDs of the fixtures) with the demo's workload applied and rolled out. It is a cluster of
-// its own: the other controller-driven tests use namespace shop for other objects.
+// demoCluster returns make demo's cluster, starting it on first use. It is a cluster of its
+// own: the other controller-driven tests use namespace shop for other objects.
 func demoCluster(t *testing.T) *ctrlCluster {
 	t.Helper()
-	demoShared.once.Do(func() { demoShared.cluster, demoShared.err = startDemoCluster() })
-	if demoShared.err != nil {
-		t.Fatalf("make demo's cluster: %v", demoShared.err)
-	}
-	return demoShared.cluster
+	return demoShared.get(t)
 }
 
-func startDemoCluster() (*ctrlCluster, error) {
-	dir, err := os.MkdirTemp("", "kubectl-idx-demo-")
-	if err != nil {
-		return nil, err
-	}
-	demoShared.dir = dir
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	start := time.Now()
-	env, err := testenv.Start(ctx, testenv.Options{CRDs: fixtures.CRDs(), Dir: dir, Controllers: &testenv.ControllerOptions{Nodes: controllerNodes}})
-	if err != nil {
-		return nil, err
-	}
-	c := &ctrlCluster{env: env}
-	if c.pluginPath, err = env.PluginPath(binary); err != nil {
-		return c, err
-	}
+// setupDemo applies the demo's workload to c as test/demo does (fixtures.DemoSetup), then
+// makes the rollout its commands make (web's image set to 1.1), so that the recipes find
+// web's two revisions as a newcomer's cluster has them after make demo.
+func setupDemo(ctx context.Context, c *ctrlCluster) error {
 	manifest, err := filepath.Abs(filepath.Join("..", "demo", "workload.yaml"))
 	if err != nil {
-		return c, err
+		return err
 	}
-	// As test/demo does (fixtures.DemoSetup), then the rollout its commands make (web's image set to
-	// 1.1), so that the recipes find web's two revisions as a newcomer's cluster has them
-	// after make demo.
 	for _, cmd := range append(fixtures.DemoSetup(manifest),
 		"kubectl -n shop set image deployment/web web=registry.example/web:1.1 >/dev/null",
 		"kubectl -n shop rollout status deployment/web --timeout=2m >/dev/null",
 	) {
-		res, err := testenv.Shell(ctx, env.Environ(env.Kubeconfig, c.pluginPath), cmd)
+		res, err := testenv.Shell(ctx, c.env.Environ(c.env.Kubeconfig, c.pluginPath), cmd)
 		if err != nil || res.ExitCode != 0 {
-			return c, fmt.Errorf("%s: exit code %d: %v\n%s", cmd, res.ExitCode, err, res.Stderr)
+			return fmt.Errorf("%s: exit code %d: %v\n%s", cmd, res.ExitCode, err, res.Stderr)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "e2e: make demo's cluster ready in %s (logs in %s)\n", time.Since(start).Round(time.Millisecond), env.LogFile("*"))
-	return c, nil
-}
-
-// stopDemoCluster stops the demo's control plane if a test started it, keeping its logs
-// after a failed run.
-func stopDemoCluster(failed bool) error {
-	if demoShared.dir == "" {
-		return nil
-	}
-	var err error
-	if demoShared.cluster != nil {
-		err = demoShared.cluster.env.Stop()
-	}
-	if failed || err != nil || demoShared.err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: make demo's cluster logs kept in %s/logs\n", demoShared.dir)
-		return err
-	}
-	return os.RemoveAll(demoShared.dir)
+	return nil
 }
 
 // shell runs script through bash -o pipefail in dir, with kubectl-idx found as `kubectl idx`.

@@ -176,16 +176,10 @@ type ownerIndex struct {
 // ownerKinds are the kinds the fixtures' controller references name.
 var ownerKinds = "pods,replicasets,jobs,deployments,statefulsets,daemonsets,cronjobs,rollouts.example.com,nodes"
 
+// loadOwnerIndex reads every object of ownerKinds as the admin into an ownerIndex.
 func loadOwnerIndex(t *testing.T) ownerIndex {
 	t.Helper()
-	idx := ownerIndex{byUID: map[types.UID]*unstructured.Unstructured{}, clusterScoped: map[string]bool{}}
-	for _, o := range kubectlItems(t, as(""), ownerKinds, "-A") {
-		idx.byUID[o.GetUID()] = o
-		if o.GetNamespace() == "" {
-			idx.clusterScoped[o.GetKind()] = true
-		}
-	}
-	return idx
+	return workloads{items: kubectlItems(t, as(""), ownerKinds, "-A")}.owners()
 }
 
 // top walks controller references from obj, as the README describes --by-owner.
@@ -227,6 +221,16 @@ func ownerKeyOf(t *testing.T, g outputGroup) ownerTruth {
 		t.Errorf("dangling group %s has no reason", g.Name)
 	}
 	return got
+}
+
+// ownerGroups runs `kubectl get ARGS -o json`, then `kubectl idx ARGS --by-owner -o json`
+// as r, and checks the answer against the owners of what kubectl listed (checkOwnerGroups).
+func ownerGroups(t *testing.T, r runner, owners ownerIndex, args ...string) groupList {
+	t.Helper()
+	members := kubectlItems(t, r, args...)
+	doc, _ := idxGroups(t, r, false, append(slices.Clone(args), "--by-owner")...)
+	checkOwnerGroups(t, doc, members, owners)
+	return doc
 }
 
 // checkOwnerGroups compares a --by-owner document with the owners computed for members.
@@ -299,9 +303,7 @@ func TestGroupByOwner(t *testing.T) {
 
 	t.Run("pods", func(t *testing.T) {
 		t.Parallel()
-		pods := kubectlItems(t, r, "pods", "-A")
-		doc, _ := idxGroups(t, r, false, "pods", "-A", "--by-owner")
-		checkOwnerGroups(t, doc, pods, owners)
+		doc := ownerGroups(t, r, owners, "pods", "-A")
 		// The fixtures must exercise every kind of owner the README names.
 		seen := map[string]bool{}
 		for _, g := range doc.Groups {
@@ -330,9 +332,7 @@ func TestGroupByOwner(t *testing.T) {
 	})
 	t.Run("replicasets and jobs", func(t *testing.T) {
 		t.Parallel()
-		members := kubectlItems(t, r, "rs,jobs", "-A")
-		doc, _ := idxGroups(t, r, false, "rs,jobs", "-A", "--by-owner")
-		checkOwnerGroups(t, doc, members, owners)
+		doc := ownerGroups(t, r, owners, "rs,jobs", "-A")
 		kinds := map[string]bool{}
 		for _, g := range doc.Groups {
 			kinds[g.Key.Kind] = true
@@ -345,9 +345,7 @@ func TestGroupByOwner(t *testing.T) {
 	})
 	t.Run("a label selector narrows members", func(t *testing.T) {
 		t.Parallel()
-		members := kubectlItems(t, r, "pods", "-n", fixtures.Shop, "-l", "app=web")
-		doc, _ := idxGroups(t, r, false, "pods", "-n", fixtures.Shop, "-l", "app=web", "--by-owner")
-		checkOwnerGroups(t, doc, members, owners)
+		doc := ownerGroups(t, r, owners, "pods", "-n", fixtures.Shop, "-l", "app=web")
 		if len(doc.Groups) != 1 || doc.Groups[0].Name != "Deployment/web" {
 			t.Errorf("groups %v, want Deployment/web alone", groupNames(doc))
 		}
@@ -455,36 +453,58 @@ var columnHeader = regexp.MustCompile(`^  NAMESPACE +NAME +`)
 // members, one row each, in order. Output is across all namespaces (NAMESPACE NAME ...).
 func checkHuman(t *testing.T, out string, doc groupList, headerPrefix func(outputGroup) string) {
 	t.Helper()
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) == 0 || !columnHeader.MatchString(lines[0]) {
-		t.Fatalf("first line is not the column header:\n%s", out)
+	var want []humanGroup
+	for _, g := range doc.Groups {
+		h := humanGroup{header: headerPrefix(g)}
+		for _, it := range g.Items {
+			h.rows = append(h.rows, nsName(it))
+		}
+		want = append(want, h)
 	}
+	checkGroupedHuman(t, out, columnHeader, want)
+}
+
+// humanGroup is one group as grouped human output must print it: a header line starting
+// with header, then rows, each given as its cells before NAMESPACE and namespace/name,
+// space-separated ("ns/name", or "alpha ns/name" where CONTEXT comes first).
+type humanGroup struct {
+	header string
+	rows   []string
+}
+
+// checkGroupedHuman checks grouped human output: first the column header, which columns
+// matches, then the groups of want, in order, each a header line and its rows indented
+// beneath it.
+func checkGroupedHuman(t *testing.T, out string, columns *regexp.Regexp, want []humanGroup) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) == 0 || !columns.MatchString(lines[0]) {
+		t.Fatalf("first line is not the column header %s:\n%s", columns, out)
+	}
+	lead := slices.Index(strings.Fields(lines[0]), "NAMESPACE")
 	var headers []string
 	rows := map[int][]string{}
 	for _, line := range lines[1:] {
 		if strings.HasPrefix(line, "  ") {
 			f := strings.Fields(line)
-			if len(headers) == 0 || len(f) < 2 {
+			if len(headers) == 0 || len(f) < lead+2 {
 				t.Fatalf("row %q outside a group:\n%s", line, out)
 			}
-			rows[len(headers)-1] = append(rows[len(headers)-1], f[0]+"/"+f[1])
+			row := append(f[:lead:lead], f[lead]+"/"+f[lead+1])
+			rows[len(headers)-1] = append(rows[len(headers)-1], strings.Join(row, " "))
 			continue
 		}
 		headers = append(headers, line)
 	}
-	if len(headers) != len(doc.Groups) {
-		t.Fatalf("%d group header lines, %d groups in -o json:\n%s", len(headers), len(doc.Groups), out)
+	if len(headers) != len(want) {
+		t.Fatalf("%d group header lines, %d groups in -o json:\n%s", len(headers), len(want), out)
 	}
-	for i, g := range doc.Groups {
-		if p := headerPrefix(g); !strings.HasPrefix(headers[i], p) {
-			t.Errorf("header line %d = %q, want it to start with %q", i, headers[i], p)
+	for i, g := range want {
+		if !strings.HasPrefix(headers[i], g.header) {
+			t.Errorf("header line %d = %q, want it to start with %q", i, headers[i], g.header)
 		}
-		var want []string
-		for _, it := range g.Items {
-			want = append(want, nsName(it))
-		}
-		if !slices.Equal(rows[i], want) {
-			t.Errorf("rows under %q: %q, want %q", headers[i], rows[i], want)
+		if !slices.Equal(rows[i], g.rows) {
+			t.Errorf("rows under %q: %q, want %q", headers[i], rows[i], g.rows)
 		}
 	}
 }

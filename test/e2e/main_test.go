@@ -62,16 +62,12 @@ func runMain(m *testing.M) int {
 	}
 	code := m.Run()
 	code = stopContextsWorld(code)
-	if err := stopDemoCluster(code != 0); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	if err := stopControllerCluster(code != 0); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
-		if code == 0 {
-			code = 1
+	for _, l := range []*lazyCluster{&demoShared, &shared} {
+		if err := l.stop(code != 0); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
 		}
 	}
 	if err := env.Stop(); err != nil {

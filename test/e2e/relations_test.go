@@ -306,6 +306,15 @@ func (n *relNS) event(name, apiVersion, kind, objName, typ, reason, msg string, 
 	n.must("creating event "+name, err)
 }
 
+// kindNames returns "Kind/name" of each item of doc, in its order.
+func kindNames(doc relationList) []string {
+	var out []string
+	for _, it := range doc.Items {
+		out = append(out, it.Kind+"/"+it.Name)
+	}
+	return out
+}
+
 // idxDoc runs kubectl-idx ARGS -o json as r, checks the exit code, decodes stdout into doc
 // refusing fields the README does not document, and returns stderr.
 func idxDoc(t *testing.T, r runner, doc any, args ...string) string {
@@ -1252,11 +1261,7 @@ func TestRelationsUses(t *testing.T) {
 			if doc.Subject == nil || doc.Subject.Exists == nil || *doc.Subject.Exists {
 				t.Errorf("subject %+v, want exists: false", doc.Subject)
 			}
-			var got []string
-			for _, it := range doc.Items {
-				got = append(got, it.Kind+"/"+it.Name)
-			}
-			if want := []string{"Deployment/app", "Pod/app-0"}; !slices.Equal(got, want) {
+			if got, want := kindNames(doc), []string{"Deployment/app", "Pod/app-0"}; !slices.Equal(got, want) {
 				t.Errorf("items %q, want %q", got, want)
 			}
 		})
@@ -1652,11 +1657,7 @@ func TestRelationsForbiddenType(t *testing.T) {
 		var doc relationList
 		stderr := idxDoc(t, r, &doc, "uses", "configmap/web-config", "-n", n.name)
 		checkWarnings(t, "uses", stderr, doc.Warnings)
-		var got []string
-		for _, it := range doc.Items {
-			got = append(got, it.Kind+"/"+it.Name)
-		}
-		if want := []string{"Deployment/web", "Pod/web-1a2b-x"}; !slices.Equal(got, want) {
+		if got, want := kindNames(doc), []string{"Deployment/web", "Pod/web-1a2b-x"}; !slices.Equal(got, want) {
 			t.Errorf("items %q, want %q", got, want)
 		}
 	})
