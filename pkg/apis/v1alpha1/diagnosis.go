@@ -171,18 +171,7 @@ func (d *Diagnosis) GetObjectKind() schema.ObjectKind { return typeMeta{&d.APIVe
 func (d Diagnosis) MarshalJSON() ([]byte, error) {
 	type fields Diagnosis
 	f := fields(d)
-	if f.Causes == nil {
-		f.Causes = []Cause{}
-	}
-	if f.Subjects == nil {
-		f.Subjects = []SubjectStatus{}
-	}
-	if f.Checked == nil {
-		f.Checked = []CheckedKind{}
-	}
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Causes, f.Subjects, f.Checked, f.Warnings = orEmpty(f.Causes), orEmpty(f.Subjects), orEmpty(f.Checked), orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
 
@@ -190,9 +179,7 @@ func (d Diagnosis) MarshalJSON() ([]byte, error) {
 func (c Cause) MarshalJSON() ([]byte, error) {
 	type fields Cause
 	f := fields(c)
-	if f.Evidence == nil {
-		f.Evidence = []Evidence{}
-	}
+	f.Evidence = orEmpty(f.Evidence)
 	return json.Marshal(f)
 }
 

@@ -13,16 +13,20 @@ import (
 // Scripts iterate .groups[], .items[] and .warnings[]: the documents write
 // them as arrays, never null, whatever a document built in code holds.
 
+// orEmpty returns s, or an empty slice when s is nil: JSON writes it as []
+// rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // MarshalJSON writes the list with its groups and warnings as arrays.
 func (l GroupList) MarshalJSON() ([]byte, error) {
 	type fields GroupList
 	f := fields(l)
-	if f.Groups == nil {
-		f.Groups = []Group{}
-	}
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Groups, f.Warnings = orEmpty(f.Groups), orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
 
@@ -79,9 +83,7 @@ func itemsOf(members []Members) []runtime.Object {
 func (t Tree) MarshalJSON() ([]byte, error) {
 	type fields Tree
 	f := fields(t)
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Warnings = orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
 
@@ -89,12 +91,7 @@ func (t Tree) MarshalJSON() ([]byte, error) {
 func (l RelationList) MarshalJSON() ([]byte, error) {
 	type fields RelationList
 	f := fields(l)
-	if f.Items == nil {
-		f.Items = []RelationItem{}
-	}
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Items, f.Warnings = orEmpty(f.Items), orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
 
@@ -143,18 +140,7 @@ func deepWithKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Objec
 func (h History) MarshalJSON() ([]byte, error) {
 	type fields History
 	f := fields(h)
-	if f.Entries == nil {
-		f.Entries = []HistoryEntry{}
-	}
-	if f.Coverage == nil {
-		f.Coverage = []HistoryCoverage{}
-	}
-	if f.Gaps == nil {
-		f.Gaps = []HistoryGap{}
-	}
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Entries, f.Coverage, f.Gaps, f.Warnings = orEmpty(f.Entries), orEmpty(f.Coverage), orEmpty(f.Gaps), orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
 
@@ -163,14 +149,6 @@ func (h History) MarshalJSON() ([]byte, error) {
 func (b Blame) MarshalJSON() ([]byte, error) {
 	type fields Blame
 	f := fields(b)
-	if f.Managers == nil {
-		f.Managers = []FieldManager{}
-	}
-	if f.Fields == nil {
-		f.Fields = []BlameField{}
-	}
-	if f.Warnings == nil {
-		f.Warnings = []string{}
-	}
+	f.Managers, f.Fields, f.Warnings = orEmpty(f.Managers), orEmpty(f.Fields), orEmpty(f.Warnings)
 	return json.Marshal(f)
 }
