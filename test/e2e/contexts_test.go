@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -1214,14 +1213,10 @@ func (w *contextsWorld) testByNode(t *testing.T) {
 	names := []string{"alpha", "beta"}
 	truth := map[string]map[string]nodeSummary{}
 	for _, name := range names {
-		pods := typedPods(t, w.items(t, name, "pods", "-A"))
+		pods := typedAll[corev1.Pod](t, w.items(t, name, "pods", "-A"))
 		truth[name] = map[string]nodeSummary{}
-		for _, u := range w.items(t, name, "nodes") {
-			var n corev1.Node
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &n); err != nil {
-				t.Fatal(err)
-			}
-			truth[name][n.Name] = nodeTruth(t, &n, pods, false)
+		for _, n := range typedAll[corev1.Node](t, w.items(t, name, "nodes")) {
+			truth[name][n.Name] = nodeTruth(t, n, pods, false)
 		}
 	}
 	args := []string{"pods", "-A", "--by-node", "--context", strings.Join(names, ",")}

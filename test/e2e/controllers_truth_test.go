@@ -213,7 +213,7 @@ func (n *ctrlNS) checkByNode(t *testing.T) {
 	var doc groupList
 	w := n.c.answer(t, &doc, func() workloads { return n.read(t, "nodes,pods") }, nil,
 		append(append([]string{"pods"}, n.scope()...), "--by-node", "-o", "json")...)
-	pods := typedPods(t, w.ofKind("Pod"))
+	pods := typedAll[corev1.Pod](t, w.ofKind("Pod"))
 	names, members := keyedTruth(w.ofKind("Pod"), []string{"Pod"}, func(u *unstructured.Unstructured) (string, bool) {
 		node, _, _ := unstructured.NestedString(u.Object, "spec", "nodeName")
 		return node, node != ""

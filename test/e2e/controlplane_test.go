@@ -350,6 +350,16 @@ func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
 	return out
 }
 
+// typedAll converts kubectl items into their Go type, as typed does.
+func typedAll[T any](t *testing.T, items []*unstructured.Unstructured) []*T {
+	t.Helper()
+	out := make([]*T, 0, len(items))
+	for _, u := range items {
+		out = append(out, typed[T](t, u))
+	}
+	return out
+}
+
 // typedIn returns the object of w named name whose kind is T's type name (appsv1.Deployment:
 // Deployment), and it converted to T; or, when w holds none, why: "no Deployment NAME".
 func typedIn[T any](t *testing.T, w workloads, name string) (*unstructured.Unstructured, *T, string) {

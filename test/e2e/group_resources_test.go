@@ -436,7 +436,7 @@ func TestGroupResources(t *testing.T) {
 	}
 
 	r := as("")
-	pods := typedPods(t, kubectlItems(t, r, "pods", "-A"))
+	pods := typedAll[corev1.Pod](t, kubectlItems(t, r, "pods", "-A"))
 	byName := map[string]*corev1.Pod{}
 	for _, p := range pods {
 		byName[nsName(p)] = p

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-idx/kubectl-idx/test/fixtures"
@@ -143,7 +142,7 @@ func settledPods(t *testing.T, r runner, answer func()) []*corev1.Pod {
 		answer()
 		after := kubectlItems(t, r, "pods", "-A")
 		if slices.Equal(versions(before), versions(after)) {
-			return typedPods(t, before)
+			return typedAll[corev1.Pod](t, before)
 		}
 		if attempt == 10 {
 			t.Fatalf("the pods kept changing around the answer %d times", attempt)
@@ -531,19 +530,6 @@ func podRequests(t *testing.T, p *corev1.Pod) (cpu, mem int64) {
 	return cpu, mem
 }
 
-func typedPods(t *testing.T, items []*unstructured.Unstructured) []*corev1.Pod {
-	t.Helper()
-	var pods []*corev1.Pod
-	for _, u := range items {
-		p := &corev1.Pod{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
-			t.Fatal(err)
-		}
-		pods = append(pods, p)
-	}
-	return pods
-}
-
 // nodeTruth is what --by-node must say about a node, from kubectl's JSON.
 func nodeTruth(t *testing.T, n *corev1.Node, pods []*corev1.Pod, includeCompleted bool) nodeSummary {
 	t.Helper()
@@ -599,17 +585,8 @@ func nodeTruth(t *testing.T, n *corev1.Node, pods []*corev1.Pod, includeComplete
 func TestGroupByNode(t *testing.T) {
 	t.Parallel()
 	r := as("")
-	nodeItems := kubectlItems(t, r, "nodes")
-	podItems := kubectlItems(t, r, "pods", "-A")
-	pods := typedPods(t, podItems)
-	var nodes []*corev1.Node
-	for _, u := range nodeItems {
-		n := &corev1.Node{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, n); err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
+	nodes := typedAll[corev1.Node](t, kubectlItems(t, r, "nodes"))
+	pods := typedAll[corev1.Pod](t, kubectlItems(t, r, "pods", "-A"))
 	// Fixture checks: an empty node, a completed pod with requests, an unscheduled pod.
 	var terminal, unscheduled int
 	for _, p := range pods {

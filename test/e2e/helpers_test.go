@@ -216,27 +216,40 @@ func parseTables(out string) []table {
 		if len(lines) == 0 || lines[0] == "" {
 			continue
 		}
-		tb := table{header: lines[0]}
-		idx := headerCell.FindAllStringIndex(lines[0], -1)
-		for _, span := range idx {
-			tb.cols = append(tb.cols, lines[0][span[0]:span[1]])
-		}
-		for _, line := range lines[1:] {
-			row := make([]string, len(idx))
-			for i, span := range idx {
-				end := len(line)
-				if i+1 < len(idx) {
-					end = min(idx[i+1][0], len(line))
-				}
-				if span[0] < end {
-					row[i] = strings.TrimSpace(line[span[0]:end])
-				}
-			}
-			tb.rows = append(tb.rows, row)
-		}
-		tables = append(tables, tb)
+		tables = append(tables, parseTable(lines, false))
 	}
 	return tables
+}
+
+// parseTable splits the rows of one table, lines, into cells by its header's column starts,
+// counted in bytes and each cell trimmed; for a tree, counted in runes (the tree-drawing
+// characters take several bytes, one column, as text/tabwriter aligns them) and each cell
+// left as it starts: the tree-drawing indent is the answer.
+func parseTable(lines []string, tree bool) table {
+	tb := table{header: lines[0]}
+	idx := headerCell.FindAllStringIndex(lines[0], -1)
+	for _, span := range idx {
+		tb.cols = append(tb.cols, lines[0][span[0]:span[1]])
+	}
+	for _, line := range lines[1:] {
+		cell, n := func(from, to int) string { return strings.TrimSpace(line[from:to]) }, len(line)
+		if tree {
+			rs := []rune(line)
+			cell, n = func(from, to int) string { return strings.TrimRight(string(rs[from:to]), " ") }, len(rs)
+		}
+		row := make([]string, len(idx))
+		for i, span := range idx {
+			end := n
+			if i+1 < len(idx) {
+				end = min(idx[i+1][0], n)
+			}
+			if span[0] < end {
+				row[i] = cell(span[0], end)
+			}
+		}
+		tb.rows = append(tb.rows, row)
+	}
+	return tb
 }
 
 // headerWithoutTimeWidths returns tb's header with the padding of each column in

@@ -1118,12 +1118,8 @@ spec:
 		return ""
 	})
 	eventually(t, 2*time.Minute, "the events from before revision 2 to expire", func() string {
-		for _, u := range n.read(t, "events").items {
-			var ev corev1.Event
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ev); err != nil {
-				t.Fatal(err)
-			}
-			if at := eventTime(&ev); at.Before(rev2) {
+		for _, ev := range typedAll[corev1.Event](t, n.read(t, "events").items) {
+			if at := eventTime(ev); at.Before(rev2) {
 				return fmt.Sprintf("event %s (%s) of %s is kept", ev.Name, ev.Reason, at.Format(time.RFC3339))
 			}
 		}

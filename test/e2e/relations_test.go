@@ -208,10 +208,7 @@ func (n *relNS) deployment(name string, lbls map[string]string, replicas, ready 
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: lbls},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
-			},
+			Template: appTemplate(lbls),
 		},
 	}
 	if mod != nil {
@@ -228,6 +225,15 @@ func (n *relNS) deployment(name string, lbls map[string]string, replicas, ready 
 	return d
 }
 
+// appTemplate is the pod template of the workloads deployment and replicaSet create: pods
+// labelled lbls, of one container, app.
+func appTemplate(lbls map[string]string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: lbls},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
+	}
+}
+
 // replicaSet creates a ReplicaSet selecting lbls plus pod-template-hash=hash, named
 // prefix-hash, owned by owners.
 func (n *relNS) replicaSet(prefix, hash string, lbls map[string]string, owners []metav1.OwnerReference, replicas, ready int32) *appsv1.ReplicaSet {
@@ -241,10 +247,7 @@ func (n *relNS) replicaSet(prefix, hash string, lbls map[string]string, owners [
 		Spec: appsv1.ReplicaSetSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: sel},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36"}}},
-			},
+			Template: appTemplate(sel),
 		},
 	}
 	rs, err := env.Clientset.AppsV1().ReplicaSets(n.name).Create(n.ctx, rs, metav1.CreateOptions{})
@@ -404,28 +407,7 @@ func checkUIDs(t *testing.T, it *treeItem, uids map[string]types.UID) {
 // tree-drawing ones): columns start where the (ASCII) header's cells do, counted in runes,
 // as text/tabwriter aligns them.
 func runeTable(out string) table {
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	tb := table{header: lines[0]}
-	idx := headerCell.FindAllStringIndex(lines[0], -1)
-	for _, span := range idx {
-		tb.cols = append(tb.cols, lines[0][span[0]:span[1]])
-	}
-	for _, line := range lines[1:] {
-		rs := []rune(line)
-		row := make([]string, len(idx))
-		for i, span := range idx {
-			end := len(rs)
-			if i+1 < len(idx) {
-				end = min(idx[i+1][0], len(rs))
-			}
-			if span[0] < end {
-				// Left as it starts: the tree-drawing indent is the answer.
-				row[i] = strings.TrimRight(string(rs[span[0]:end]), " ")
-			}
-		}
-		tb.rows = append(tb.rows, row)
-	}
-	return tb
+	return parseTable(strings.Split(strings.TrimRight(out, "\n"), "\n"), true)
 }
 
 // column returns the cells of column name.
