@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,17 +59,23 @@ func (r *marks) OnUpdate(_, obj any, m informer.Mark) {
 func (r *marks) OnDelete(obj any, m informer.Mark) { r.Add("delete " + objName(obj) + describeMark(m)) }
 func (r *marks) OnPosition(m informer.Mark)        { r.Add("position" + describeMark(m)) }
 
+// wantTold waits until the handler has been told as many things as want
+// holds, and checks they are want, in order.
+func (r *marks) wantTold(t *testing.T, want ...string) {
+	t.Helper()
+	if got := r.WaitFor(t, len(want)); !slices.Equal(got, want) {
+		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // startCursor runs a feed informer of pods on h with a cursor resuming from
 // from, and returns what its handler is told and the gaps onGap heard.
-func startCursor(t *testing.T, h *scripted.Pods, from *informer.ResumePoint) (*marks, func() []string) {
+func startCursor(t *testing.T, h *scripted.Pods, from *informer.ResumePoint) (*marks, *scripted.Lines) {
 	t.Helper()
 	f := informer.NewFactoryWithClients(informer.Clients{Metadata: h.Client}, informer.Config{})
-	var mu sync.Mutex
-	var gaps []string
+	gaps := &scripted.Lines{}
 	c := informer.NewCursor(podsRes, from, func(res informer.Resource, g informer.Gap) {
-		mu.Lock()
-		defer mu.Unlock()
-		gaps = append(gaps, fmt.Sprintf("%s %s-%s %s", res.Name(), g.From, g.To, g.Reason))
+		gaps.Add(fmt.Sprintf("%s %s-%s %s", res.Name(), g.From, g.To, g.Reason))
 	})
 	inf, err := f.FeedInformer(podsRes, informer.MetadataOnly, c)
 	if err != nil {
@@ -83,11 +88,7 @@ func startCursor(t *testing.T, h *scripted.Pods, from *informer.ResumePoint) (*m
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); f.Shutdown() })
 	f.Start(ctx)
-	return r, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(gaps)
-	}
+	return r, gaps
 }
 
 func bookmark(rv string) runtime.Object {
@@ -112,8 +113,7 @@ func TestCursorMarksWatchAndRelist(t *testing.T) {
 	r.WaitFor(t, 5)
 	// The server no longer has 20: the informer lists again.
 	w.Error(expired())
-	got := r.WaitFor(t, 9)
-	want := []string{
+	r.wantTold(t,
 		"add a@4 initial",
 		"add b@7 initial",
 		"position at 10",
@@ -123,11 +123,8 @@ func TestCursorMarksWatchAndRelist(t *testing.T) {
 		"update a@30 gap 20-40 expired",
 		"add c@35 gap 20-40 expired",
 		"position at 40",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if g := gaps(); !slices.Equal(g, []string{"pods 20-40 expired"}) {
+	)
+	if g := gaps.All(); !slices.Equal(g, []string{"pods 20-40 expired"}) {
 		t.Errorf("onGap heard %q", g)
 	}
 	if req := h.Requests(); !slices.Equal(req[:4], []string{"list", "watch rv=10", "list", "watch rv=40"}) {
@@ -152,12 +149,8 @@ func TestCursorStaleWatchIsExpired(t *testing.T) {
 	// ends at once.
 	w.Stop()
 	stale.Stop()
-	got := r.WaitFor(t, 5)
-	want := []string{"add a@4 initial", "position at 10", "update a@12 at 12", "update a@45 gap 12-50 expired", "position at 50"}
-	if !slices.Equal(got, want) {
-		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if g := gaps(); !slices.Equal(g, []string{"pods 12-50 expired"}) {
+	r.wantTold(t, "add a@4 initial", "position at 10", "update a@12 at 12", "update a@45 gap 12-50 expired", "position at 50")
+	if g := gaps.All(); !slices.Equal(g, []string{"pods 12-50 expired"}) {
 		t.Errorf("onGap heard %q", g)
 	}
 }
@@ -173,11 +166,8 @@ func TestCursorInterruptedRelist(t *testing.T) {
 	r, gaps := startCursor(t, h, nil)
 	r.WaitFor(t, 1)
 	w.Error(&apierrors.NewInternalError(fmt.Errorf("etcd is sad")).ErrStatus)
-	got := r.WaitFor(t, 2)
-	if want := []string{"position at 10", "position at 60"}; !slices.Equal(got, want) {
-		t.Errorf("told %q, want %q", got, want)
-	}
-	if g := gaps(); !slices.Equal(g, []string{"pods 10-60 interrupted"}) {
+	r.wantTold(t, "position at 10", "position at 60")
+	if g := gaps.All(); !slices.Equal(g, []string{"pods 10-60 interrupted"}) {
 		t.Errorf("onGap heard %q", g)
 	}
 }
@@ -195,8 +185,7 @@ func TestCursorResumes(t *testing.T) {
 	w.Add(scripted.Pod("n", "7"))
 	w.Delete(scripted.Pod("x", "8"))
 	w.Modify(scripted.Pod("a", "9"))
-	got := r.WaitFor(t, 7)
-	want := []string{
+	r.wantTold(t,
 		"add a@9 initial",
 		"add n@7 initial",
 		"add x@2 initial",
@@ -204,10 +193,7 @@ func TestCursorResumes(t *testing.T) {
 		"update n@7 at 7",
 		"delete x@8 at 8",
 		"update a@9 at 9",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	)
 	if req := h.Requests(); !slices.Equal(req[:2], []string{"list", "watch rv=5"}) {
 		t.Errorf("requests %q", req)
 	}
@@ -222,19 +208,15 @@ func TestCursorResumesFromExpiredPoint(t *testing.T) {
 	h.WatchFails(apierrors.NewResourceExpired("too old resource version: 5 (10)"))
 	h.List("14", scripted.Pod("a", "13"))
 	r, gaps := startCursor(t, h, &informer.ResumePoint{ResourceVersion: "5", Known: []runtime.Object{scripted.Pod("a", "3"), scripted.Pod("x", "2")}})
-	got := r.WaitFor(t, 6)
-	want := []string{
+	r.wantTold(t,
 		"add a@9 initial",
 		"add x@2 initial",
 		"position at 5",
 		"delete tombstone x@2 gap 5-14 expired",
 		"update a@13 gap 5-14 expired",
 		"position at 14",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if g := gaps(); !slices.Equal(g, []string{"pods 5-14 expired"}) {
+	)
+	if g := gaps.All(); !slices.Equal(g, []string{"pods 5-14 expired"}) {
 		t.Errorf("onGap heard %q", g)
 	}
 }
@@ -246,12 +228,8 @@ func TestCursorResumesARelist(t *testing.T) {
 	h.List("12", scripted.Pod("a", "9"))
 	h.List("14", scripted.Pod("a", "13"))
 	r, gaps := startCursor(t, h, &informer.ResumePoint{ResourceVersion: "5", Known: []runtime.Object{scripted.Pod("a", "3")}, Relist: &informer.Gap{From: "5", To: "11", Reason: informer.GapInterrupted}})
-	got := r.WaitFor(t, 4)
-	want := []string{"add a@9 initial", "position at 5", "update a@13 gap 5-14 interrupted", "position at 14"}
-	if !slices.Equal(got, want) {
-		t.Errorf("told\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if g := gaps(); !slices.Equal(g, []string{"pods 5-14 interrupted"}) {
+	r.wantTold(t, "add a@9 initial", "position at 5", "update a@13 gap 5-14 interrupted", "position at 14")
+	if g := gaps.All(); !slices.Equal(g, []string{"pods 5-14 interrupted"}) {
 		t.Errorf("onGap heard %q", g)
 	}
 	if req := h.Requests(); !slices.Equal(req[:3], []string{"list", "list", "watch rv=14"}) {
