@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -84,6 +85,18 @@ func clientsOf(s *fakeapi.Server) informer.Clients {
 func newFactory(t *testing.T, s *fakeapi.Server, cfg informer.Config) *informer.Factory {
 	t.Helper()
 	f := informer.NewFactoryWithClients(clientsOf(s), cfg)
+	t.Cleanup(f.Shutdown)
+	return f
+}
+
+// restFactory returns a factory of cfg over rc whose informers stop when the
+// test ends.
+func restFactory(t *testing.T, rc *rest.Config, cfg informer.Config) *informer.Factory {
+	t.Helper()
+	f, err := informer.NewFactory(rc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(f.Shutdown)
 	return f
 }

@@ -8,28 +8,74 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
-// collectSink keeps the names of every object of every page.
-type collectSink struct {
+// pageSink is a PageSink that keeps every page it takes, each as the
+// namespace/name keys of its objects in the order given.
+type pageSink struct {
 	mu    sync.Mutex
-	names []string
+	pages [][]string
 }
 
-func (c *collectSink) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (s *pageSink) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
+	page := make([]string, 0, len(items))
 	for _, it := range items {
-		a, err := meta.Accessor(it)
+		key, err := cache.MetaNamespaceKeyFunc(it)
 		if err != nil {
 			return err
 		}
-		c.names = append(c.names, a.GetName())
+		page = append(page, key)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages = append(s.pages, page)
 	return nil
+}
+
+// keys are the keys of every object taken, in order.
+func (s *pageSink) keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Concat(s.pages...)
+}
+
+// names are the names of every object taken, in order.
+func (s *pageSink) names() []string {
+	var out []string
+	for _, key := range s.keys() {
+		_, name, _ := cache.SplitMetaNamespaceKey(key)
+		out = append(out, name)
+	}
+	return out
+}
+
+// sizes are the numbers of objects of each page taken, in order.
+func (s *pageSink) sizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for _, page := range s.pages {
+		out = append(out, len(page))
+	}
+	return out
+}
+
+// streamPods streams the pods f lists in mode to a pageSink, and returns the
+// sink once f has synced.
+func streamPods(t *testing.T, f *informer.Factory, mode informer.Mode) *pageSink {
+	t.Helper()
+	sink := &pageSink{}
+	if _, err := f.StreamInformer(podsRes, mode, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := startAndSync(t, f); err != nil {
+		t.Fatalf("WaitForSync: %v", err)
+	}
+	return sink
 }
 
 // TestFactoryKeep: objects Keep refuses never reach a store or a PageSink, in
@@ -80,16 +126,10 @@ func TestFactoryKeep(t *testing.T) {
 		})
 	}
 	t.Run("stream", func(t *testing.T) {
-		sink := &collectSink{}
 		f := newFactory(t, fakeapi.New(crontabListKinds, objects...), informer.Config{Namespace: "shop", Keep: keep(t)})
-		if _, err := f.StreamInformer(podsRes, informer.MetadataOnly, sink); err != nil {
-			t.Fatal(err)
-		}
-		if err := startAndSync(t, f); err != nil {
-			t.Fatalf("WaitForSync: %v", err)
-		}
-		if want := []string{"web-0", "web-2"}; !slices.Equal(sink.names, want) {
-			t.Errorf("the sink got %q, want %q", sink.names, want)
+		sink := streamPods(t, f, informer.MetadataOnly)
+		if got, want := sink.names(), []string{"web-0", "web-2"}; !slices.Equal(got, want) {
+			t.Errorf("the sink got %q, want %q", got, want)
 		}
 	})
 }

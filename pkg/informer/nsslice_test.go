@@ -2,11 +2,9 @@ package informer_test
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
@@ -41,9 +37,7 @@ type nsServer struct {
 
 func newNSServer(t *testing.T, namespaces []string, perNS int) (*nsServer, *rest.Config) {
 	s := &nsServer{namespaces: namespaces, perNS: perNS}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	return s, &rest.Config{Host: srv.URL}
+	return s, serveTest(t, s.serve)
 }
 
 func (s *nsServer) pod(ns string, i int, rv string) corev1.Pod {
@@ -230,52 +224,22 @@ func TestFactorySlicesByNamespaceWhatIsTooLarge(t *testing.T) {
 // of every namespace would.
 func TestFactorySlicesAStreamedListInTheServersOrder(t *testing.T) {
 	s, rc := newNSServer(t, []string{"b", "a", "a-b"}, 250)
-	f, err := informer.NewFactory(rc, informer.Config{PageSize: 100, UnpagedBudget: 8 << 20, SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
-	sink := &orderSink{}
-	if _, err := f.StreamInformer(podsRes, informer.Full, sink); err != nil {
-		t.Fatal(err)
-	}
-	if err := startAndSync(t, f); err != nil {
-		t.Fatalf("WaitForSync: %v", err)
-	}
+	f := restFactory(t, rc, informer.Config{PageSize: 100, UnpagedBudget: 8 << 20, SyncTimeout: 30 * time.Second})
+	sink := streamPods(t, f, informer.Full)
 	var want []string
 	for _, ns := range []string{"a-b", "a", "b"} {
 		for i := range 250 {
 			want = append(want, fmt.Sprintf("%s/web-%04d", ns, i))
 		}
 	}
-	sink.mu.Lock()
-	defer sink.mu.Unlock()
-	if !slices.Equal(sink.keys, want) {
-		t.Errorf("the sink took %d objects, first %q, want %d in the server's order, first %q", len(sink.keys), sink.keys[:min(3, len(sink.keys))], len(want), want[:3])
+	if got := sink.keys(); !slices.Equal(got, want) {
+		t.Errorf("the sink took %d objects, first %q, want %d in the server's order, first %q", len(got), got[:min(3, len(got))], len(want), want[:3])
 	}
 	for _, a := range s.lists() {
 		if strings.HasPrefix(a, "/api/v1/pods limit=") && !strings.HasSuffix(a, "continue=") {
 			t.Errorf("a later page of the list of every namespace was asked for: %q", a)
 		}
 	}
-}
-
-type orderSink struct {
-	mu   sync.Mutex
-	keys []string
-}
-
-func (o *orderSink) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, it := range items {
-		key, err := cache.MetaNamespaceKeyFunc(it)
-		if err != nil {
-			return err
-		}
-		o.keys = append(o.keys, key)
-	}
-	return nil
 }
 
 func eventually(t *testing.T, cond func() bool) {
@@ -338,11 +302,7 @@ func TestListTuningFromEnv(t *testing.T) {
 // every namespace whole (here, by a watch-list past the budget).
 func TestFactoryFeedsAreNotSliced(t *testing.T) {
 	s, rc := newNSServer(t, []string{"a", "b"}, 300)
-	f, err := informer.NewFactory(rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, WatchListStall: -1, ByNamespace: informer.ByNamespaceAlways, SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
+	f := restFactory(t, rc, informer.Config{PageSize: 100, UnpagedBudget: 20 << 10, WatchListStall: -1, ByNamespace: informer.ByNamespaceAlways, SyncTimeout: 30 * time.Second})
 	c := informer.NewCursor(podsRes, nil, func(informer.Resource, informer.Gap) {})
 	if _, err := f.FeedInformer(podsRes, informer.Full, c); err != nil {
 		t.Fatal(err)

@@ -2,11 +2,9 @@ package informer_test
 
 import (
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/tlsserver"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
@@ -44,16 +43,13 @@ type pagedServer struct {
 	early int
 }
 
-func newPagedServer(t *testing.T, pages, perPage int, protobuf bool) (*pagedServer, *httptest.Server) {
+func newPagedServer(t *testing.T, pages, perPage int, protobuf bool) (*pagedServer, *rest.Config) {
 	p := &pagedServer{pages: pages, perPage: perPage, wait: 3 * time.Second, protobuf: protobuf}
 	for range pages {
 		p.asked = append(p.asked, make(chan struct{}))
 	}
-	s := httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
-	s.EnableHTTP2 = true
-	s.StartTLS()
-	t.Cleanup(s.Close)
-	return p, s
+	_, rc := tlsserver.Start(t, p.serve, true)
+	return p, rc
 }
 
 func (p *pagedServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -175,14 +171,9 @@ func TestFactoryAsksForTheNextPageEarly(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			const pages, perPage = 5, 40
-			p, s := newPagedServer(t, pages, perPage, tc.protobuf)
-			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-			f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
+			p, rc := newPagedServer(t, pages, perPage, tc.protobuf)
+			f := restFactory(t, rc,
 				informer.Config{SyncTimeout: 30 * time.Second, PageSize: perPage, KeepManagedFields: tc.keepManaged, UnpagedBudget: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
 			inf := mustInformer(t, f, podsRes, tc.mode)
 			err, took := syncFor(t, f)
 			if err != nil {
@@ -227,26 +218,17 @@ func TestFactoryMetadataListRefused(t *testing.T) {
 	refusal := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
 		errors.New(`User "alice" cannot list resource "pods" in API group "" at the cluster scope`)).Status()
 	refusal.APIVersion, refusal.Kind = "v1", "Status"
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, rc := tlsserver.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		if holdWatch(w, r) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_ = json.NewEncoder(w).Encode(&refusal)
-	}))
-	s.EnableHTTP2 = true
-	s.StartTLS()
-	t.Cleanup(s.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-	f, err := informer.NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
-		informer.Config{SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
+	}, true)
+	f := restFactory(t, rc, informer.Config{SyncTimeout: 30 * time.Second})
 	mustInformer(t, f, podsRes, informer.MetadataOnly)
-	err = startAndSync(t, f)
+	err := startAndSync(t, f)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), refusal.Message) {
 		t.Errorf("WaitForSync error = %v, want the server's Forbidden: %s", err, refusal.Message)
 	}

@@ -2,7 +2,6 @@ package informer_test
 
 import (
 	"context"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/tlsserver"
 	"github.com/kubectl-idx/kubectl-idx/pkg/informer"
 )
 
@@ -28,11 +28,7 @@ import (
 // listing in pages: the servers of these tests page, and do not stream lists.
 func realFactory(t *testing.T, host string, timeout time.Duration) *informer.Factory {
 	t.Helper()
-	f, err := informer.NewFactory(&rest.Config{Host: host, Timeout: timeout}, informer.Config{SyncTimeout: 30 * time.Second, WatchListStall: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
+	f := restFactory(t, &rest.Config{Host: host, Timeout: timeout}, informer.Config{SyncTimeout: 30 * time.Second, WatchListStall: -1})
 	mustInformer(t, f, podsRes, informer.Full)
 	return f
 }
@@ -61,32 +57,28 @@ func holdWatch(w http.ResponseWriter, r *http.Request) bool {
 // stallingServer accepts connections and never answers a request.
 func stallingServer(t *testing.T) string {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveTest(t, func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
+	}).Host
 }
 
 // resettingServer resets every connection as soon as a request arrives on it.
 func resettingServer(t *testing.T) string {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveTest(t, func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
 		}
 		_ = conn.(*net.TCPConn).SetLinger(0)
 		_ = conn.Close()
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
+	}).Host
 }
 
 // cuttingServer starts every answer and closes the connection in the middle of it.
 func cuttingServer(t *testing.T) string {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveTest(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "1000")
 		w.WriteHeader(http.StatusOK)
@@ -97,9 +89,7 @@ func cuttingServer(t *testing.T) string {
 			return
 		}
 		_ = conn.Close()
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
+	}).Host
 }
 
 func TestWaitForSyncTransportFailures(t *testing.T) {
@@ -180,7 +170,7 @@ func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
 	const timeout = 2 * time.Second
 	var lists atomic.Int32
 	var failedAt atomic.Int64
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serveTest(t, func(w http.ResponseWriter, r *http.Request) {
 		if holdWatch(w, r) {
 			return
 		}
@@ -202,9 +192,8 @@ func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
 		// starts at least 0.8s after the failure.
 		time.Sleep(time.Until(time.Unix(0, failedAt.Load()).Add(timeout + 300*time.Millisecond)))
 		fmt.Fprint(w, podList("web-1", ""))
-	}))
-	t.Cleanup(s.Close)
-	f := realFactory(t, s.URL, timeout)
+	})
+	f := realFactory(t, srv.Host, timeout)
 	inf := mustInformer(t, f, podsRes, informer.Full)
 	if err, took := syncFor(t, f); err != nil {
 		t.Fatalf("WaitForSync after %s: %v", took, err)
@@ -221,7 +210,7 @@ func TestWaitForSyncSlowListAfterFailure(t *testing.T) {
 // does syncs, with no error.
 func TestWaitForSyncRecoversWithinWindow(t *testing.T) {
 	var lists atomic.Int32
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serveTest(t, func(w http.ResponseWriter, r *http.Request) {
 		if holdWatch(w, r) {
 			return
 		}
@@ -231,9 +220,8 @@ func TestWaitForSyncRecoversWithinWindow(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, podList("web-0", ""))
-	}))
-	t.Cleanup(s.Close)
-	f := realFactory(t, s.URL, 2*time.Second)
+	})
+	f := realFactory(t, srv.Host, 2*time.Second)
 	inf := mustInformer(t, f, podsRes, informer.Full)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -255,7 +243,7 @@ func trickledServer(t *testing.T, timeout time.Duration, chunks int, gap time.Du
 	t.Helper()
 	var mu sync.Mutex
 	var urls []*url.URL
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s, rc := tlsserver.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		urls = append(urls, r.URL)
 		mu.Unlock()
@@ -289,17 +277,9 @@ func trickledServer(t *testing.T, timeout time.Duration, chunks int, gap time.Du
 			w.(http.Flusher).Flush()
 			body = body[n:]
 		}
-	}))
-	s.EnableHTTP2 = true
-	s.StartTLS()
-	t.Cleanup(s.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-	f, err := informer.NewFactory(&rest.Config{Host: s.URL, Timeout: timeout, TLSClientConfig: rest.TLSClientConfig{CAData: ca}},
-		informer.Config{SyncTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
+	}, true)
+	rc.Timeout = timeout
+	f := restFactory(t, rc, informer.Config{SyncTimeout: 30 * time.Second})
 	return f, s, func() []*url.URL {
 		mu.Lock()
 		defer mu.Unlock()

@@ -1,7 +1,6 @@
 package informer_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -245,11 +244,7 @@ func TestFactoryBudgetCountsTheAnswerStripped(t *testing.T) {
 // shut down when the test ends.
 func syncedPods(t *testing.T, rc *rest.Config, cfg informer.Config) cache.SharedIndexInformer {
 	t.Helper()
-	f, err := informer.NewFactory(rc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Shutdown)
+	f := restFactory(t, rc, cfg)
 	inf := mustInformer(t, f, podsRes, informer.Full)
 	if err := startAndSync(t, f); err != nil {
 		t.Fatalf("WaitForSync: %v", err)
@@ -298,19 +293,6 @@ func TestFactoryWatchListFallsBackToPages(t *testing.T) {
 	}
 }
 
-// pageCounter is a PageSink that counts the objects of each page it takes.
-type pageCounter struct {
-	mu    sync.Mutex
-	pages []int
-}
-
-func (p *pageCounter) Page(_ context.Context, items []runtime.Object, _ bool, _ string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pages = append(p.pages, len(items))
-	return nil
-}
-
 // TestFactoryStreams: a list of whole objects that goes to a sink (a streamed
 // -o json) stays in pages after the small one, whatever would fit the budget:
 // each page is handed over, and dropped, while the next arrives, where an
@@ -334,25 +316,13 @@ func TestFactoryStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, rc := newListServer(t, 1000)
 			l.watchList = tc.watchList
-			f, err := informer.NewFactory(rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(f.Shutdown)
-			sink := &pageCounter{}
-			if _, err := f.StreamInformer(podsRes, tc.mode, sink); err != nil {
-				t.Fatal(err)
-			}
-			if err := startAndSync(t, f); err != nil {
-				t.Fatalf("WaitForSync: %v", err)
-			}
+			f := restFactory(t, rc, informer.Config{PageSize: 400, UnpagedBudget: tc.budget, SyncTimeout: 30 * time.Second})
+			sink := streamPods(t, f, tc.mode)
 			if got := l.lists(); !slices.Equal(got, tc.lists) {
 				t.Errorf("lists asked for:\n  %q\nwant\n  %q", got, tc.lists)
 			}
-			sink.mu.Lock()
-			defer sink.mu.Unlock()
-			if !slices.Equal(sink.pages, tc.pages) {
-				t.Errorf("pages handed to the sink %v, want %v", sink.pages, tc.pages)
+			if got := sink.sizes(); !slices.Equal(got, tc.pages) {
+				t.Errorf("pages handed to the sink %v, want %v", got, tc.pages)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"context"
-	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/tlsserver"
 )
 
 // The progress deadline tests run on a fake clock that moves only when a test
@@ -133,7 +134,7 @@ func newTrickle(size, count int, stall bool) *trickle {
 // timeout).
 func deadlineServer(t *testing.T, h2 bool, c clock, timeout time.Duration, answer func(*http.Request) *trickle) (*httptest.Server, *http.Client) {
 	t.Helper()
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s, cfg := tlsserver.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		tr := answer(r)
 		if tr == nil {
 			<-r.Context().Done()
@@ -159,12 +160,7 @@ func deadlineServer(t *testing.T, h2 bool, c clock, timeout time.Duration, answe
 		if tr.stall {
 			<-r.Context().Done()
 		}
-	}))
-	s.EnableHTTP2 = h2
-	s.StartTLS()
-	t.Cleanup(s.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
-	cfg := &rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+	}, h2)
 	cfg.Wrap(progressDeadlineOn(c, timeout))
 	rt, err := rest.TransportFor(cfg)
 	if err != nil {
