@@ -29,10 +29,7 @@ func TestWatchCheckpoint(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	path := filepath.Join(t.TempDir(), "pods.checkpoint")
 	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", checkpoint: path})
-	first := h.waitOut(t, 2)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
+	first := h.finish(t, 2, 0)
 	if h.errOut.String() != "" {
 		t.Errorf("stderr = %q", h.errOut)
 	}
@@ -137,11 +134,7 @@ func TestWatchCheckpointNoContext(t *testing.T) {
 // and returns its checkpoint file, flags.checkpoint.
 func checkpointed(t *testing.T, s *fakeapi.Server, flags watchFlags) []byte {
 	t.Helper()
-	h := startWatch(t, s, []string{"pods"}, flags)
-	h.waitOut(t, 2)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
+	startWatch(t, s, []string{"pods"}, flags).finish(t, 2, 0)
 	data, err := os.ReadFile(flags.checkpoint)
 	if err != nil {
 		t.Fatal(err)

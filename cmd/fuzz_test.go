@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 	"slices"
@@ -59,6 +60,39 @@ var fuzzLabelSets = []labels.Set{
 // discard are streams that keep nothing.
 var discard = genericiooptions.NewTestIOStreamsDiscard()
 
+// checkSelectorValidate sets a selector on get's and watch's options and
+// checks that Validate agrees with the selector parser's error perr, and
+// that its error names the value ("invalid label selector ...") on one line.
+func checkSelectorValidate(t *testing.T, kind, value string, perr error, set func(*QueryOptions)) {
+	t.Helper()
+	get, watch := NewGetOptions(nil, discard), NewWatchOptions(nil, discard)
+	set(get.QueryOptions)
+	set(watch.QueryOptions)
+	for name, err := range map[string]error{"get": get.Validate(), "watch": watch.Validate()} {
+		if (err == nil) != (perr == nil) {
+			t.Fatalf("%s: Validate error %v, the %s selector parser's error %v", name, err, kind, perr)
+		}
+		if err != nil {
+			if want := "invalid " + kind + " selector " + strconv.Quote(value) + ": "; !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s: error %q does not start with %q", name, err, want)
+			}
+			assertOneLine(t, err)
+		}
+	}
+}
+
+// reparse parses again the canonical form of sel, which parse made of s: it
+// must parse.
+func reparse[S fmt.Stringer](t *testing.T, name string, parse func(string) (S, error), s string, sel S) (string, S) {
+	t.Helper()
+	canonical := sel.String()
+	again, err := parse(canonical)
+	if err != nil {
+		t.Fatalf("%s(%q) = %q, which does not parse: %v", name, s, canonical, err)
+	}
+	return canonical, again
+}
+
 // FuzzLabelSelector feeds -l values through get's and watch's validation: they
 // must agree with labels.Parse, and a selector that parses must print as a
 // selector that parses to itself and selects the same labels.
@@ -73,29 +107,11 @@ func FuzzLabelSelector(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		sel, perr := labels.Parse(s)
-		for name, validate := range map[string]func() error{
-			"get":   func() error { o := NewGetOptions(nil, discard); o.LabelSelector = s; return o.Validate() },
-			"watch": func() error { o := NewWatchOptions(nil, discard); o.LabelSelector = s; return o.Validate() },
-		} {
-			err := validate()
-			if (err == nil) != (perr == nil) {
-				t.Fatalf("%s: Validate error %v, labels.Parse error %v", name, err, perr)
-			}
-			if err != nil {
-				if want := "invalid label selector " + strconv.Quote(s) + ": "; !strings.HasPrefix(err.Error(), want) {
-					t.Errorf("%s: error %q does not start with %q", name, err, want)
-				}
-				assertOneLine(t, err)
-			}
-		}
+		checkSelectorValidate(t, "label", s, perr, func(o *QueryOptions) { o.LabelSelector = s })
 		if perr != nil {
 			return
 		}
-		canonical := sel.String()
-		again, err := labels.Parse(canonical)
-		if err != nil {
-			t.Fatalf("labels.Parse(%q) = %q, which does not parse: %v", s, canonical, err)
-		}
+		canonical, again := reparse(t, "labels.Parse", func(s string) (labels.Selector, error) { return labels.Parse(s) }, s, sel)
 		if again.String() != canonical {
 			t.Errorf("labels.Parse(%q) prints %q, which prints %q", s, canonical, again.String())
 		}
@@ -140,29 +156,11 @@ func FuzzFieldSelector(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, fs, name string) {
 		sel, perr := fields.ParseSelector(fs)
-		for what, validate := range map[string]func() error{
-			"get":   func() error { o := NewGetOptions(nil, discard); o.FieldSelector = fs; return o.Validate() },
-			"watch": func() error { o := NewWatchOptions(nil, discard); o.FieldSelector = fs; return o.Validate() },
-		} {
-			err := validate()
-			if (err == nil) != (perr == nil) {
-				t.Fatalf("%s: Validate error %v, fields.ParseSelector error %v", what, err, perr)
-			}
-			if err != nil {
-				if want := "invalid field selector " + strconv.Quote(fs) + ": "; !strings.HasPrefix(err.Error(), want) {
-					t.Errorf("%s: error %q does not start with %q", what, err, want)
-				}
-				assertOneLine(t, err)
-			}
-		}
+		checkSelectorValidate(t, "field", fs, perr, func(o *QueryOptions) { o.FieldSelector = fs })
 		if perr != nil {
 			return
 		}
-		canonical := sel.String()
-		again, err := fields.ParseSelector(canonical)
-		if err != nil {
-			t.Fatalf("fields.ParseSelector(%q) = %q, which does not parse: %v", fs, canonical, err)
-		}
+		canonical, again := reparse(t, "fields.ParseSelector", fields.ParseSelector, fs, sel)
 		if !reflect.DeepEqual(sortedRequirements(again), sortedRequirements(sel)) {
 			t.Errorf("%q and its canonical form %q differ: %v, %v", fs, canonical, sel.Requirements(), again.Requirements())
 		}

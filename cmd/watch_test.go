@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/pipe"
@@ -177,6 +178,36 @@ func (h *watchHarness) waitOut(t *testing.T, n int) string {
 	}
 }
 
+// finish waits until stdout has n lines, and rest more (time for lines that
+// must not come), then ends Run as SIGINT would, which must return nil; it
+// returns all Run printed.
+func (h *watchHarness) finish(t *testing.T, n int, rest time.Duration) string {
+	t.Helper()
+	h.waitOut(t, n)
+	time.Sleep(rest)
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run = %v, want nil after the context ends", err)
+	}
+	return h.out.String()
+}
+
+// setCronSpec sets the crontab name's spec.cronSpec to spec, at
+// resourceVersion rv: the fake server keeps the one it is given.
+func setCronSpec(t *testing.T, crontabs dynamic.ResourceInterface, name, spec, rv string) {
+	t.Helper()
+	u, err := crontabs.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.SetResourceVersion(rv)
+	if err := unstructured.SetNestedField(u.Object, spec, "spec", "cronSpec"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crontabs.Update(context.Background(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stop ends Run as SIGINT would and returns its error.
 func (h *watchHarness) stop() error {
 	h.cancel()
@@ -193,10 +224,7 @@ func maskClock(s string) string { return clock.ReplaceAllString(s, "HH:MM:SS ") 
 func TestWatchRunTable(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"pods,svc,ct"}, watchFlags{})
-	h.waitOut(t, 10)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v, want nil after the context ends", err)
-	}
+	h.finish(t, 10, 0)
 	golden.Assert(t, "testdata/watch_pods_services_crontabs.golden", maskClock(h.out.String()))
 	if h.errOut.String() != "" {
 		t.Errorf("stderr = %q", h.errOut)
@@ -208,10 +236,7 @@ func TestWatchRunTable(t *testing.T) {
 func TestWatchRunShowOwner(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
 	h := startWatch(t, s, []string{"pods"}, watchFlags{showOwner: true})
-	h.waitOut(t, 9)
-	if err := h.stop(); err != nil {
-		t.Fatalf("Run = %v, want nil after the context ends", err)
-	}
+	h.finish(t, 9, 0)
 	got := map[string]string{}
 	for i, line := range strings.Split(strings.TrimSpace(h.out.String()), "\n") {
 		f := strings.Fields(line)
@@ -257,19 +282,8 @@ func TestWatchRunLiveEvents(t *testing.T) {
 	if _, err := crontabs.Create(ctx, created, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	changed := created.DeepCopy()
-	changed.SetResourceVersion("101")
-	if err := unstructured.SetNestedField(changed.Object, "30 * * * *", "spec", "cronSpec"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := crontabs.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setCronSpec(t, crontabs, "hourly", "30 * * * *", "101")
 	if err := crontabs.Delete(ctx, "nightly", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	h.waitOut(t, 5)
-	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -281,7 +295,7 @@ func TestWatchRunLiveEvents(t *testing.T) {
 			Kind     string
 			Metadata struct{ Name string }
 		}
-	}](t, h.out.String()) {
+	}](t, h.finish(t, 5, 0)) {
 		if _, err := time.Parse(time.RFC3339Nano, ev.Time); err != nil {
 			t.Errorf("time %q: %v", ev.Time, err)
 		}
@@ -341,12 +355,7 @@ func TestWatchRunOwner(t *testing.T) {
 	}
 	s := fakeapi.New(nil, objects...)
 	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", owner: "deployment/web"})
-	h.waitOut(t, 2)
-	time.Sleep(200 * time.Millisecond)
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := h.out.String(), "pod/web-1-a\npod/web-2-a\n"; got != want {
+	if got, want := h.finish(t, 2, 200*time.Millisecond), "pod/web-1-a\npod/web-2-a\n"; got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
 	}
 }

@@ -1,14 +1,12 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/openapi/openapitest"
 
@@ -250,29 +248,10 @@ func TestWatchRunWhere(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.ListObjects()...)
 	h := startWatch(t, s, []string{"ct"}, watchFlags{format: "json", where: []string{`object.spec.cronSpec.startsWith("0 ")`}})
 	h.waitOut(t, 1)
-	ctx := context.Background()
 	crontabs := s.Dynamic.Resource(fixtures.CronTabs.GVR).Namespace("shop")
-	update := func(name, spec, rv string) {
-		t.Helper()
-		u, err := crontabs.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.SetResourceVersion(rv)
-		if err := unstructured.SetNestedField(u.Object, spec, "spec", "cronSpec"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := crontabs.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	update("every-5m", "0 5 * * *", "100")
-	update("nightly", "*/10 * * * *", "101")
-	update("every-5m", "0 6 * * *", "102")
-	h.waitOut(t, 4)
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
+	setCronSpec(t, crontabs, "every-5m", "0 5 * * *", "100")
+	setCronSpec(t, crontabs, "nightly", "*/10 * * * *", "101")
+	setCronSpec(t, crontabs, "every-5m", "0 6 * * *", "102")
 	var got []string
 	for _, ev := range jsonLines[struct {
 		Type      string `json:"type"`
@@ -280,7 +259,7 @@ func TestWatchRunWhere(t *testing.T) {
 		Object    struct {
 			Metadata struct{ Name string }
 		}
-	}](t, h.out.String()) {
+	}](t, h.finish(t, 4, 0)) {
 		l := ev.Type + " " + ev.Object.Metadata.Name
 		if ev.LeftScope {
 			l += " (left)"
@@ -297,13 +276,7 @@ func TestWatchRunWhere(t *testing.T) {
 func TestWatchRunWhereAndOwner(t *testing.T) {
 	s := fakeapi.New(nil, fixtures.OwnerObjects()...)
 	h := startWatch(t, s, []string{"pods"}, watchFlags{format: "name", owner: "deployment/web", where: []string{`object.metadata.name.startsWith("web-") && object.status.containerStatuses.all(c, c.ready)`}})
-	h.waitOut(t, 1)
-	// Time for the rest, were there any.
-	time.Sleep(300 * time.Millisecond)
-	if err := h.stop(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := h.out.String(), "pod/web-5d4-aaaaa\n"; got != want {
+	if got, want := h.finish(t, 1, 300*time.Millisecond), "pod/web-5d4-aaaaa\n"; got != want {
 		t.Errorf("stdout %q, want %q: a pod owned and matching: not one owned that does not match (web-5d4-bbbbb, adopted), nor one that matches but is not owned", got, want)
 	}
 }
