@@ -48,14 +48,12 @@ const ControllerIndex = "controller"
 // ControllerIndexFunc is the IndexFunc of ControllerIndex. The API server
 // allows at most one controller reference, so there is at most one key.
 func ControllerIndexFunc(obj any) ([]string, error) {
-	m, err := objectMeta(ControllerIndex, obj)
-	if err != nil {
-		return nil, err
-	}
-	if ref := metav1.GetControllerOfNoCopy(m); ref != nil && ref.UID != "" {
-		return []string{string(ref.UID)}, nil
-	}
-	return nil, nil
+	return metaKey(ControllerIndex, obj, func(m metav1.Object) string {
+		if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
+			return string(ref.UID)
+		}
+		return ""
+	})
 }
 
 // NamespaceIndex is the name of the index from a namespace to the objects in
@@ -66,14 +64,7 @@ const NamespaceIndex = cache.NamespaceIndex
 
 // NamespaceIndexFunc is the IndexFunc of NamespaceIndex.
 func NamespaceIndexFunc(obj any) ([]string, error) {
-	m, err := objectMeta(NamespaceIndex, obj)
-	if err != nil {
-		return nil, err
-	}
-	if ns := m.GetNamespace(); ns != "" {
-		return []string{ns}, nil
-	}
-	return nil, nil
+	return metaKey(NamespaceIndex, obj, metav1.Object.GetNamespace)
 }
 
 // UIDIndex is the name of the index from metadata.uid to the object. Owner
@@ -87,14 +78,7 @@ const UIDIndex = "uid"
 
 // UIDIndexFunc is the IndexFunc of UIDIndex.
 func UIDIndexFunc(obj any) ([]string, error) {
-	m, err := objectMeta(UIDIndex, obj)
-	if err != nil {
-		return nil, err
-	}
-	if uid := m.GetUID(); uid != "" {
-		return []string{string(uid)}, nil
-	}
-	return nil, nil
+	return metaKey(UIDIndex, obj, func(m metav1.Object) string { return string(m.GetUID()) })
 }
 
 // NodeIndex is the name of the index from a node name to the pods bound to it
@@ -257,6 +241,19 @@ func checkIndex(indexer cache.Indexer, indexName string) error {
 		return fmt.Errorf("index %q does not exist", indexName)
 	}
 	return nil
+}
+
+// metaKey is the IndexFunc of an index with at most one key an object, read
+// from its metadata by key: an empty key is none.
+func metaKey(index string, obj any, key func(metav1.Object) string) ([]string, error) {
+	m, err := objectMeta(index, obj)
+	if err != nil {
+		return nil, err
+	}
+	if k := key(m); k != "" {
+		return []string{k}, nil
+	}
+	return nil, nil
 }
 
 // objectMeta returns the metadata of obj for the index named index,

@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -97,41 +98,28 @@ func podSpecOf(obj any) (spec *corev1.PodSpec, known bool) {
 // whether obj is one of them and not a nil pointer; a ReplicationController
 // may have no template (nil, true).
 func PodTemplateOf(obj any) (template *corev1.PodTemplateSpec, known bool) {
-	// Each case checks for a nil pointer itself: a typed nil in an interface is
-	// not == nil, and reading through it would panic inside the store's lock.
+	// A typed nil in an interface is not == nil, and reading through it would
+	// panic inside the store's lock.
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, false
+	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		if o != nil {
-			return &o.Spec.Template, true
-		}
+		return &o.Spec.Template, true
 	case *appsv1.ReplicaSet:
-		if o != nil {
-			return &o.Spec.Template, true
-		}
+		return &o.Spec.Template, true
 	case *appsv1.StatefulSet:
-		if o != nil {
-			return &o.Spec.Template, true
-		}
+		return &o.Spec.Template, true
 	case *appsv1.DaemonSet:
-		if o != nil {
-			return &o.Spec.Template, true
-		}
+		return &o.Spec.Template, true
 	case *batchv1.Job:
-		if o != nil {
-			return &o.Spec.Template, true
-		}
+		return &o.Spec.Template, true
 	case *batchv1.CronJob:
-		if o != nil {
-			return &o.Spec.JobTemplate.Spec.Template, true
-		}
+		return &o.Spec.JobTemplate.Spec.Template, true
 	case *corev1.ReplicationController:
-		if o != nil {
-			return o.Spec.Template, true
-		}
+		return o.Spec.Template, true
 	case *corev1.PodTemplate:
-		if o != nil {
-			return &o.Template, true
-		}
+		return &o.Template, true
 	}
 	return nil, false
 }
