@@ -39,35 +39,24 @@ func PrintDocuments[D Document](w io.Writer, answers []query.Answer[D], delegate
 	var docs []runtime.Object
 	n := 0
 	for _, a := range answers {
+		var none D
+		if a.Value == none {
+			continue
+		}
 		switch d := any(a.Value).(type) {
 		case *v1alpha1.Tree:
-			if d == nil {
-				continue
-			}
 			d.Context = a.Context
 			n++
 		case *v1alpha1.RelationList:
-			if d == nil {
-				continue
-			}
 			d.Context = a.Context
 			n += len(d.Items)
 		case *v1alpha1.Diagnosis:
-			if d == nil {
-				continue
-			}
 			d.Context = a.Context
 			n += len(d.Causes)
 		case *v1alpha1.History:
-			if d == nil {
-				continue
-			}
 			d.Context = a.Context
 			n++
 		case *v1alpha1.Blame:
-			if d == nil {
-				continue
-			}
 			d.Context = a.Context
 			n++
 		}
