@@ -32,25 +32,12 @@ func (s *Session) Blame(ctx context.Context, obj ObjectRef) (*v1alpha1.Blame, er
 	// One object, narrowed by its name, in a factory of its own that keeps
 	// managedFields: a warm pool keys informers by that, and lends this one
 	// to no other question.
-	f, err := s.newWideFactory(informer.Config{Namespace: ns, FieldSelector: NameSelector(obj.Name, ""), KeepManagedFields: true})
-	if err != nil {
-		return nil, err
-	}
-	defer f.Shutdown()
-	inf, err := f.Informer(obj.Resource, mode, nil)
-	if err != nil {
-		return nil, err
-	}
-	f.Start(reflectorContext(ctx))
-	if err := f.WaitForSync(ctx); err != nil {
-		return nil, err
-	}
-	item, ok, err := inf.GetIndexer().GetByKey(obj.key(ns))
+	item, err := s.named(ctx, obj, informer.Config{Namespace: ns, KeepManagedFields: true}, mode)
 	if err != nil {
 		return nil, err
 	}
 	ro, isObj := item.(runtime.Object)
-	if !ok || !isObj {
+	if !isObj {
 		return nil, obj.NotFound()
 	}
 	content, managers, err := s.explain(ro, obj.Resource.GVK)

@@ -134,7 +134,7 @@ func runtimeObjects(objs []any) []runtime.Object {
 
 // namedMetadata reads one object's metadata; nil when it does not exist.
 func (s *Session) namedMetadata(ctx context.Context, ref ObjectRef, ns string) (metav1.Object, error) {
-	obj, err := s.named(ctx, ref, ns, informer.MetadataOnly)
+	obj, err := s.named(ctx, ref, informer.Config{Namespace: ns}, informer.MetadataOnly)
 	if err != nil || obj == nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (s *Session) namedMetadata(ctx context.Context, ref ObjectRef, ns string) (
 
 // namedFull reads one whole object, or kubectl's NotFound.
 func (s *Session) namedFull(ctx context.Context, ref ObjectRef, ns string) (any, error) {
-	obj, err := s.named(ctx, ref, ns, informer.Full)
+	obj, err := s.named(ctx, ref, informer.Config{Namespace: ns}, informer.Full)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +153,12 @@ func (s *Session) namedFull(ctx context.Context, ref ObjectRef, ns string) (any,
 	return obj, nil
 }
 
-// named reads one object through an informer narrowed to its name, so the
-// object goes through the same decoding and transforms as every other.
-func (s *Session) named(ctx context.Context, ref ObjectRef, ns string, mode informer.Mode) (any, error) {
-	f, err := s.newWideFactory(informer.Config{Namespace: ns, FieldSelector: NameSelector(ref.Name, "")})
+// named reads one object of cfg.Namespace through an informer narrowed to
+// its name, so the object goes through the same decoding and transforms as
+// every other; nil when it does not exist.
+func (s *Session) named(ctx context.Context, ref ObjectRef, cfg informer.Config, mode informer.Mode) (any, error) {
+	cfg.FieldSelector = NameSelector(ref.Name, "")
+	f, err := s.newWideFactory(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func (s *Session) named(ctx context.Context, ref ObjectRef, ns string, mode info
 	if err := f.WaitForSync(ctx); err != nil {
 		return nil, err
 	}
-	obj, ok, err := inf.GetIndexer().GetByKey(ref.key(ns))
+	obj, ok, err := inf.GetIndexer().GetByKey(ref.key(cfg.Namespace))
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -256,25 +256,16 @@ func (s *Session) podsOn(ctx context.Context, r *whyReader, node string) ([]meta
 	if !ok {
 		return nil, nil
 	}
-	f, err := s.newWideFactory(informer.Config{FieldSelector: "spec.nodeName=" + node})
+	st, ok, err := r.readAlone(ctx, informer.Config{FieldSelector: "spec.nodeName=" + node}, res, informer.MetadataOnly, nil)
 	if err != nil {
 		return nil, err
 	}
-	r.factories = append(r.factories, f)
-	inf, err := f.Informer(res, informer.MetadataOnly, nil)
-	if err != nil {
-		return nil, err
-	}
-	failed, err := s.syncPartial(ctx, f, informer.MetadataOnly, whyWarning)
-	if err != nil {
-		return nil, err
-	}
-	if failed[res.GVR] {
+	if !ok {
 		r.unseen[res.Name()] = true
 		return nil, nil
 	}
 	var out []metav1.Object
-	for _, o := range inf.GetStore().List() {
+	for _, o := range st.List() {
 		if m, ok := o.(metav1.Object); ok {
 			out = append(out, m)
 		}

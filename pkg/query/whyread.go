@@ -286,6 +286,25 @@ func (r *whyReader) resource(gk schema.GroupKind) (informer.Resource, bool) {
 	return res, true
 }
 
+// readAlone reads res on a factory of its own, stopped with r's. ok is false
+// when res could not be listed; what that means is the caller's to say.
+func (r *whyReader) readAlone(ctx context.Context, cfg informer.Config, res informer.Resource, mode informer.Mode, indexers cache.Indexers) (st cache.Indexer, ok bool, err error) {
+	f, err := r.s.newWideFactory(cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	r.factories = append(r.factories, f)
+	inf, err := f.Informer(res, mode, indexers)
+	if err != nil {
+		return nil, false, err
+	}
+	failed, err := r.s.syncPartial(ctx, f, mode, whyWarning)
+	if err != nil || failed[res.GVR] {
+		return nil, false, err
+	}
+	return inf.GetIndexer(), true, nil
+}
+
 func (r *whyReader) shutdown() {
 	for _, f := range r.factories {
 		f.Shutdown()
@@ -489,24 +508,18 @@ func (r *whyReader) LimitRanges(namespace string) ([]*corev1.LimitRange, bool) {
 	if !ok {
 		return nil, false
 	}
-	f, err := r.s.newWideFactory(informer.Config{Namespace: namespace})
+	st, ok, err := r.readAlone(r.ctx, informer.Config{Namespace: namespace}, res, informer.Full, nil)
 	if err != nil {
 		return nil, false
 	}
-	r.factories = append(r.factories, f)
-	inf, err := f.Informer(res, informer.Full, nil)
-	if err != nil {
-		return nil, false
-	}
-	failed, err := r.s.syncPartial(r.ctx, f, informer.Full, whyWarning)
-	if err != nil || failed[res.GVR] {
+	if !ok {
 		r.mu.Lock()
 		r.unseen[res.Name()] = true
 		r.mu.Unlock()
 		return nil, false
 	}
 	lrs := []*corev1.LimitRange{}
-	for _, o := range inf.GetStore().List() {
+	for _, o := range st.List() {
 		if lr, ok := o.(*corev1.LimitRange); ok {
 			lrs = append(lrs, lr)
 		}
@@ -538,20 +551,11 @@ func (r *whyReader) Requested(node string) (corev1.ResourceList, bool) {
 		if !ok {
 			return nil, false
 		}
-		f, err := r.s.newWideFactory(informer.Config{FieldSelector: "spec.nodeName=" + node})
-		if err != nil {
+		st, ok, err := r.readAlone(r.ctx, informer.Config{FieldSelector: "spec.nodeName=" + node}, res, informer.Summary, nil)
+		if err != nil || !ok {
 			return nil, false
 		}
-		r.factories = append(r.factories, f)
-		inf, err := f.Informer(res, informer.Summary, nil)
-		if err != nil {
-			return nil, false
-		}
-		failed, err := r.s.syncPartial(r.ctx, f, informer.Summary, whyWarning)
-		if err != nil || failed[res.GVR] {
-			return nil, false
-		}
-		pods = inf.GetStore().List()
+		pods = st.List()
 	}
 	sum := corev1.ResourceList{}
 	n := int64(0)

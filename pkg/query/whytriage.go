@@ -536,24 +536,15 @@ func (s *Session) podClient(ctx context.Context, res informer.Resource) (rest.In
 
 // allPodsWhole reads every pod of r's namespace whole, as without triage.
 func (r *whyReader) allPodsWhole(ctx context.Context, res informer.Resource) error {
-	f, err := r.s.newWideFactory(informer.Config{Namespace: r.namespace, WatchListStall: -1})
+	st, ok, err := r.readAlone(ctx, informer.Config{Namespace: r.namespace, WatchListStall: -1}, res, informer.Full, whyIndexers(podKind))
 	if err != nil {
 		return err
 	}
-	r.factories = append(r.factories, f)
-	inf, err := f.Informer(res, informer.Full, whyIndexers(podKind))
-	if err != nil {
-		return err
-	}
-	failed, err := r.s.syncPartial(ctx, f, informer.Full, whyWarning)
-	if err != nil {
-		return err
-	}
-	if failed[res.GVR] {
+	if !ok {
 		r.unseen[res.Name()] = true
 		return nil
 	}
-	r.stores[podKind] = inf.GetIndexer()
+	r.stores[podKind] = st
 	r.podsEverywhere = r.namespace == metav1.NamespaceAll
 	return nil
 }
