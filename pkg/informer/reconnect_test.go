@@ -2,12 +2,10 @@ package informer
 
 import (
 	"context"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-idx/kubectl-idx/internal/testing/tlsserver"
 )
 
 // fakeTimers runs the tracker's timers by hand.
@@ -475,7 +474,7 @@ func TestConnTrackerWrappers(t *testing.T) {
 // connection without an error anyone sees; only the trace of the connections shows it.
 func TestReconnectAfterDroppedConnection(t *testing.T) {
 	var watches atomic.Int32
-	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s, rc := tlsserver.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("watch") != "true" {
 			fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`)
@@ -485,14 +484,10 @@ func TestReconnectAfterDroppedConnection(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
-	}))
-	s.EnableHTTP2 = true
-	s.StartTLS()
-	defer s.Close()
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	}, true)
 
 	restored := make(chan Reconnect, 10)
-	f, err := NewFactory(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}}, Config{
+	f, err := NewFactory(rc, Config{
 		OnWatchRestored: func(r Reconnect) { restored <- r },
 	})
 	if err != nil {
