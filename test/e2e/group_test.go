@@ -387,16 +387,13 @@ func TestGroupByOwner(t *testing.T) {
 	})
 	t.Run("human", func(t *testing.T) {
 		t.Parallel()
-		doc, _ := idxGroups(t, r, false, "pods", "-A", "--by-owner")
-		res := r.idx(t, "pods", "-A", "--by-owner")
-		mustSucceed(t, "kubectl-idx pods -A --by-owner", res)
-		checkHuman(t, res.Stdout, doc, func(g outputGroup) string {
+		out := checkHuman(t, r, func(g outputGroup) string {
 			if !g.Key.None && g.Key.Namespace != "" {
 				return g.Name + " -n " + g.Key.Namespace + "  "
 			}
 			return g.Name + "  "
-		})
-		for _, line := range strings.Split(res.Stdout, "\n") {
+		}, "pods", "-A", "--by-owner")
+		for _, line := range strings.Split(out, "\n") {
 			if strings.HasPrefix(line, "ReplicaSet/"+fixtures.DanglingOwner+" ") && !strings.Contains(line, "dangling") {
 				t.Errorf("the dangling group's header does not say so: %q", line)
 			}
@@ -447,11 +444,15 @@ func groupNames(doc groupList) []string {
 
 var columnHeader = regexp.MustCompile(`^  NAMESPACE +NAME +`)
 
-// checkHuman checks human output against the JSON document of the same query: one header
-// line per group, in order, starting with headerPrefix(group), and beneath it the group's
-// members, one row each, in order. Output is across all namespaces (NAMESPACE NAME ...).
-func checkHuman(t *testing.T, out string, doc groupList, headerPrefix func(outputGroup) string) {
+// checkHuman runs `kubectl idx ARGS` as r with -o json, then for human output, and checks
+// the human output against the JSON document: one header line per group, in order, starting
+// with headerPrefix(group), and beneath it the group's members, one row each, in order.
+// Output is across all namespaces (NAMESPACE NAME ...). It returns the human output.
+func checkHuman(t *testing.T, r runner, headerPrefix func(outputGroup) string, args ...string) string {
 	t.Helper()
+	doc, _ := idxGroups(t, r, false, args...)
+	res := r.idx(t, args...)
+	mustSucceed(t, "kubectl-idx "+strings.Join(args, " "), res)
 	var want []humanGroup
 	for _, g := range doc.Groups {
 		h := humanGroup{header: headerPrefix(g)}
@@ -460,7 +461,8 @@ func checkHuman(t *testing.T, out string, doc groupList, headerPrefix func(outpu
 		}
 		want = append(want, h)
 	}
-	checkGroupedHuman(t, out, columnHeader, want)
+	checkGroupedHuman(t, res.Stdout, columnHeader, want)
+	return res.Stdout
 }
 
 // humanGroup is one group as grouped human output must print it: a header line starting
@@ -692,16 +694,13 @@ func TestGroupByNode(t *testing.T) {
 	}
 	t.Run("human", func(t *testing.T) {
 		t.Parallel()
-		doc, _ := idxGroups(t, r, false, "pods", "-A", "--by-node")
-		res := r.idx(t, "pods", "-A", "--by-node")
-		mustSucceed(t, "kubectl-idx pods -A --by-node", res)
-		checkHuman(t, res.Stdout, doc, func(g outputGroup) string {
+		out := checkHuman(t, r, func(g outputGroup) string {
 			if n := g.Summary.Node; n != nil {
 				return g.Name + "  " + n.Status + "  "
 			}
 			return g.Name + "  "
-		})
-		for _, line := range strings.Split(res.Stdout, "\n") {
+		}, "pods", "-A", "--by-node")
+		for _, line := range strings.Split(out, "\n") {
 			if strings.HasPrefix(line, fixtures.EmptyNode+"  ") && !strings.HasSuffix(line, "  0 pods") {
 				t.Errorf("header of the empty node %q does not end with 0 pods", line)
 			}
