@@ -586,15 +586,11 @@ func TestControllersCheckpointContexts(t *testing.T) {
 // line of it marked with the gap, and say so on stderr.
 func TestControllersCheckpointCompacted(t *testing.T) {
 	t.Parallel()
-	e := startOwnEnv(t, testenv.Options{
+	c := startOwnCluster(t, testenv.Options{
 		Controllers:    &testenv.ControllerOptions{Nodes: 1},
 		APIServerFlags: map[string][]string{"watch-cache": {"false"}, "etcd-compaction-interval": {"0"}},
 	})
-	bin, err := e.PluginPath(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &ctrlCluster{env: e, pluginPath: bin}
+	e := c.env
 	const ns = "ctrl-cp-compacted"
 	c.createNamespace(t, ns)
 	c.mustKubectl(t, "", "create", "deployment", "web", "-n", ns, "--image="+pauseImage, "--replicas=2")

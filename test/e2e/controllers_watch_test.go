@@ -542,7 +542,7 @@ func TestControllersWatchRollout(t *testing.T) {
 func TestControllersWatchRestartAndExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := startOwnEnv(t, testenv.Options{
+	c := startOwnCluster(t, testenv.Options{
 		RestartableAPIServer: true,
 		Controllers:          &testenv.ControllerOptions{Nodes: 1},
 		APIServerFlags: map[string][]string{
@@ -550,11 +550,7 @@ func TestControllersWatchRestartAndExpiry(t *testing.T) {
 			"etcd-compaction-interval": {"2s"},
 		},
 	})
-	bin, err := e.PluginPath(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &ctrlCluster{env: e, pluginPath: bin}
+	e := c.env
 	createNamespace(ctx, t, e.Clientset, "churn")
 	defer churn(ctx, t, e.Clientset, "churn")()
 	const ns = "ctrl-watch-restart"

@@ -128,6 +128,18 @@ func controllerCluster(t *testing.T) *ctrlCluster {
 	return shared.get(t)
 }
 
+// startOwnCluster starts a controller-driven control plane of t's own (startOwnEnv) with
+// kubectl-idx found by its kubectl's plugin discovery.
+func startOwnCluster(t *testing.T, opts testenv.Options) *ctrlCluster {
+	t.Helper()
+	e := startOwnEnv(t, opts)
+	bin, err := e.PluginPath(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ctrlCluster{env: e, pluginPath: bin}
+}
+
 // kubectl runs kubectl with args, feeding it stdin if not empty.
 func (c *ctrlCluster) kubectl(t *testing.T, stdin string, args ...string) testenv.Result {
 	t.Helper()

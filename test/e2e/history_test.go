@@ -1059,15 +1059,10 @@ func TestBlame(t *testing.T) {
 func TestHistoryRevisionsGone(t *testing.T) {
 	t.Parallel()
 	const ttl = 20 * time.Second
-	e := startOwnEnv(t, testenv.Options{
+	c := startOwnCluster(t, testenv.Options{
 		Controllers:    &testenv.ControllerOptions{Nodes: 1},
 		APIServerFlags: map[string][]string{"event-ttl": {ttl.String()}},
 	})
-	bin, err := e.PluginPath(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &ctrlCluster{env: e, pluginPath: bin}
 	const ns = "history-gone"
 	c.createNamespace(t, ns)
 	n := &ctrlNS{c: c, name: ns}
