@@ -505,31 +505,33 @@ func (w *whyWorld) jobFailed(t *testing.T, ns, name string) (string, string) {
 
 // whyClasses are the classes of causes the issue names, one fixture each.
 func whyClasses() []whyClass {
-	unschedulablePod := func(ns, app string) func(t *testing.T, w *whyWorld) (string, string) {
+	// podIn is a culprit check for a cause the pod itself is: the pod of app in ns, once
+	// state finds it as wanted.
+	podIn := func(ns, app string, state func(*corev1.Pod) string) func(t *testing.T, w *whyWorld) (string, string) {
 		return func(t *testing.T, w *whyWorld) (string, string) {
-			return w.podOf(t, ns, app, unschedulable)
+			return w.podOf(t, ns, app, state)
+		}
+	}
+	// blamedOnceUnschedulable is a culprit check for a pod the scheduler refuses because of
+	// another object: culprit (Kind/name), once the pod of app in ns is unschedulable.
+	blamedOnceUnschedulable := func(ns, app, culprit string) func(t *testing.T, w *whyWorld) (string, string) {
+		return func(t *testing.T, w *whyWorld) (string, string) {
+			if _, notYet := w.podOf(t, ns, app, unschedulable); notYet != "" {
+				return "", notYet
+			}
+			return culprit, ""
 		}
 	}
 	return []whyClass{
 		// Scheduling.
 		{name: "a node selector no node matches", ns: "sched", object: "deployment/selector", reason: "FailedScheduling", first: true,
-			culprit: unschedulablePod("sched", "selector"), message: "no node matches the pod's node selector disktype=nvme"},
+			culprit: podIn("sched", "selector", unschedulable), message: "no node matches the pod's node selector disktype=nvme"},
 		{name: "a taint not tolerated", ns: "sched", object: "deployment/taint", reason: "FailedScheduling", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				if _, notYet := w.podOf(t, "sched", "taint", unschedulable); notYet != "" {
-					return "", notYet
-				}
-				return "Node/" + whyTainted, ""
-			}, message: "the pod does not tolerate the taint " + whyTaint + "=fixture:NoSchedule of node " + whyTainted},
+			culprit: blamedOnceUnschedulable("sched", "taint", "Node/"+whyTainted), message: "the pod does not tolerate the taint " + whyTaint + "=fixture:NoSchedule of node " + whyTainted},
 		{name: "requests larger than any node has free", ns: "sched", object: "deployment/big", reason: "FailedScheduling", first: true,
-			culprit: unschedulablePod("sched", "big"), message: "the pod requests 8 cpu, more than any node it may run on has free"},
+			culprit: podIn("sched", "big", unschedulable), message: "the pod requests 8 cpu, more than any node it may run on has free"},
 		{name: "an unbound claim", ns: "sched", object: "deployment/claim", reason: "FailedScheduling", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				if _, notYet := w.podOf(t, "sched", "claim", unschedulable); notYet != "" {
-					return "", notYet
-				}
-				return "PersistentVolumeClaim/data", ""
-			}, message: "the pod's claim data is Pending"},
+			culprit: blamedOnceUnschedulable("sched", "claim", "PersistentVolumeClaim/data"), message: "the pod's claim data is Pending"},
 		// Creation.
 		{name: "a ResourceQuota exceeded", ns: "quota", object: "deployment/quota", reason: "FailedCreate", first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) {
@@ -549,17 +551,11 @@ func whyClasses() []whyClass {
 			}, message: "ValidatingAdmissionPolicy why-no-latest denies the pods (binding why-no-latest): images must be pinned"},
 		// Running, through kwok's kubelet behaviours.
 		{name: "an image that cannot be pulled", ns: "run", object: "deployment/pull", reason: "ImagePullBackOff", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return w.podOf(t, "run", "pull", waitingReason("ImagePullBackOff"))
-			}, message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
+			culprit: podIn("run", "pull", waitingReason("ImagePullBackOff")), message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
 		{name: "a crash loop", ns: "run", object: "deployment/crash", reason: "CrashLoopBackOff", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return w.podOf(t, "run", "crash", waitingReason("CrashLoopBackOff"))
-			}, message: "container app keeps crashing: restarted 5 times, last terminated with Error (exit code 1)"},
+			culprit: podIn("run", "crash", waitingReason("CrashLoopBackOff")), message: "container app keeps crashing: restarted 5 times, last terminated with Error (exit code 1)"},
 		{name: "a readiness that never comes", ns: "run", object: "deployment/unready", reason: "ContainersNotReady", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return w.podOf(t, "run", "unready", notReadyFor(35*time.Second))
-			}, message: "Readiness probe failed: HTTP probe failed with statuscode: 503"},
+			culprit: podIn("run", "unready", notReadyFor(35*time.Second)), message: "Readiness probe failed: HTTP probe failed with statuscode: 503"},
 		{name: "a Deployment past its progress deadline", ns: "run", object: "deployment/deadline", reason: "ProgressDeadlineExceeded",
 			culprit: func(t *testing.T, w *whyWorld) (string, string) {
 				u := w.c.read(t, "deployments", "-n", w.ns["run"]).get("Deployment", "deadline")
@@ -614,12 +610,7 @@ func whyClasses() []whyClass {
 			culprit: func(t *testing.T, w *whyWorld) (string, string) { return "Secret/nope-secret", "" },
 			message: "Secret nope-secret does not exist, yet the pod template of Deployment refs uses it (env app/TOKEN)"},
 		{name: "a claim the template names that does not exist", ns: "refs", object: "deployment/claimref", reason: "FailedScheduling", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				if _, notYet := w.podOf(t, "refs", "claimref", unschedulable); notYet != "" {
-					return "", notYet
-				}
-				return "PersistentVolumeClaim/nope-claim", ""
-			}, message: "the pod's claim nope-claim does not exist"},
+			culprit: blamedOnceUnschedulable("refs", "claimref", "PersistentVolumeClaim/nope-claim"), message: "the pod's claim nope-claim does not exist"},
 		// Serving.
 		{name: "a Service whose selector matches no ready pod", ns: "serve", object: "service/lonely", reason: "NoReadyPods", first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) { return "Service/lonely", "" },
@@ -664,13 +655,9 @@ func whyClasses() []whyClass {
 			message: `CronJob paused is suspended: it starts no Job on its schedule "* * * * *"`},
 		// The other kinds asked about: each walked down to its own cause.
 		{name: "a StatefulSet whose pod crash-loops", ns: "kinds", object: "statefulset/crashset", reason: "CrashLoopBackOff", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return w.podOf(t, "kinds", "crashset", waitingReason("CrashLoopBackOff"))
-			}, message: "container app keeps crashing"},
+			culprit: podIn("kinds", "crashset", waitingReason("CrashLoopBackOff")), message: "container app keeps crashing"},
 		{name: "a DaemonSet whose pod cannot pull its image", ns: "kinds", object: "daemonset/pullset", reason: "ImagePullBackOff", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return w.podOf(t, "kinds", "pullset", waitingReason("ImagePullBackOff"))
-			}, message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
+			culprit: podIn("kinds", "pullset", waitingReason("ImagePullBackOff")), message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
 		{name: "a ReplicaSet a ResourceQuota refuses", ns: "quota", reason: "FailedCreate", first: true,
 			objectOf: func(t *testing.T, w *whyWorld) string {
 				rs := w.c.read(t, "replicasets", "-n", w.ns["quota"], "-l", "app=quota").ofKind("ReplicaSet")
