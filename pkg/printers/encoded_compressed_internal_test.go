@@ -20,20 +20,6 @@ import (
 
 var configMapGVK = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 
-// jsonListOf writes objs, all of kind gvk, as -o json does with enc.
-func jsonListOf(t *testing.T, enc *Encodings, gvk schema.GroupVersionKind, objs []runtime.Object) string {
-	t.Helper()
-	gvks := map[runtime.Object]schema.GroupVersionKind{}
-	for _, o := range objs {
-		gvks[o] = gvk
-	}
-	var b bytes.Buffer
-	if err := writeJSONListFields(&b, objs, gvks, nil, true, enc); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 // configMaps are n ConfigMaps of 1.3 KB of JSON, a config file each.
 func configMaps(n int) []runtime.Object {
 	objs := make([]runtime.Object, n)

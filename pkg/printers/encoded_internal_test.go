@@ -24,12 +24,18 @@ func keptPod(name, image string) *corev1.Pod {
 	}
 }
 
-// jsonList writes objs as -o json does, with enc's encodings (nil: none).
+// jsonList writes objs, pods, as -o json does, with enc's encodings (nil: none).
 func jsonList(t *testing.T, enc *Encodings, objs ...runtime.Object) string {
+	t.Helper()
+	return jsonListOf(t, enc, podGVK, objs)
+}
+
+// jsonListOf writes objs, all of kind gvk, as -o json does with enc.
+func jsonListOf(t *testing.T, enc *Encodings, gvk schema.GroupVersionKind, objs []runtime.Object) string {
 	t.Helper()
 	gvks := map[runtime.Object]schema.GroupVersionKind{}
 	for _, o := range objs {
-		gvks[o] = podGVK
+		gvks[o] = gvk
 	}
 	var b bytes.Buffer
 	if err := writeJSONListFields(&b, objs, gvks, nil, true, enc); err != nil {
