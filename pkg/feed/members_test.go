@@ -532,6 +532,20 @@ func variants(t *testing.T, run func(t *testing.T, sources []string, mode lookup
 	}
 }
 
+// wantCascade checks the events of a cascade that deleted the Deployment's two
+// pods: theirs, and the owners' before and after them when the feed watches
+// the owners' kinds too; then the scope after it, and its end.
+func (w *world) wantCascade(sources, before, after []string) {
+	w.t.Helper()
+	want := []string{"MODIFIED Pod/web-1-a", "MODIFIED Pod/web-1-b", "DELETED Pod/web-1-a", "DELETED Pod/web-1-b"}
+	if len(sources) > 1 {
+		want = slices.Concat(before, want, after)
+	}
+	w.wantEvents("cascade", want...)
+	w.check("after the cascade")
+	w.finish()
+}
+
 func TestOwnerScopeBackgroundCascade(t *testing.T) {
 	variants(t, func(t *testing.T, sources []string, mode lookupMode) {
 		deploy, rs, a, b, objs := deploymentObjects()
@@ -549,13 +563,7 @@ func TestOwnerScopeBackgroundCascade(t *testing.T) {
 		w.catchUp()
 		w.remove(a)
 		w.remove(b)
-		want := []string{"MODIFIED Pod/web-1-a", "MODIFIED Pod/web-1-b", "DELETED Pod/web-1-a", "DELETED Pod/web-1-b"}
-		if len(sources) > 1 {
-			want = append([]string{"DELETED Deployment/web", "MODIFIED ReplicaSet/web-1", "DELETED ReplicaSet/web-1"}, want...)
-		}
-		w.wantEvents("cascade", want...)
-		w.check("after the cascade")
-		w.finish()
+		w.wantCascade(sources, []string{"DELETED Deployment/web", "MODIFIED ReplicaSet/web-1", "DELETED ReplicaSet/web-1"}, nil)
 	})
 }
 
@@ -576,14 +584,7 @@ func TestOwnerScopeForegroundCascade(t *testing.T) {
 		w.catchUp()
 		w.remove(rs)
 		w.remove(deploy)
-		want := []string{"MODIFIED Pod/web-1-a", "MODIFIED Pod/web-1-b", "DELETED Pod/web-1-a", "DELETED Pod/web-1-b"}
-		if len(sources) > 1 {
-			want = append([]string{"MODIFIED Deployment/web", "MODIFIED ReplicaSet/web-1"}, want...)
-			want = append(want, "DELETED ReplicaSet/web-1", "DELETED Deployment/web")
-		}
-		w.wantEvents("cascade", want...)
-		w.check("after the cascade")
-		w.finish()
+		w.wantCascade(sources, []string{"MODIFIED Deployment/web", "MODIFIED ReplicaSet/web-1"}, []string{"DELETED ReplicaSet/web-1", "DELETED Deployment/web"})
 	})
 }
 
