@@ -9,14 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fixtures"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/golden"
-	"github.com/kubectl-idx/kubectl-idx/pkg/query"
 	"github.com/kubectl-idx/kubectl-idx/pkg/served"
 )
 
@@ -44,10 +42,7 @@ func TestHistoryFlags(t *testing.T) {
 func historyCase(t *testing.T, blame bool, output string, args ...string) (command, *strings.Builder, *strings.Builder) {
 	t.Helper()
 	stdout, stderr := &strings.Builder{}, &strings.Builder{}
-	ro := newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr})
-	*ro.PrintFlags.OutputFormat = output
-	ro.SyncTimeout = 20 * time.Second
-	ro.resolved = []query.Target{faketarget.New(t, "", fakeapi.New(nil, fixtures.HistoryObjects()...), "shop", fixtures.HistoryAPIResources())}
+	ro := fakeRelationOptions(output, stdout, stderr, faketarget.New(t, "", fakeapi.New(nil, fixtures.HistoryObjects()...), "shop", fixtures.HistoryAPIResources()))
 	var c command
 	if blame {
 		c = blameCommand.newOptions(ro)

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -38,16 +39,23 @@ func newRelationCase(objs []runtime.Object, output string) *relationCase {
 // server's types; Complete resolves the printer and the object.
 func (c *relationCase) options(t *testing.T) *RelationOptions {
 	t.Helper()
-	o := newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: c.stdout, ErrOut: c.stderr})
-	*o.PrintFlags.OutputFormat = c.output
-	*o.PrintFlags.HumanReadableFlags.SortBy = c.sortBy
-	o.SyncTimeout = 20 * time.Second
-	o.AllNamespaces = c.allNamespaces
 	ns := "shop"
 	if c.allNamespaces {
 		ns = ""
 	}
-	o.resolved = []query.Target{faketarget.New(t, "", c.server, ns, fixtures.RelationAPIResources())}
+	o := fakeRelationOptions(c.output, c.stdout, c.stderr, faketarget.New(t, "", c.server, ns, fixtures.RelationAPIResources()))
+	*o.PrintFlags.HumanReadableFlags.SortBy = c.sortBy
+	o.AllNamespaces = c.allNamespaces
+	return o
+}
+
+// fakeRelationOptions are RelationOptions that ask targets (fakes) and print
+// with -o output to stdout and stderr.
+func fakeRelationOptions(output string, stdout, stderr io.Writer, targets ...query.Target) *RelationOptions {
+	o := newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr})
+	*o.PrintFlags.OutputFormat = output
+	o.SyncTimeout = 20 * time.Second
+	o.resolved = targets
 	return o
 }
 

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/fakeapi"
 	"github.com/kubectl-idx/kubectl-idx/internal/testing/faketarget"
@@ -40,17 +38,16 @@ func whyCase(t *testing.T, objs []runtime.Object, names []string, output string,
 // to out and errOut.
 func whyOptions(t *testing.T, objs []runtime.Object, names []string, output string, forbidden []string, out, errOut *bytes.Buffer, args ...string) *WhyOptions {
 	t.Helper()
-	o := &WhyOptions{RelationOptions: newRelationOptions(nil, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})}
-	*o.PrintFlags.OutputFormat = output
-	o.SyncTimeout = 20 * time.Second
 	if names == nil {
 		names = []string{""}
 	}
+	var targets []query.Target
 	for _, name := range names {
 		s := fakeapi.New(nil, objs...)
 		fixtures.ForbidMetadataList(s, forbidden...)
-		o.resolved = append(o.resolved, faketarget.New(t, name, s, "shop", fixtures.RelationAPIResources()))
+		targets = append(targets, faketarget.New(t, name, s, "shop", fixtures.RelationAPIResources()))
 	}
+	o := &WhyOptions{RelationOptions: fakeRelationOptions(output, out, errOut, targets...)}
 	prepare(t, o, args)
 	return o
 }
