@@ -21,12 +21,8 @@ set -euo pipefail
 
 manifest="" dist=dist e2e=0 expect_version=""
 here=$(cd "$(dirname "$0")" && pwd)
-log() { echo "krew-install-test: $*" >&2; }
-indent() { sed 's/^/    /' >&2; } # shows a failing command's output before the FAIL line
-die() {
-  log "FAIL: $*"
-  exit 1
-}
+# shellcheck source=hack/lib.sh
+source "$here/lib.sh"
 while (($# > 0)); do
   case $1 in
   --manifest) manifest=${2-}; shift 2 || die "--manifest needs a value" ;;

@@ -25,12 +25,8 @@ set -euo pipefail
 
 dist=dist
 here=$(cd "$(dirname "$0")" && pwd)
-log() { echo "release-verify-test: $*" >&2; }
-indent() { sed 's/^/    /' >&2; }
-die() {
-  log "FAIL: $*"
-  exit 1
-}
+# shellcheck source=hack/lib.sh
+source "$here/lib.sh"
 while (($# > 0)); do
   case $1 in
   --dist) dist=${2-}; shift 2 || die "--dist needs a value" ;;
