@@ -166,8 +166,13 @@ func (f documentForms) print(w io.Writer, doc runtime.Object, delegate printers.
 	return delegate.PrintObj(doc, w)
 }
 
-// once returns names without repeats, in order.
-func once(names []string) []string {
+// objectNames returns the kind/name of the object of each of items, as
+// object gives its apiVersion, kind and name, each once, in order.
+func objectNames[T any](items []T, object func(*T) (apiVersion, kind, name string)) []string {
+	names := make([]string, len(items))
+	for i := range items {
+		names[i] = objectName(object(&items[i]))
+	}
 	seen := map[string]bool{}
 	return slices.DeleteFunc(names, func(name string) bool {
 		if seen[name] {

@@ -26,11 +26,9 @@ func PrintHistory(w io.Writer, doc *v1alpha1.History, delegate printers.Resource
 	return documentForms{
 		table: func() (*metav1.Table, error) { return historyTable(doc), nil },
 		names: func() []string {
-			names := make([]string, len(doc.Entries))
-			for i, e := range doc.Entries {
-				names[i] = objectName(e.Object.APIVersion, e.Object.Kind, e.Object.Name)
-			}
-			return once(names)
+			return objectNames(doc.Entries, func(e *v1alpha1.HistoryEntry) (string, string, string) {
+				return e.Object.APIVersion, e.Object.Kind, e.Object.Name
+			})
 		},
 		rows: func() error {
 			return printItems(w, doc.APIVersion, doc.Kind, doc.Entries, func(_ *v1alpha1.HistoryEntry, i int) string { return fmt.Sprintf("entry %d", i) }, delegate)

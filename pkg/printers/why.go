@@ -19,11 +19,9 @@ func PrintDiagnosis(w io.Writer, doc *v1alpha1.Diagnosis, delegate printers.Reso
 	return documentForms{
 		table: func() (*metav1.Table, error) { return diagnosisTable(doc, opts), nil },
 		names: func() []string {
-			names := make([]string, len(doc.Causes))
-			for i, c := range doc.Causes {
-				names[i] = objectName(c.Object.APIVersion, c.Object.Kind, c.Object.Name)
-			}
-			return once(names)
+			return objectNames(doc.Causes, func(c *v1alpha1.Cause) (string, string, string) {
+				return c.Object.APIVersion, c.Object.Kind, c.Object.Name
+			})
 		},
 		rows: func() error {
 			return printItems(w, doc.APIVersion, doc.Kind, doc.Causes, func(c *v1alpha1.Cause, _ int) string { return "cause " + c.Reason }, delegate)

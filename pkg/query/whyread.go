@@ -220,14 +220,7 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 		r.shutdown()
 		return nil, err
 	}
-	for gk, inf := range infs {
-		res := r.resources[gk]
-		if failed[res.GVR] {
-			r.unseen[res.Name()] = true
-			continue
-		}
-		r.stores[gk] = inf.GetIndexer()
-	}
+	r.keepSynced(infs, failed, r.stores)
 	if t := r.triage; t != nil {
 		if metaFailed[t.res.GVR] {
 			r.unseen[t.res.Name()] = true
@@ -235,14 +228,7 @@ func (s *Session) newWhyReader(ctx context.Context, namespace string, what whyRe
 			t.meta = podMeta.GetIndexer()
 		}
 	}
-	for gk, inf := range metaInfs {
-		res := r.resources[gk]
-		if metaFailed[res.GVR] {
-			r.unseen[res.Name()] = true
-			continue
-		}
-		r.refs[gk] = inf.GetIndexer()
-	}
+	r.keepSynced(metaInfs, metaFailed, r.refs)
 	if einf != nil {
 		if eventsFailed[eventsResource.GVR] {
 			r.unseen[eventsResource.Name()] = true
@@ -284,6 +270,19 @@ func (r *whyReader) resource(gk schema.GroupKind) (informer.Resource, bool) {
 	res := informer.FromMapping(m)
 	r.resources[gk] = res
 	return res, true
+}
+
+// keepSynced keeps the store of each of infs in stores, by kind, or marks its
+// type unseen where failed says it could not be listed.
+func (r *whyReader) keepSynced(infs map[schema.GroupKind]cache.SharedIndexInformer, failed map[schema.GroupVersionResource]bool, stores map[schema.GroupKind]cache.Indexer) {
+	for gk, inf := range infs {
+		res := r.resources[gk]
+		if failed[res.GVR] {
+			r.unseen[res.Name()] = true
+			continue
+		}
+		stores[gk] = inf.GetIndexer()
+	}
 }
 
 // readAlone reads res on a factory of its own, stopped with r's. ok is false
