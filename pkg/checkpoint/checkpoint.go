@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-idx/kubectl-idx/pkg/feed"
 )
@@ -1150,30 +1151,26 @@ func (f *File) failLocked(err error) error {
 // feed's record should not.
 func (f *File) syncLoop() {
 	defer close(f.stopped)
-	t := time.NewTicker(syncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-f.stop:
-			return
-		case <-t.C:
-		}
+	wait.Until(f.syncAppended, syncInterval, f.stop)
+}
+
+// syncAppended fsyncs the file if a record was appended since it last did.
+func (f *File) syncAppended() {
+	f.mu.Lock()
+	fd, need := f.file, f.unsynced && f.err == nil && !f.closed
+	f.unsynced = false
+	f.mu.Unlock()
+	if !need {
+		return
+	}
+	f.syncMu.Lock()
+	err := fd.Sync()
+	f.syncMu.Unlock()
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		// A file replaced meanwhile was fsynced by its replacement.
 		f.mu.Lock()
-		fd, need := f.file, f.unsynced && f.err == nil && !f.closed
-		f.unsynced = false
+		_ = f.failLocked(err)
 		f.mu.Unlock()
-		if !need {
-			continue
-		}
-		f.syncMu.Lock()
-		err := fd.Sync()
-		f.syncMu.Unlock()
-		if err != nil && !errors.Is(err, os.ErrClosed) {
-			// A file replaced meanwhile was fsynced by its replacement.
-			f.mu.Lock()
-			f.err = fmt.Errorf("writing checkpoint %s: %w", f.path, err)
-			f.mu.Unlock()
-		}
 	}
 }
 
