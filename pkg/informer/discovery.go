@@ -3,9 +3,11 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -45,27 +47,18 @@ func ListableResources(dc discovery.DiscoveryInterface, namespacedOnly bool) ([]
 		}
 	}
 	var out []Resource
-	for _, l := range discovery.FilteredBy(Listable, lists) {
-		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
+	for gv, r := range ListableIn(lists) {
+		if namespacedOnly && !r.Namespaced {
 			continue
 		}
-		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") {
-				continue // a subresource
-			}
-			if namespacedOnly && !r.Namespaced {
-				continue
-			}
-			if skippedByDiscovery[schema.GroupResource{Group: gv.Group, Resource: r.Name}] {
-				continue
-			}
-			out = append(out, Resource{
-				GVR:        gv.WithResource(r.Name),
-				GVK:        gv.WithKind(r.Kind),
-				Namespaced: r.Namespaced,
-			})
+		if skippedByDiscovery[schema.GroupResource{Group: gv.Group, Resource: r.Name}] {
+			continue
 		}
+		out = append(out, Resource{
+			GVR:        gv.WithResource(r.Name),
+			GVK:        gv.WithKind(r.Kind),
+			Namespaced: r.Namespaced,
+		})
 	}
 	slices.SortFunc(out, func(a, b Resource) int {
 		if c := strings.Compare(a.GVR.Group, b.GVR.Group); c != 0 {
@@ -74,4 +67,25 @@ func ListableResources(dc discovery.DiscoveryInterface, namespacedOnly bool) ([]
 		return strings.Compare(a.GVR.Resource, b.GVR.Resource)
 	})
 	return out, errs
+}
+
+// ListableIn yields the resources of lists an informer can follow (list and
+// watch), each with its group version; subresources are left out.
+func ListableIn(lists []*metav1.APIResourceList) iter.Seq2[schema.GroupVersion, metav1.APIResource] {
+	return func(yield func(schema.GroupVersion, metav1.APIResource) bool) {
+		for _, l := range discovery.FilteredBy(Listable, lists) {
+			gv, err := schema.ParseGroupVersion(l.GroupVersion)
+			if err != nil {
+				continue
+			}
+			for _, r := range l.APIResources {
+				if strings.Contains(r.Name, "/") {
+					continue // a subresource
+				}
+				if !yield(gv, r) {
+					return
+				}
+			}
+		}
+	}
 }

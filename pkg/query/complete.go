@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -22,22 +21,13 @@ import (
 func TypeNames(dc discovery.DiscoveryInterface, prefix string) []string {
 	lists, _ := dc.ServerPreferredResources()
 	seen := map[string]bool{}
-	for _, list := range discovery.FilteredBy(informer.Listable, lists) {
-		gv, err := schema.ParseGroupVersion(list.GroupVersion)
-		if err != nil {
-			continue
+	for gv, r := range informer.ListableIn(lists) {
+		name := r.Name
+		if gv.Group != "" {
+			name += "." + gv.Group
 		}
-		for _, r := range list.APIResources {
-			if strings.Contains(r.Name, "/") {
-				continue // a subresource
-			}
-			name := r.Name
-			if gv.Group != "" {
-				name += "." + gv.Group
-			}
-			if strings.HasPrefix(name, prefix) {
-				seen[name] = true
-			}
+		if strings.HasPrefix(name, prefix) {
+			seen[name] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
