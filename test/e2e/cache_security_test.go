@@ -401,14 +401,8 @@ func TestCacheAsAnotherUserInTheirDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	self, err := os.ReadFile(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
 	idx := filepath.Join(bin, "kubectl-idx")
-	if err := os.WriteFile(idx, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, binary, idx)
 	kcData, err := os.ReadFile(env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)

@@ -354,13 +354,7 @@ func TestCacheRefusesOtherUsers(t *testing.T) {
 	}
 	// The test binary, where uid 65534 may run it.
 	self := filepath.Join(open, "e2e.test")
-	data, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(self, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	copyExecutable(t, os.Args[0], self)
 	cmd := exec.Command(self)
 	cmd.Env = []string{peerSocketEnv + "=" + link, "HOME=/"}
 	cmd.Dir = "/"

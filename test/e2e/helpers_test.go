@@ -382,6 +382,19 @@ func writeKubeconfigUser(t *testing.T, path, from, name string, user map[string]
 	}
 }
 
+// copyExecutable copies the program at from to to, which anyone may run: a place where a
+// user other than the test's may run it.
+func copyExecutable(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // feedTimeout bounds one feed process; the longest test runs its feed for about a minute.
 const feedTimeout = 5 * time.Minute
 
