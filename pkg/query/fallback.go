@@ -151,14 +151,15 @@ func (s *Session) perNamespace(ctx context.Context, cause error, reqs []Request,
 	return idxs, nil
 }
 
-// namespaceNames lists the namespaces' names, metadata only.
-func (s *Session) namespaceNames(ctx context.Context) ([]string, error) {
+// readCluster reads every object of the cluster-scoped res through a
+// short-lived informer of its own.
+func (s *Session) readCluster(ctx context.Context, res informer.Resource, mode informer.Mode) ([]any, error) {
 	f, err := s.newFactory(informer.Config{SyncTimeout: s.cfg.SyncTimeout})
 	if err != nil {
 		return nil, err
 	}
 	defer f.Shutdown()
-	inf, err := f.Informer(namespacesResource, informer.MetadataOnly, nil)
+	inf, err := f.Informer(res, mode, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,21 @@ func (s *Session) namespaceNames(ctx context.Context) ([]string, error) {
 	if err := f.WaitForSync(ctx); err != nil {
 		return nil, err
 	}
-	names := inf.GetStore().ListKeys()
+	return inf.GetStore().List(), nil
+}
+
+// namespaceNames lists the namespaces' names, metadata only.
+func (s *Session) namespaceNames(ctx context.Context) ([]string, error) {
+	objs, err := s.readCluster(ctx, namespacesResource, informer.MetadataOnly)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if m, ok := o.(metav1.Object); ok {
+			names = append(names, m.GetName())
+		}
+	}
 	slices.Sort(names)
 	return names, nil
 }

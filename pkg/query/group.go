@@ -533,22 +533,13 @@ func resourcesOf(list corev1.ResourceList) v1alpha1.Resources {
 // listNodes reads every node through a short-lived informer of its own: nodes
 // are cluster-scoped and the user's selectors are about the members, not nodes.
 func (s *Session) listNodes(ctx context.Context) ([]*corev1.Node, error) {
-	f, err := s.newFactory(informer.Config{SyncTimeout: s.cfg.SyncTimeout})
-	if err != nil {
-		return nil, err
-	}
-	defer f.Shutdown()
 	res := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("nodes"), GVK: corev1.SchemeGroupVersion.WithKind("Node")}
-	inf, err := f.Informer(res, informer.Full, nil)
+	objs, err := s.readCluster(ctx, res, informer.Full)
 	if err != nil {
-		return nil, err
-	}
-	f.Start(ctx)
-	if err := f.WaitForSync(ctx); err != nil {
 		return nil, err
 	}
 	var nodes []*corev1.Node
-	for _, it := range inf.GetStore().List() {
+	for _, it := range objs {
 		if n, ok := it.(*corev1.Node); ok {
 			nodes = append(nodes, n)
 		}
