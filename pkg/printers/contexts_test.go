@@ -524,7 +524,7 @@ func TestPrintContextsDoesNotMutateCacheObjects(t *testing.T) {
 // contextTree is a Deployment's tree read from context name.
 func contextTree(name, ns string) *v1alpha1.Tree {
 	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind, Context: name,
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind}, Context: name,
 		Root: treeItem("apps/v1", "Deployment", ns, "web", "1/1", "Available", 3*time.Hour,
 			treeItem("apps/v1", "ReplicaSet", ns, "web-7f9", "1/1", "", 3*time.Hour,
 				treeItem("v1", "Pod", ns, "web-7f9-a", "1/1", "Running", 3*time.Hour),

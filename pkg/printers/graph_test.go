@@ -200,7 +200,7 @@ func graphCases() []struct {
 		{
 			name: "empty tree",
 			print: func(w *bytes.Buffer, f string) error {
-				return printers.PrintTreeGraph(w, &v1alpha1.Tree{Kind: v1alpha1.TreeKind}, f)
+				return printers.PrintTreeGraph(w, &v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.TreeKind}}, f)
 			},
 			want: drawn{},
 		},
@@ -426,7 +426,7 @@ func TestGraphAwkwardNames(t *testing.T) {
 		root := &v1alpha1.TreeItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name, Children: []*v1alpha1.TreeItem{child}}
 		childLabel := validUTF8(kind+"/"+n.name+"-child") + "\nns " + validUTF8(ns)
 		uses := &v1alpha1.RelationList{
-			Kind: v1alpha1.UsesListKind, Direction: "uses",
+			TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.UsesListKind}, Direction: "uses",
 			Subject: &v1alpha1.RelationItem{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name},
 			Items:   []v1alpha1.RelationItem{{APIVersion: "v1", Kind: "Secret", Namespace: ns, Name: "s", Via: []string{"env " + n.name}}},
 		}
@@ -556,7 +556,7 @@ func BenchmarkPrintTreeGraph(b *testing.B) {
 		}
 		root.Children = append(root.Children, rs)
 	}
-	doc := &v1alpha1.Tree{Kind: v1alpha1.TreeKind, Root: root}
+	doc := &v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.TreeKind}, Root: root}
 	for _, format := range printers.GraphFormats {
 		b.Run(format, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

@@ -56,7 +56,7 @@ func podGroup(name string, key v1alpha1.GroupKey, pods ...runtime.Object) v1alph
 // very different lengths, a node without pods and the unscheduled pods.
 func nodeDoc() *v1alpha1.GroupList {
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "node",
 		Groups: []v1alpha1.Group{
 			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}, outPod("a", "worker-1"), outPod("web-0", "worker-1")),
 			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}, outPod("a-pod-with-a-rather-long-generated-name-x2x", "worker-2")),
@@ -91,7 +91,7 @@ func labelDoc() *v1alpha1.GroupList {
 		},
 	}
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "label", Expression: "app",
 		Groups: []v1alpha1.Group{web, empty, none},
 	}
 }
@@ -99,7 +99,7 @@ func labelDoc() *v1alpha1.GroupList {
 // ownerDoc is a --by-owner answer with every kind of owner key and a warning.
 func ownerDoc() *v1alpha1.GroupList {
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "owner",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "owner",
 		Groups: []v1alpha1.Group{
 			podGroup("Deployment/web", v1alpha1.GroupKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: "d-uid"},
 				outPod("web-0", "worker-1"), outPod("web-1", "worker-2")),
@@ -609,7 +609,7 @@ func TestPrintGroupedJSONKeys(t *testing.T) {
 }
 
 func TestPrintGroupedJSONEmpty(t *testing.T) {
-	doc := &v1alpha1.GroupList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node"}
+	doc := &v1alpha1.GroupList{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "node"}
 	got := printGrouped(t, doc, "json", "", groupedOpts("json"))
 	const want = "{\n" +
 		"    \"apiVersion\": \"kubectl-idx.io/v1alpha1\",\n" +
@@ -666,7 +666,7 @@ func TestPrintGroupedDocumentFormats(t *testing.T) {
 		}
 	})
 	t.Run("yaml of no groups", func(t *testing.T) {
-		doc := &v1alpha1.GroupList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "owner"}
+		doc := &v1alpha1.GroupList{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "owner"}
 		out := printGrouped(t, doc, "yaml", "", groupedOpts("yaml"))
 		if !strings.Contains(out, "groups: []\n") || !strings.Contains(out, "warnings: []\n") {
 			t.Errorf("YAML of no groups:\n%s\nwant groups: [] and warnings: []", out)
@@ -763,7 +763,7 @@ func eventDoc() *v1alpha1.GroupList {
 		}
 	}
 	return &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "jsonpath", Expression: "{.reason}",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "jsonpath", Expression: "{.reason}",
 		Groups: []v1alpha1.Group{
 			group("BackOff", ev("crash.1", "Back-off restarting failed container\nsee logs"), ev("crash.2", "line one\r\nline two\n")),
 			group("Pulled", ev("crash.3", "pulled")),
@@ -839,7 +839,7 @@ func TestPrintGroupedMultiLineCells(t *testing.T) {
 // group holds only a later type.
 func TestPrintGroupedTypeOrder(t *testing.T) {
 	doc := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "label", Expression: "app",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "label", Expression: "app",
 		Groups: []v1alpha1.Group{
 			{
 				Name: "app=api", Key: v1alpha1.GroupKey{Value: strPtr("api")},
@@ -870,7 +870,7 @@ func TestPrintGroupedTypeOrder(t *testing.T) {
 // header lines only, laid out like a one-type answer: no blank lines.
 func TestPrintGroupedNoMembers(t *testing.T) {
 	doc := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: "node",
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: "node",
 		Groups: []v1alpha1.Group{
 			podGroup("worker-1", v1alpha1.GroupKey{Node: "worker-1"}),
 			podGroup("worker-2", v1alpha1.GroupKey{Node: "worker-2"}),

@@ -47,16 +47,15 @@ func orphanDoc() *v1alpha1.RelationList {
 	cert := relItem("cert-manager.io/v1", "Certificate", "shop", "web-tls", 40*24*time.Hour)
 	cert.MissingOwners = []v1alpha1.OwnerReference{relOwner("networking.k8s.io/v1", "Ingress", "shop", "web")}
 	return &v1alpha1.RelationList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(),
-		Kind:       v1alpha1.OrphanListKind,
-		Items:      []v1alpha1.RelationItem{static, multi, leaving, job, cert},
-		Warnings:   []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"},
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind},
+		Items:    []v1alpha1.RelationItem{static, multi, leaving, job, cert},
+		Warnings: []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"},
 	}
 }
 
 // usesDoc is what `kubectl idx uses` prints in either direction.
 func usesDoc(direction string) *v1alpha1.RelationList {
-	doc := &v1alpha1.RelationList{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind, Direction: direction}
+	doc := &v1alpha1.RelationList{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind}, Direction: direction}
 	switch direction {
 	case "users":
 		// What uses Secret db-creds.
@@ -187,9 +186,9 @@ func TestPrintRelationListColumns(t *testing.T) {
 // command says "No resources found" on stderr) but a complete document.
 func TestPrintRelationListEmpty(t *testing.T) {
 	for _, doc := range []*v1alpha1.RelationList{
-		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}},
-		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind},
-		{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind, Direction: "uses"},
+		{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind}, Items: []v1alpha1.RelationItem{}},
+		{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind}},
+		{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.UsesListKind}, Direction: "uses"},
 	} {
 		for _, format := range []string{"", "wide", "name"} {
 			for _, noHeaders := range []bool{false, true} {
@@ -325,7 +324,7 @@ func TestPrintRelationListDelegateFormats(t *testing.T) {
 		{"jsonpath missing owners", "jsonpath", "{.items[1].missingOwners[*].kind}", orphanDoc(), "ConfigMap ReplicaSet"},
 		{"jsonpath subject", "jsonpath", "{.direction} {.subject.kind}/{.subject.name}", usesDoc("users"), "users Secret/db-creds"},
 		{"jsonpath missing uses", "jsonpath", "{.items[?(@.exists==false)].name}", usesDoc("uses"), "flags db-creds"},
-		{"jsonpath empty", "jsonpath", "{.items[*].name}", &v1alpha1.RelationList{Kind: v1alpha1.OrphanListKind}, ""},
+		{"jsonpath empty", "jsonpath", "{.items[*].name}", &v1alpha1.RelationList{TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.OrphanListKind}}, ""},
 		{"go-template", "go-template", "{{range .items}}{{.kind}}/{{.name}} {{end}}", usesDoc("users"), "Deployment/api CronJob/db-backup Pod/api-0 "},
 	})
 }
@@ -341,7 +340,7 @@ func TestPrintRelationListCustomColumns(t *testing.T) {
 	if got != want {
 		t.Errorf("-o custom-columns:\n%s\nwant\n%s", got, want)
 	}
-	empty := printRelations(t, &v1alpha1.RelationList{Kind: v1alpha1.OrphanListKind, Items: []v1alpha1.RelationItem{}}, "custom-columns", "NAME:.name", false)
+	empty := printRelations(t, &v1alpha1.RelationList{TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.OrphanListKind}, Items: []v1alpha1.RelationItem{}}, "custom-columns", "NAME:.name", false)
 	if empty != "NAME\n" {
 		t.Errorf("-o custom-columns of no items: %q, want the header alone", empty)
 	}

@@ -48,8 +48,7 @@ func treeDoc() *v1alpha1.Tree {
 	cycle := treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "", "", 72*time.Hour)
 	cycle.Cycle = true
 	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(),
-		Kind:       v1alpha1.TreeKind,
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind},
 		Root: treeItem("example.com/v1alpha1", "Rollout", ns, "canary", "", "Ready", 72*time.Hour,
 			treeItem("v1", "ConfigMap", ns, "canary-cfg", "", "", 72*time.Hour),
 			treeItem("apps/v1", "ReplicaSet", ns, "canary-7f9", "1/2", "", 5*time.Hour,
@@ -89,10 +88,9 @@ func ownersDoc() *v1alpha1.Tree {
 		), false),
 	}
 	return &v1alpha1.Tree{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(),
-		Kind:       v1alpha1.OwnerTreeKind,
-		Root:       root,
-		Warnings:   []string{"owner Widget/w cannot be looked up: its kind cannot be listed"},
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OwnerTreeKind},
+		Root:     root,
+		Warnings: []string{"owner Widget/w cannot be looked up: its kind cannot be listed"},
 	}
 }
 
@@ -404,7 +402,7 @@ func TestPrintTreeJSON(t *testing.T) {
 	})
 
 	t.Run("no root", func(t *testing.T) {
-		doc := &v1alpha1.Tree{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind}
+		doc := &v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.TreeKind}}
 		out := printTree(t, doc, "json", "", false)
 		want := "{\n    \"apiVersion\": \"kubectl-idx.io/v1alpha1\",\n    \"kind\": \"Tree\",\n    \"root\": null,\n    \"warnings\": []\n}\n"
 		if out != want {

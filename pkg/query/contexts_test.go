@@ -106,7 +106,7 @@ func linesOf(doc *v1alpha1.GroupList) []groupLine {
 func TestMergeGroupListsOwner(t *testing.T) {
 	none := v1alpha1.GroupKey{None: true}
 	prod := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: GroupByOwner,
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: GroupByOwner,
 		Groups: []v1alpha1.Group{
 			ctxGroup("Deployment/web", ownerKey("Deployment", "shop", "web"), []string{"web-a"}, nil),
 			ctxGroup("StatefulSet/db", ownerKey("StatefulSet", "shop", "db"), []string{"db-0"}, nil),
@@ -115,7 +115,7 @@ func TestMergeGroupListsOwner(t *testing.T) {
 		Warnings: []string{"owners above Widget.example.com are unknown: forbidden"},
 	}
 	staging := &v1alpha1.GroupList{
-		APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind, GroupBy: GroupByOwner,
+		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: GroupByOwner,
 		Groups: []v1alpha1.Group{
 			ctxGroup("Deployment/api", ownerKey("Deployment", "shop", "api"), []string{"api-a"}, nil),
 			ctxGroup("Deployment/web", ownerKey("Deployment", "shop", "web"), []string{"web-b", "web-c"}, nil),

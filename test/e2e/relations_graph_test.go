@@ -506,7 +506,7 @@ func TestRelationsGraphMermaidNames(t *testing.T) {
 	var want []graphDrawn
 	for _, n := range names {
 		ns := "ns-" + n.name
-		doc := &v1alpha1.Tree{Kind: v1alpha1.TreeKind, Root: &v1alpha1.TreeItem{
+		doc := &v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{Kind: v1alpha1.TreeKind}, Root: &v1alpha1.TreeItem{
 			APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name,
 			Children: []*v1alpha1.TreeItem{{APIVersion: n.apiVersion, Kind: n.kind, Namespace: ns, Name: n.name + "-child", Missing: true}},
 		}}

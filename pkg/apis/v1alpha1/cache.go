@@ -2,7 +2,6 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // CacheStatusKind is the document of `kubectl idx cache status`.
@@ -44,8 +43,7 @@ type AsOf struct {
 // warm, how many objects, since when and as of which resourceVersion. It
 // holds counts, times and resourceVersions, never an object.
 type CacheStatus struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Running says a cache server answers for this identity. The other
 	// fields are set only when one does.
 	Running bool `json:"running"`
@@ -160,8 +158,5 @@ type CacheWatchDown struct {
 
 // NewCacheStatus returns an empty CacheStatus with its apiVersion and kind.
 func NewCacheStatus() *CacheStatus {
-	return &CacheStatus{APIVersion: SchemeGroupVersion.String(), Kind: CacheStatusKind, Informers: []CachedInformer{}}
+	return &CacheStatus{TypeMeta: typeMetaOf(CacheStatusKind), Informers: []CachedInformer{}}
 }
-
-// GetObjectKind returns the status's apiVersion and kind.
-func (s *CacheStatus) GetObjectKind() schema.ObjectKind { return typeMeta{&s.APIVersion, &s.Kind} }

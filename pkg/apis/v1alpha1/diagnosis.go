@@ -44,8 +44,7 @@ const (
 // top-level owner of a namespace, is not serving, walked down the owner
 // subtree to the causes, each with the evidence read.
 type Diagnosis struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the diagnosis was made in, in an
 	// answer over several contexts (a v1 List of diagnoses).
 	Context string `json:"context,omitempty"`
@@ -160,11 +159,8 @@ const DiagnosisKind = "Diagnosis"
 
 // NewDiagnosis returns an empty Diagnosis.
 func NewDiagnosis() *Diagnosis {
-	return &Diagnosis{APIVersion: SchemeGroupVersion.String(), Kind: DiagnosisKind}
+	return &Diagnosis{TypeMeta: typeMetaOf(DiagnosisKind)}
 }
-
-// GetObjectKind returns the diagnosis's apiVersion and kind.
-func (d *Diagnosis) GetObjectKind() schema.ObjectKind { return typeMeta{&d.APIVersion, &d.Kind} }
 
 // MarshalJSON writes the diagnosis with its causes, subjects, checked
 // counts and warnings as arrays, and each cause's evidence as one.

@@ -16,8 +16,8 @@
 // (SchemeGroupVersion), registered in Scheme, as the types of
 // k8s.io/apimachinery/pkg/apis/meta/v1 are: each has its apiVersion and kind
 // and deep-copies itself, so cli-runtime's printers print them as they print
-// any object. Their apiVersion and kind are fields of their own rather than
-// an embedded metav1.TypeMeta, which would write kind before apiVersion: the
+// any object. Their apiVersion and kind are this package's TypeMeta rather
+// than metav1.TypeMeta, which would write kind before apiVersion: the
 // documents' bytes are the ones scripts have read since before they were API
 // objects. A WatchEvent is a runtime.Object too, for the jsonpath and
 // template printers, but a line of a feed, not a document: it has no

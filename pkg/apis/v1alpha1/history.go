@@ -38,8 +38,7 @@ const (
 // stretches of the window that no source covers (Gaps). A direct run is the
 // state of the cluster when it asked: every source is read once, at To.
 type History struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the history was read from, in an
 	// answer over several contexts (a v1 List of histories).
 	Context string `json:"context,omitempty"`
@@ -199,8 +198,7 @@ type HistoryGap struct {
 // its fields a manager owns, who last wrote it and when, from
 // managedFields. List entries are attributed by their merge keys.
 type Blame struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the object was read from, in an
 	// answer over several contexts.
 	Context string        `json:"context,omitempty"`
@@ -228,21 +226,15 @@ type BlameField struct {
 	Managers []int `json:"managers"`
 }
 
-// GetObjectKind returns the history's apiVersion and kind.
-func (h *History) GetObjectKind() schema.ObjectKind { return typeMeta{&h.APIVersion, &h.Kind} }
-
-// GetObjectKind returns the blame's apiVersion and kind.
-func (b *Blame) GetObjectKind() schema.ObjectKind { return typeMeta{&b.APIVersion, &b.Kind} }
-
 // NewHistory returns an empty History of obj.
 func NewHistory(obj HistoryObject) *History {
-	return &History{APIVersion: SchemeGroupVersion.String(), Kind: HistoryKind, Object: obj,
+	return &History{TypeMeta: typeMetaOf(HistoryKind), Object: obj,
 		Entries: []HistoryEntry{}, Coverage: []HistoryCoverage{}, Gaps: []HistoryGap{}, Warnings: []string{}}
 }
 
 // NewBlame returns an empty Blame of obj.
 func NewBlame(obj HistoryObject) *Blame {
-	return &Blame{APIVersion: SchemeGroupVersion.String(), Kind: BlameKind, Object: obj,
+	return &Blame{TypeMeta: typeMetaOf(BlameKind), Object: obj,
 		Managers: []FieldManager{}, Fields: []BlameField{}, Warnings: []string{}}
 }
 

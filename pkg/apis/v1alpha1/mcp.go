@@ -2,7 +2,6 @@ package v1alpha1
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The answers of `kubectl idx mcp`'s tools: what an agent reads in a tool
@@ -94,9 +93,8 @@ type ObjectView struct {
 // grouped answer pages over its groups' members in order, and a group whose
 // members go on in the next page says so (More).
 type QueryAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
 	// GroupBy is owner, node, namespace or label, when grouped.
 	GroupBy string `json:"groupBy,omitempty"`
 	// Objects, when not grouped.
@@ -152,9 +150,8 @@ type RelatedObject struct {
 
 // RelationsAnswer answers the relations tool.
 type RelationsAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
 	// Relation is tree, owners, uses, selects, selectedBy or orphans.
 	Relation string `json:"relation"`
 	// Subject is the object asked about (none for orphans).
@@ -186,10 +183,9 @@ type EventView struct {
 
 // EventsAnswer answers the events tool, oldest first.
 type EventsAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
-	Events     []EventView `json:"events"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
+	Events   []EventView `json:"events"`
 }
 
 // ChangeView is one change of a feed, as kubectl idx watch -o json prints
@@ -217,10 +213,9 @@ type ChangeView struct {
 // ChangesAnswer answers the changes tool: the changes after the cursor (the
 // current state as ADDED when there was none), and where to go on from.
 type ChangesAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
-	Changes    []ChangeView `json:"changes"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
+	Changes  []ChangeView `json:"changes"`
 }
 
 // ContextView is one kubeconfig context the MCP server answers.
@@ -241,54 +236,38 @@ type ContextView struct {
 
 // ContextsAnswer answers the contexts tool.
 type ContextsAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
-	Contexts   []ContextView `json:"contexts"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
+	Contexts []ContextView `json:"contexts"`
 }
 
 // NewQueryAnswer, NewRelationsAnswer, NewEventsAnswer, NewChangesAnswer and
 // NewContextsAnswer return empty answers of their kinds.
 func NewQueryAnswer() *QueryAnswer {
-	return &QueryAnswer{APIVersion: SchemeGroupVersion.String(), Kind: QueryAnswerKind, Page: newPage()}
+	return &QueryAnswer{TypeMeta: typeMetaOf(QueryAnswerKind), Page: newPage()}
 }
 
 // NewRelationsAnswer returns an empty RelationsAnswer of relation.
 func NewRelationsAnswer(relation string) *RelationsAnswer {
-	return &RelationsAnswer{APIVersion: SchemeGroupVersion.String(), Kind: RelationsAnswerKind, Page: newPage(), Relation: relation, Items: []RelatedObject{}}
+	return &RelationsAnswer{TypeMeta: typeMetaOf(RelationsAnswerKind), Page: newPage(), Relation: relation, Items: []RelatedObject{}}
 }
 
 // NewEventsAnswer returns an empty EventsAnswer.
 func NewEventsAnswer() *EventsAnswer {
-	return &EventsAnswer{APIVersion: SchemeGroupVersion.String(), Kind: EventsAnswerKind, Page: newPage(), Events: []EventView{}}
+	return &EventsAnswer{TypeMeta: typeMetaOf(EventsAnswerKind), Page: newPage(), Events: []EventView{}}
 }
 
 // NewChangesAnswer returns an empty ChangesAnswer.
 func NewChangesAnswer() *ChangesAnswer {
-	return &ChangesAnswer{APIVersion: SchemeGroupVersion.String(), Kind: ChangesAnswerKind, Page: newPage(), Changes: []ChangeView{}}
+	return &ChangesAnswer{TypeMeta: typeMetaOf(ChangesAnswerKind), Page: newPage(), Changes: []ChangeView{}}
 }
 
 // NewContextsAnswer returns an empty ContextsAnswer.
 func NewContextsAnswer() *ContextsAnswer {
-	return &ContextsAnswer{APIVersion: SchemeGroupVersion.String(), Kind: ContextsAnswerKind, Page: newPage(), Contexts: []ContextView{}}
+	return &ContextsAnswer{TypeMeta: typeMetaOf(ContextsAnswerKind), Page: newPage(), Contexts: []ContextView{}}
 }
 
 func newPage() Page { return Page{AsOf: []MCPAsOf{}, Warnings: []string{}} }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *QueryAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *RelationsAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *EventsAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *ChangesAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *ContextsAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }
 
 // The deep copies of the MCP answers are deepcopy-gen's, but for the two
 // types with JSON values (Fields, a group's key and summary), which

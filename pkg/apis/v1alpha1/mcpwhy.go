@@ -1,7 +1,5 @@
 package v1alpha1
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
-
 // WhyAnswerKind answers the MCP server's why tool.
 const WhyAnswerKind = "WhyAnswer"
 
@@ -40,9 +38,8 @@ type SubjectView struct {
 // WhyAnswer answers the why tool: the causes of every context's diagnosis,
 // worst first (paged), and the verdict.
 type WhyAnswer struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Page       `json:",inline"`
+	TypeMeta `json:",inline"`
+	Page     `json:",inline"`
 	// Status is the worst of the diagnoses' statuses: Healthy, Unhealthy
 	// (causes found) or Unknown (something wrong that no evidence names).
 	Status string      `json:"status"`
@@ -59,9 +56,6 @@ type WhyAnswer struct {
 
 // NewWhyAnswer returns an empty WhyAnswer.
 func NewWhyAnswer() *WhyAnswer {
-	return &WhyAnswer{APIVersion: SchemeGroupVersion.String(), Kind: WhyAnswerKind, Page: newPage(), Causes: []CauseView{}, Subjects: []SubjectView{},
+	return &WhyAnswer{TypeMeta: typeMetaOf(WhyAnswerKind), Page: newPage(), Causes: []CauseView{}, Subjects: []SubjectView{},
 		Checked: map[string]int{}, Unseen: []string{}}
 }
-
-// GetObjectKind returns the answer's apiVersion and kind.
-func (a *WhyAnswer) GetObjectKind() schema.ObjectKind { return typeMeta{&a.APIVersion, &a.Kind} }

@@ -71,31 +71,31 @@ func newScheme() *runtime.Scheme {
 	return s
 }
 
-// typeMeta is the schema.ObjectKind of a document: its own apiVersion and
-// kind fields, which a document holds in that order (see the package
-// comment).
-type typeMeta struct {
-	apiVersion, kind *string
+// TypeMeta is a document's apiVersion and kind, embedded first in every
+// document and written in that order (see the package comment): its
+// schema.ObjectKind, as metav1.TypeMeta is a Kubernetes object's.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
 }
 
+// typeMetaOf is the apiVersion and kind of a document of kind.
+func typeMetaOf(kind string) TypeMeta {
+	return TypeMeta{APIVersion: SchemeGroupVersion.String(), Kind: kind}
+}
+
+// GetObjectKind returns the document's apiVersion and kind.
+func (t *TypeMeta) GetObjectKind() schema.ObjectKind { return t }
+
 // SetGroupVersionKind sets the document's apiVersion and kind.
-func (t typeMeta) SetGroupVersionKind(gvk schema.GroupVersionKind) {
-	*t.apiVersion, *t.kind = gvk.GroupVersion().String(), gvk.Kind
+func (t *TypeMeta) SetGroupVersionKind(gvk schema.GroupVersionKind) {
+	t.APIVersion, t.Kind = gvk.ToAPIVersionAndKind()
 }
 
 // GroupVersionKind returns the document's apiVersion and kind.
-func (t typeMeta) GroupVersionKind() schema.GroupVersionKind {
-	return schema.FromAPIVersionAndKind(*t.apiVersion, *t.kind)
+func (t *TypeMeta) GroupVersionKind() schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(t.APIVersion, t.Kind)
 }
-
-// GetObjectKind returns the list's apiVersion and kind.
-func (l *GroupList) GetObjectKind() schema.ObjectKind { return typeMeta{&l.APIVersion, &l.Kind} }
-
-// GetObjectKind returns the tree's apiVersion and kind.
-func (t *Tree) GetObjectKind() schema.ObjectKind { return typeMeta{&t.APIVersion, &t.Kind} }
-
-// GetObjectKind returns the list's apiVersion and kind.
-func (l *RelationList) GetObjectKind() schema.ObjectKind { return typeMeta{&l.APIVersion, &l.Kind} }
 
 // GetObjectKind returns no kind: a feed's event line carries none, and
 // cli-runtime's jsonpath and template printers, the only ones it is handed
@@ -104,16 +104,16 @@ func (e *WatchEvent) GetObjectKind() schema.ObjectKind { return schema.EmptyObje
 
 // NewGroupList returns an empty GroupList grouped by groupBy.
 func NewGroupList(groupBy GroupMode) *GroupList {
-	return &GroupList{APIVersion: SchemeGroupVersion.String(), Kind: GroupListKind, GroupBy: groupBy}
+	return &GroupList{TypeMeta: typeMetaOf(GroupListKind), GroupBy: groupBy}
 }
 
 // NewTree returns a Tree of kind (TreeKind or OwnerTreeKind) rooted at root.
 func NewTree(kind string, root *TreeItem) *Tree {
-	return &Tree{APIVersion: SchemeGroupVersion.String(), Kind: kind, Root: root}
+	return &Tree{TypeMeta: typeMetaOf(kind), Root: root}
 }
 
 // NewRelationList returns an empty RelationList of kind (OrphanListKind or
 // UsesListKind).
 func NewRelationList(kind string) *RelationList {
-	return &RelationList{APIVersion: SchemeGroupVersion.String(), Kind: kind, Items: []RelationItem{}}
+	return &RelationList{TypeMeta: typeMetaOf(kind), Items: []RelationItem{}}
 }

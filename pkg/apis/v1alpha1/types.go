@@ -29,8 +29,7 @@ const (
 
 // GroupList is the answer to a group-by query.
 type GroupList struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// GroupBy is owner, node, label, namespace or jsonpath.
 	GroupBy GroupMode `json:"groupBy"`
 	// Expression is the label key or JSONPath grouped by, if any.
@@ -253,8 +252,7 @@ func (r *Resources) UnmarshalJSON(data []byte) error {
 
 // Tree is the answer of tree (Kind Tree) and owners (Kind OwnerTree).
 type Tree struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the tree was read from, in an answer
 	// over several contexts (a v1 List of trees).
 	Context string    `json:"context,omitempty"`
@@ -297,8 +295,7 @@ type TreeItem struct {
 // RelationList is the answer of orphans (Kind OrphanList) and uses (Kind
 // UsesList): objects named by reference, with what relates them.
 type RelationList struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
+	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the list was read from, in an answer
 	// over several contexts (a v1 List of lists).
 	Context string `json:"context,omitempty"`
