@@ -44,16 +44,6 @@ trap 'rm -rf "$work"' EXIT
 export KREW_NO_UPGRADE_CHECK=1
 unset KREW_ROOT KREW_OS KREW_ARCH
 
-# run LOG CMD... runs CMD with its output in LOG, printing LOG if CMD fails.
-run() {
-  local out=$1
-  shift
-  if ! "$@" >"$out" 2>&1; then
-    indent <"$out"
-    return 1
-  fi
-}
-
 # new_root DIR makes DIR a KREW_ROOT. krew uninstall refuses to run before an index
 # is cloned, which `krew update` does from GitHub; an empty git repository where
 # the default index goes passes that check offline.

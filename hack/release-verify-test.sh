@@ -43,16 +43,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dist=$(cd "$dist" && pwd)
 
-# run LOG CMD... runs CMD with its output in LOG, printing LOG if CMD fails.
-run() {
-  local out=$1
-  shift
-  if ! "$@" >"$out" 2>&1; then
-    indent <"$out"
-    return 1
-  fi
-}
-
 # offline CMD... runs CMD without a network where this machine can make a namespace
 # without one.
 if unshare -rn true 2>/dev/null; then

@@ -266,19 +266,10 @@ func blameTable(doc *v1alpha1.Blame) (*metav1.Table, error) {
 // int64, as the object's own decoding holds them, so that its YAML and the
 // keys of its list entries read as the engine read them.
 func numbers(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = numbers(e)
+	return replaceLeaves(v, func(leaf any) any {
+		if f, ok := leaf.(float64); ok && f == float64(int64(f)) {
+			return int64(f)
 		}
-	case []any:
-		for i, e := range t {
-			t[i] = numbers(e)
-		}
-	case float64:
-		if t == float64(int64(t)) {
-			return int64(t)
-		}
-	}
-	return v
+		return leaf
+	})
 }

@@ -532,19 +532,28 @@ var ownerColumn = metav1.TableColumnDefinition{Name: "Owner", Type: "string", De
 // (a fresh copy, never a cache object), for printers whose cells cannot be
 // post-processed, like custom-columns.
 func escapeStrings(v any) any {
-	switch t := v.(type) {
-	case string:
-		if strings.ContainsAny(t, "\r\n") {
+	return replaceLeaves(v, func(leaf any) any {
+		if t, ok := leaf.(string); ok && strings.ContainsAny(t, "\r\n") {
 			return lineBreaks.Replace(t)
 		}
+		return leaf
+	})
+}
+
+// replaceLeaves replaces, in place, every value of decoded JSON v that is
+// neither an object nor an array with what replace returns for it.
+func replaceLeaves(v any, replace func(leaf any) any) any {
+	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			t[k] = escapeStrings(e)
+			t[k] = replaceLeaves(e, replace)
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = escapeStrings(e)
+			t[i] = replaceLeaves(e, replace)
 		}
+	default:
+		return replace(v)
 	}
 	return v
 }
