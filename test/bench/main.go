@@ -1250,31 +1250,13 @@ func procStats() ([]procStat, error) {
 
 // procStatusKB returns a "NAME:   N kB" field of /proc/PID/status, 0 if absent.
 func procStatusKB(pid int, name string) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, name); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb
-		}
-	}
-	return 0
+	kb, _ := testenv.ProcField(fmt.Sprintf("/proc/%d/status", pid), name)
+	return kb
 }
 
 // memAvailableKB returns MemAvailable from /proc/meminfo.
 func memAvailableKB() (int64, error) {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no MemAvailable in /proc/meminfo")
+	return testenv.ProcField("/proc/meminfo", "MemAvailable:")
 }
 
 // waitForPodCache waits until the API server serves pods from its watch cache, which a

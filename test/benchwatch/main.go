@@ -480,28 +480,14 @@ func cpuTime(pid int) time.Duration {
 // wchar returns the bytes process pid has written, files, pipes and sockets alike, from
 // /proc; 0 if unreadable.
 func wchar(pid int) int64 {
-	return procValue("/proc/"+strconv.Itoa(pid)+"/io", "wchar:")
+	n, _ := testenv.ProcField("/proc/"+strconv.Itoa(pid)+"/io", "wchar:")
+	return n
 }
 
 // peakRSSKB returns VmHWM, the peak RSS of process pid, from /proc; 0 if unreadable.
 func peakRSSKB(pid int) int64 {
-	return procValue("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM:")
-}
-
-// procValue returns the number on the line of the /proc file path that starts with key,
-// without its kB unit if it has one; 0 if unreadable.
-func procValue(path, key string) int64 {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, key); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
+	kb, _ := testenv.ProcField("/proc/"+strconv.Itoa(pid)+"/status", "VmHWM:")
+	return kb
 }
 
 // rssSample is the feed's RSS at a time since the first write.

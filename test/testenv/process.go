@@ -120,14 +120,21 @@ func (p *Process) result() Result {
 
 // RSSKB returns the child's current resident set size in KiB, from /proc (Linux only).
 func (p *Process) RSSKB() (int64, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/status")
+	return ProcField("/proc/"+strconv.Itoa(p.Pid())+"/status", "VmRSS:")
+}
+
+// ProcField returns the number of the line of the /proc file path that starts with name
+// ("VmRSS:" of /proc/PID/status, "MemAvailable:" of /proc/meminfo), without its kB unit if
+// it has one.
+func ProcField(path, name string) (int64, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, name); ok {
 			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", p.Pid())
+	return 0, fmt.Errorf("no %s in %s", strings.TrimSuffix(name, ":"), path)
 }
