@@ -522,6 +522,13 @@ func whyClasses() []whyClass {
 			return culprit, ""
 		}
 	}
+	// blamedForRefusedPods is a culprit check for a ReplicaSet refused its pods: culprit
+	// (Kind/name), once the ReplicaSet of app in ns has a ReplicaFailure holding text.
+	blamedForRefusedPods := func(ns, app, text, culprit string) func(t *testing.T, w *whyWorld) (string, string) {
+		return func(t *testing.T, w *whyWorld) (string, string) {
+			return culprit, w.replicaFailure(t, ns, app, text)
+		}
+	}
 	return []whyClass{
 		// Scheduling.
 		{name: "a node selector no node matches", ns: "sched", object: "deployment/selector", reason: "FailedScheduling", first: true,
@@ -534,21 +541,13 @@ func whyClasses() []whyClass {
 			culprit: blamedOnceUnschedulable("sched", "claim", "PersistentVolumeClaim/data"), message: "the pod's claim data is Pending"},
 		// Creation.
 		{name: "a ResourceQuota exceeded", ns: "quota", object: "deployment/quota", reason: "FailedCreate", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return "ResourceQuota/compute", w.replicaFailure(t, "quota", "quota", "exceeded quota: compute")
-			}, message: "ResourceQuota compute is used up"},
+			culprit: blamedForRefusedPods("quota", "quota", "exceeded quota: compute", "ResourceQuota/compute"), message: "ResourceQuota compute is used up"},
 		{name: "a ServiceAccount that does not exist", ns: "create", object: "deployment/robot", reason: "FailedCreate", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return "ServiceAccount/robot", w.replicaFailure(t, "create", "robot", `serviceaccount "robot" not found`)
-			}, message: "ServiceAccount robot does not exist"},
+			culprit: blamedForRefusedPods("create", "robot", `serviceaccount "robot" not found`, "ServiceAccount/robot"), message: "ServiceAccount robot does not exist"},
 		{name: "a LimitRange violated", ns: "limits", object: "deployment/greedy", reason: "FailedCreate", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return "LimitRange/cpu-max", w.replicaFailure(t, "limits", "greedy", "maximum cpu usage per Container is 500m")
-			}, message: "LimitRange cpu-max refuses the pods"},
+			culprit: blamedForRefusedPods("limits", "greedy", "maximum cpu usage per Container is 500m", "LimitRange/cpu-max"), message: "LimitRange cpu-max refuses the pods"},
 		{name: "a ValidatingAdmissionPolicy that denies the pods", ns: "policy", object: "deployment/latest", reason: "FailedCreate", first: true,
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return "ValidatingAdmissionPolicy/why-no-latest", w.replicaFailure(t, "policy", "latest", "why-no-latest")
-			}, message: "ValidatingAdmissionPolicy why-no-latest denies the pods (binding why-no-latest): images must be pinned"},
+			culprit: blamedForRefusedPods("policy", "latest", "why-no-latest", "ValidatingAdmissionPolicy/why-no-latest"), message: "ValidatingAdmissionPolicy why-no-latest denies the pods (binding why-no-latest): images must be pinned"},
 		// Running, through kwok's kubelet behaviours.
 		{name: "an image that cannot be pulled", ns: "run", object: "deployment/pull", reason: "ImagePullBackOff", first: true,
 			culprit: podIn("run", "pull", waitingReason("ImagePullBackOff")), message: "container app cannot pull its image registry.k8s.io/pause:3.10"},
@@ -666,9 +665,7 @@ func whyClasses() []whyClass {
 				}
 				return "replicaset/" + rs[0].GetName()
 			},
-			culprit: func(t *testing.T, w *whyWorld) (string, string) {
-				return "ResourceQuota/compute", w.replicaFailure(t, "quota", "quota", "exceeded quota: compute")
-			}, message: "ResourceQuota compute is used up"},
+			culprit: blamedForRefusedPods("quota", "quota", "exceeded quota: compute", "ResourceQuota/compute"), message: "ResourceQuota compute is used up"},
 		{name: "a Job that failed", ns: "jobs", object: "job/flaky-manual", reason: "BackoffLimitExceeded", first: true,
 			culprit: func(t *testing.T, w *whyWorld) (string, string) { return w.jobFailed(t, "jobs", "flaky-manual") },
 			message: "Job flaky-manual failed"},
