@@ -530,7 +530,7 @@ func contextTree(name, ns string) *v1alpha1.Tree {
 				treeItem("v1", "Pod", ns, "web-7f9-a", "1/1", "Running", 3*time.Hour),
 			),
 		),
-		Warnings: []string{},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{}},
 	}
 }
 

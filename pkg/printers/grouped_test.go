@@ -108,7 +108,7 @@ func ownerDoc() *v1alpha1.GroupList {
 				outPod("gone-abc", "worker-1")),
 			podGroup("<none>", v1alpha1.GroupKey{None: true}, outPod("debug", "worker-1")),
 		},
-		Warnings: []string{"owners above Widget.example.com are unknown: forbidden"},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"owners above Widget.example.com are unknown: forbidden"}},
 	}
 }
 

@@ -47,9 +47,9 @@ func orphanDoc() *v1alpha1.RelationList {
 	cert := relItem("cert-manager.io/v1", "Certificate", "shop", "web-tls", 40*24*time.Hour)
 	cert.MissingOwners = []v1alpha1.OwnerReference{relOwner("networking.k8s.io/v1", "Ingress", "shop", "web")}
 	return &v1alpha1.RelationList{
-		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind},
-		Items:    []v1alpha1.RelationItem{static, multi, leaving, job, cert},
-		Warnings: []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"},
+		TypeMeta:   v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OrphanListKind},
+		Items:      []v1alpha1.RelationItem{static, multi, leaving, job, cert},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"references to owners of kind Widget.widgets.example.com were not checked: the kind cannot be listed"}},
 	}
 }
 

@@ -88,9 +88,9 @@ func ownersDoc() *v1alpha1.Tree {
 		), false),
 	}
 	return &v1alpha1.Tree{
-		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OwnerTreeKind},
-		Root:     root,
-		Warnings: []string{"owner Widget/w cannot be looked up: its kind cannot be listed"},
+		TypeMeta:   v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.OwnerTreeKind},
+		Root:       root,
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"owner Widget/w cannot be looked up: its kind cannot be listed"}},
 	}
 }
 

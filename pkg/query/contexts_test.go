@@ -112,7 +112,7 @@ func TestMergeGroupListsOwner(t *testing.T) {
 			ctxGroup("StatefulSet/db", ownerKey("StatefulSet", "shop", "db"), []string{"db-0"}, nil),
 			ctxGroup("<none>", none, []string{"lonely-prod"}, []string{"cfg"}),
 		},
-		Warnings: []string{"owners above Widget.example.com are unknown: forbidden"},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"owners above Widget.example.com are unknown: forbidden"}},
 	}
 	staging := &v1alpha1.GroupList{
 		TypeMeta: v1alpha1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GroupListKind}, GroupBy: GroupByOwner,
@@ -121,7 +121,7 @@ func TestMergeGroupListsOwner(t *testing.T) {
 			ctxGroup("Deployment/web", ownerKey("Deployment", "shop", "web"), []string{"web-b", "web-c"}, nil),
 			ctxGroup("<none>", none, []string{"lonely-staging"}, nil),
 		},
-		Warnings: []string{},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{}},
 	}
 	prodCopy, stagingCopy := deepCopyGroupList(prod), deepCopyGroupList(staging)
 
@@ -237,7 +237,7 @@ func TestMergeGroupListsLabel(t *testing.T) {
 			ctxGroup("api", app("api"), []string{"api-a"}, nil),
 			ctxGroup("web", app("web"), []string{"web-c"}, nil),
 		},
-		Warnings: []string{"configmaps: forbidden"},
+		AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"configmaps: forbidden"}},
 	}
 	got := MergeGroupLists(groupings("prod", prod, "staging", staging))
 

@@ -35,6 +35,18 @@ type AsOf struct {
 	Time metav1.MicroTime `json:"time"`
 }
 
+// AnswerMeta ends the document of each question (GroupList, Tree,
+// RelationList, History, Blame, Diagnosis): what its answer may be missing
+// and, for an answer from the warm cache, what it is current as of.
+type AnswerMeta struct {
+	// Warnings say what the answer may be missing, such as types the user may
+	// not list. Empty means the answer is complete.
+	Warnings []string `json:"warnings"`
+	// AsOf says what an answer from the warm cache is current as of, per
+	// type; absent from a direct run's (see AsOf).
+	AsOf []AsOf `json:"asOf,omitempty"`
+}
+
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // CacheStatus is what the warm cache server of the current identity (the

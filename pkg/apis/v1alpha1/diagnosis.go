@@ -70,12 +70,8 @@ type Diagnosis struct {
 	// Unseen are the types that could not be read (kubectl's names:
 	// secrets, events, nodes): what the diagnosis could not see. Their
 	// warnings say why.
-	Unseen []string `json:"unseen,omitempty"`
-	// Warnings say what the answer may be missing. Empty means complete.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	Unseen     []string `json:"unseen,omitempty"`
+	AnswerMeta `json:",inline"`
 }
 
 // ObjectReference names an object of a diagnosis.

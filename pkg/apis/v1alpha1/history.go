@@ -56,12 +56,9 @@ type History struct {
 	// Gaps are the stretches of the window no source covers: what happened
 	// then is not known.
 	Gaps []HistoryGap `json:"gaps"`
-	// Warnings say what the answer may be missing, such as types the user
-	// may not list. Empty means every source could be read.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	// Its warnings name the sources that could not be read: none when every
+	// source could be.
+	AnswerMeta `json:",inline"`
 }
 
 // HistoryObject names an object of a history.
@@ -209,12 +206,8 @@ type Blame struct {
 	// YAML shows them, each with the indices of its managers in Managers.
 	Fields []BlameField `json:"fields"`
 	// Content is the object as kubectl prints it, without managedFields.
-	Content runtime.RawExtension `json:"content"`
-	// Warnings say what the answer may be missing.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	Content    runtime.RawExtension `json:"content"`
+	AnswerMeta `json:",inline"`
 }
 
 // BlameField is one field of a Blame and who last wrote it.
@@ -229,13 +222,13 @@ type BlameField struct {
 // NewHistory returns an empty History of obj.
 func NewHistory(obj HistoryObject) *History {
 	return &History{TypeMeta: typeMetaOf(HistoryKind), Object: obj,
-		Entries: []HistoryEntry{}, Coverage: []HistoryCoverage{}, Gaps: []HistoryGap{}, Warnings: []string{}}
+		Entries: []HistoryEntry{}, Coverage: []HistoryCoverage{}, Gaps: []HistoryGap{}, AnswerMeta: AnswerMeta{Warnings: []string{}}}
 }
 
 // NewBlame returns an empty Blame of obj.
 func NewBlame(obj HistoryObject) *Blame {
 	return &Blame{TypeMeta: typeMetaOf(BlameKind), Object: obj,
-		Managers: []FieldManager{}, Fields: []BlameField{}, Warnings: []string{}}
+		Managers: []FieldManager{}, Fields: []BlameField{}, AnswerMeta: AnswerMeta{Warnings: []string{}}}
 }
 
 // HistoryObjectFor names obj, of kind gvk, for a History or a Blame.

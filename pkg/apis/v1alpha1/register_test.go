@@ -126,7 +126,7 @@ func TestDeepCopy(t *testing.T) {
 	exists := true
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-1", Labels: map[string]string{"app": "web"}}}
 	docs := []runtime.Object{
-		&v1alpha1.GroupList{TypeMeta: v1alpha1.TypeMeta{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "GroupList"}, Warnings: []string{"w"}, Groups: []v1alpha1.Group{{
+		&v1alpha1.GroupList{TypeMeta: v1alpha1.TypeMeta{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "GroupList"}, AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"w"}}, Groups: []v1alpha1.Group{{
 			Name: "web", Key: v1alpha1.GroupKey{Value: &value},
 			Summary: v1alpha1.GroupSummary{Members: 1, Kinds: map[string]int{"Pod": 1}, Pods: &v1alpha1.PodSummary{Total: 1},
 				Node:      &v1alpha1.NodeSummary{Roles: []string{"worker"}, Requests: v1alpha1.Resources{Other: map[string]string{"nvidia.com/gpu": "1"}}},
@@ -134,7 +134,7 @@ func TestDeepCopy(t *testing.T) {
 			Members:  []v1alpha1.Members{{Objects: []runtime.Object{pod}}},
 			Contexts: []v1alpha1.GroupContext{{Context: "a", Summary: v1alpha1.GroupSummary{Kinds: map[string]int{"Pod": 1}}}},
 		}}},
-		&v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "Tree"}, Warnings: []string{"w"}, Root: &v1alpha1.TreeItem{
+		&v1alpha1.Tree{TypeMeta: v1alpha1.TypeMeta{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "Tree"}, AnswerMeta: v1alpha1.AnswerMeta{Warnings: []string{"w"}}, Root: &v1alpha1.TreeItem{
 			Name: "web", CreationTimestamp: &created, Children: []*v1alpha1.TreeItem{{Name: "web-1"}}}},
 		&v1alpha1.RelationList{TypeMeta: v1alpha1.TypeMeta{APIVersion: "kubectl-idx.io/v1alpha1", Kind: "UsesList"}, Subject: &v1alpha1.RelationItem{Name: "cfg"},
 			Items: []v1alpha1.RelationItem{{Name: "web-1", Via: []string{"volume"}, Exists: &exists, MissingOwners: []v1alpha1.OwnerReference{{Name: "gone"}}}}},

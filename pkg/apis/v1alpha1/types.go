@@ -36,12 +36,8 @@ type GroupList struct {
 	Expression string `json:"expression,omitempty"`
 	// Groups in display order; each holds its members.
 	Groups []Group `json:"groups"`
-	// Warnings say what the answer may be missing (types or owners that could
-	// not be read). Empty means the answer is complete.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	// Its warnings name the types or owners that could not be read.
+	AnswerMeta `json:",inline"`
 }
 
 // Group is one group of a GroupList.
@@ -255,14 +251,9 @@ type Tree struct {
 	TypeMeta `json:",inline"`
 	// Context is the kubeconfig context the tree was read from, in an answer
 	// over several contexts (a v1 List of trees).
-	Context string    `json:"context,omitempty"`
-	Root    *TreeItem `json:"root"`
-	// Warnings say what the answer may be missing, such as types the user may
-	// not list. Empty means the answer is complete.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	Context    string    `json:"context,omitempty"`
+	Root       *TreeItem `json:"root"`
+	AnswerMeta `json:",inline"`
 }
 
 // TreeItem is one object of a Tree.
@@ -302,13 +293,9 @@ type RelationList struct {
 	// Subject is the object a uses query was about.
 	Subject *RelationItem `json:"subject,omitempty"`
 	// Direction is "users" (what uses Subject) or "uses" (what Subject uses).
-	Direction string         `json:"direction,omitempty"`
-	Items     []RelationItem `json:"items"`
-	// Warnings say what the answer may be missing. Empty means complete.
-	Warnings []string `json:"warnings"`
-	// AsOf says what an answer from the warm cache is current as of, per
-	// type; absent from a direct run's (see AsOf).
-	AsOf []AsOf `json:"asOf,omitempty"`
+	Direction  string         `json:"direction,omitempty"`
+	Items      []RelationItem `json:"items"`
+	AnswerMeta `json:",inline"`
 }
 
 // RelationItem is one object of a RelationList.
