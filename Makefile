@@ -112,7 +112,7 @@ test-e2e: build $(MERMAID_DIR)/node_modules/.package-lock.json $(INSPECTOR_DIR)/
 	@command -v dot >/dev/null || { echo "dot is required (apt-get install graphviz)"; exit 1; }
 	KUBEBUILDER_ASSETS=$$(hack/envtest-assets.sh) KUBECTL_IDX_PREVIOUS_ASSETS=$$(KUBE_VERSION=$(KUBE_PREVIOUS) hack/envtest-assets.sh) \
 		KUBECTL=$$(hack/tools.sh kubectl) KUBECTL_IDX_BINARY=$(BINARY) KUBE_CACHE_MUTATION_DETECTOR=true \
-		$(GO) test -count=1 -timeout 30m ./test/e2e/...
+		$(GO) test -count=1 -timeout 45m ./test/e2e/...
 
 test: lint test-unit fuzz test-e2e test-release ## Everything CI runs.
 
